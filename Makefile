@@ -1,0 +1,77 @@
+# sonde — build, test, benchmark, install. `make help` lists the targets.
+PREFIX ?= /usr/local
+CC ?= gcc
+BUILD := build
+VERSION := 0.1.0
+
+WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wpointer-arith \
+	-Wformat=2 -Wcast-qual -Wundef -Wvla -Wnull-dereference -Wdouble-promotion \
+	-Wmissing-declarations -Wold-style-definition -Wwrite-strings
+OPT := -O2 -g
+ifeq ($(DEBUG),1)
+OPT := -O0 -g -Werror
+endif
+ifeq ($(ASAN),1)
+OPT += -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+BASE_CFLAGS := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Iinclude -Iformat -DSONDE_VERSION='"$(VERSION)"'
+
+# The runtime lives in someone else's process: position independent, hidden by default,
+# no builtins that could be swapped for libc calls behind our back, no undefined symbols.
+RT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
+RT_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now -ldl -lpthread -lm
+TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis
+TOOL_LIBS := -ldw -lelf -lm -ldl
+
+RT_SRC := $(wildcard runtime/*.c) format/profile_codec.c
+TOOL_SRC := $(wildcard tool/*.c tool/*/*.c) format/profile_codec.c format/profile_read.c
+RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC))
+TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
+LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
+
+.PHONY: all check demo bench install clean help unit integration
+all: $(BUILD)/bin/sonde $(BUILD)/lib/libsonde.so
+
+$(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h format/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_CFLAGS) -c $< -o $@
+
+$(BUILD)/tool/%.o: %.c $(wildcard tool/*.h tool/*/*.h format/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TOOL_CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/libsonde.so: $(RT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(RT_LDFLAGS)
+
+$(BUILD)/bin/sonde: $(TOOL_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $^ $(TOOL_LIBS)
+
+include tests/tests.mk
+include bench/bench.mk
+
+demo:
+	./scripts/bootstrap.sh
+	$(MAKE) all
+	./examples/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/sonde
+	install -m 755 $(BUILD)/bin/sonde $(DESTDIR)$(PREFIX)/bin/sonde
+	install -m 755 $(BUILD)/lib/libsonde.so $(DESTDIR)$(PREFIX)/lib/libsonde.so
+	install -m 644 include/sonde.h $(DESTDIR)$(PREFIX)/include/sonde.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' sonde.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/sonde.pc
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make            build build/bin/sonde and build/lib/libsonde.so"
+	@echo "make check      build and run every test"
+	@echo "make bench      run the benchmarks (figures, not pass/fail)"
+	@echo "make demo       install missing Debian packages, build, profile the bundled example"
+	@echo "make install    PREFIX=/usr/local: tool, runtime, header, pkg-config file"
+	@echo "DEBUG=1 (-O0 -Werror), ASAN=1 (address+undefined sanitizers)"

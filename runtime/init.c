@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start-up and shut-down of the runtime inside the measured program: options from the
+ * environment (set by `sonde run`, docs/runtime.md), calibration, and the hooks that get the
+ * profile written however the process ends — exit, _exit, a terminating signal, exec, fork.
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h> /* sscanf only, at start-up */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rt_config rt_cfg;
+struct sprof_calib rt_calib;
+_Atomic int rt_ready;
+_Atomic int rt_used;
+pid_t rt_pid;
+uint64_t rt_start_ticks;
+uint64_t rt_start_unix_ns;
+char rt_cmdline[SPROF_MAX_STR];
+size_t rt_cmdline_len;
+
+static const int term_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGABRT };
+static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long x;
+
+	if (!v || !*v)
+		return def;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	return errno || *end ? def : x;
+}
+
+/* SONDE_THROTTLE: "off", or "CALLS:USEC" (default 100000:10, TAU's rule). */
+static void parse_throttle(void)
+{
+	const char *v = getenv("SONDE_THROTTLE");
+	unsigned long long calls = 100000;
+	double usec = 10;
+
+	if (v && strcmp(v, "off") == 0) {
+		rt_cfg.throttle_calls = 0;
+		return;
+	}
+	if (v && sscanf(v, "%llu:%lf", &calls, &usec) != 2) {
+		calls = 100000;
+		usec = 10;
+	}
+	rt_cfg.throttle_calls = calls;
+	rt_cfg.throttle_ticks = (uint64_t)(usec * 1000.0 * rt_ticks_per_ns());
+}
+
+/* Check the throttle every 2^k calls of a node, often enough for small limits. */
+static void set_throttle_mask(void)
+{
+	uint64_t mask = 4095;
+
+	if (!rt_cfg.throttle_calls) {
+		rt_probe_set_throttle_mask(~0ull);
+		return;
+	}
+	while (mask > 15 && mask + 1 > rt_cfg.throttle_calls / 4)
+		mask >>= 1;
+	rt_probe_set_throttle_mask(mask);
+}
+
+static void read_options(void)
+{
+	const char *dir = getenv("SONDE_DIR");
+
+	rt_stpcpy(rt_cfg.dir, dir && *dir ? dir : "sonde-out", rt_cfg.dir + sizeof(rt_cfg.dir));
+	rt_cfg.depth = (uint32_t)env_u64("SONDE_DEPTH", 0);
+	if (!rt_cfg.depth || rt_cfg.depth > 65536)
+		rt_cfg.depth = 65536;
+	rt_cfg.cpu = env_u64("SONDE_CPU", 0) != 0;
+	rt_cfg.follow_exec = env_u64("SONDE_FOLLOW_EXEC", 0) != 0;
+	parse_throttle();
+	set_throttle_mask();
+}
+
+/* Without --follow-exec, programs this one execs see the environment it was given. */
+static void unpreload_self(void)
+{
+	const char *v = getenv("LD_PRELOAD"), *p;
+	char keep[4096], *e = keep;
+
+	if (!v || rt_cfg.follow_exec)
+		return;
+	keep[0] = 0;
+	for (p = v; *p;) {
+		size_t n = strcspn(p, ": ");
+
+		if (!(n >= 11 && memcmp(p + n - 11, "libsonde.so", 11) == 0) && n &&
+		    (size_t)(e - keep) + n + 2 < sizeof(keep)) {
+			if (e != keep)
+				*e++ = ':';
+			memcpy(e, p, n);
+			e += n;
+			*e = 0;
+		}
+		p += n;
+		p += strspn(p, ": ");
+	}
+	if (keep[0])
+		setenv("LD_PRELOAD", keep, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+static void read_cmdline(void)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, rt_cmdline, sizeof(rt_cmdline));
+	close(fd);
+	rt_cmdline_len = n > 0 ? (size_t)n : 0;
+}
+
+/* Write the profile, then let the signal do what it would have done without us. */
+static void on_signal(int signo)
+{
+	size_t i;
+	int fault = 0;
+
+	for (i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
+		fault |= fault_signals[i] == signo;
+	rt_write_profile(SPROF_END_SIGNAL, signo);
+	signal(signo, SIG_DFL);
+	if (!fault)
+		raise(signo); /* delivered when the handler returns; a fault simply recurs */
+}
+
+/* Only where the program left the default: an ignored or handled signal stays as it was. */
+static void catch_if_default(int signo)
+{
+	struct sigaction old, sa;
+
+	if (sigaction(signo, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART | SA_NODEFER;
+	sigaction(signo, &sa, NULL);
+}
+
+static void install_signals(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(term_signals) / sizeof(term_signals[0]); i++)
+		catch_if_default(term_signals[i]);
+	for (i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
+		catch_if_default(fault_signals[i]);
+}
+
+static void after_fork_child(void)
+{
+	rt_pid = getpid();
+	rt_start_ticks = rt_now();
+	rt_start_unix_ns = (uint64_t)time(NULL) * 1000000000ull;
+	rt_writer_after_fork();
+	rt_thread_after_fork();
+	read_cmdline();
+}
+
+static uint64_t unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((constructor(101))) static void rt_init(void)
+{
+	rt_busy = 1;
+	rt_pid = getpid();
+	rt_start_unix_ns = unix_ns();
+	rt_clock_init();
+	read_options();
+	unpreload_self();
+	read_cmdline();
+	if (rt_func_table_init() != 0) {
+		rt_log("out of memory at start: not measuring");
+		return;
+	}
+	rt_modules_refresh();
+	if (getenv("SONDE_SELECT") && rt_select_load(getenv("SONDE_SELECT")) != 0)
+		rt_log("unreadable selection file: measuring every function");
+	rt_thread_init_keys();
+	rt_calibrate(&rt_calib, rt_cfg.cpu);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	install_signals();
+	rt_start_ticks = rt_now();
+	rt_busy = 0;
+	atomic_store(&rt_ready, 1);
+}
+
+__attribute__((destructor)) static void rt_fini(void)
+{
+	if (getpid() == rt_pid)
+		rt_write_profile(SPROF_END_EXIT, 0);
+}

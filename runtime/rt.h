@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal declarations of libsonde.so, the runtime that lives inside the measured process.
+ *
+ * Rules for everything under runtime/: never change what the program computes or prints; no
+ * malloc, stdio or locks on a probe's path (memory comes from mmap in per-thread arenas);
+ * everything a signal handler may reach is async-signal-safe.
+ */
+#ifndef SONDE_RT_H
+#define SONDE_RT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../format/profile.h"
+
+#define RT_EXPORT __attribute__((visibility("default")))
+#define RT_HOT __attribute__((hot))
+#define RT_COLD __attribute__((cold, noinline))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define RT_TLS __attribute__((tls_model("initial-exec"))) __thread
+
+/* ---- clock (clock.c) ---- */
+extern int rt_clock_tsc; /* 1: rdtsc, 0: CLOCK_MONOTONIC in ns */
+
+static inline uint64_t rt_now(void)
+{
+	if (likely(rt_clock_tsc)) {
+		uint32_t lo, hi;
+
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+	extern uint64_t rt_mono_ns(void);
+	return rt_mono_ns();
+}
+
+uint64_t rt_mono_ns(void);
+uint64_t rt_thread_cpu_ns(void);
+void rt_clock_init(void);
+void rt_clock_mark_end(void);
+double rt_ticks_per_ns(void);
+uint64_t rt_ticks_to_ns(uint64_t ticks);
+
+/* ---- functions and modules (func.c) ---- */
+struct rt_func {
+	uintptr_t addr;           /* code address, or the name pointer of a region */
+	uint32_t id;              /* index in the function table, order of discovery */
+	uint8_t kind;             /* SPROF_FUNC or SPROF_REGION */
+	_Atomic uint8_t off;      /* 1: calls are not measured (excluded or throttled) */
+	uint8_t flags;            /* SPROF_FN_* */
+	int32_t module;           /* index in the module snapshot, -1 unknown */
+	uint64_t vaddr;           /* addr minus the module's load bias */
+	_Atomic uint64_t seen_calls, seen_ticks; /* throttle bookkeeping, all threads */
+	uint64_t throttled_at, throttled_calls;
+	const char *name;         /* regions only: the user's string */
+};
+
+struct rt_module {
+	uintptr_t bias, lo, hi; /* load bias and the span of its executable segments */
+	char path[256];
+	uint8_t build_id[32];
+	uint8_t build_id_len;
+};
+
+struct rt_func *rt_func_get(uintptr_t addr, int kind, const char *name);
+uint32_t rt_func_count(void);
+struct rt_func *rt_func_at(uint32_t id);
+void rt_modules_refresh(void);
+uint32_t rt_module_count(void);
+const struct rt_module *rt_module_at(uint32_t i);
+int rt_select_load(const char *path);
+int rt_func_table_init(void);
+extern struct rt_func rt_root_func;
+
+/* ---- per-thread call-path profile (thread.c) ---- */
+struct rt_node {
+	uintptr_t fn;                  /* key among siblings (copy of func->addr) */
+	struct rt_func *func;
+	struct rt_node *first_child, *next_sibling, *parent;
+	uint64_t calls, incl, excl;    /* ticks */
+	uint64_t skipped;              /* unmeasured probe pairs directly inside this node */
+	uint64_t cpu_incl, cpu_excl;   /* ns, only with SONDE_CPU */
+	uint64_t throttle_calls, throttle_ticks; /* values at the last throttle check */
+	uint32_t index;                /* creation order in its thread: parents come first */
+};
+
+struct rt_frame {
+	struct rt_node *node; /* measured node; for a skipped call, the enclosing node */
+	uintptr_t fn;
+	uintptr_t sp;         /* stack address of the probe: detects frames left by longjmp */
+	uint64_t start, child;
+	uint64_t cpu_start, cpu_child;
+	uint32_t skip;
+};
+
+struct rt_chunk;
+
+struct rt_counter {
+	const char *name;
+	uint64_t count;
+	double sum, min, max;
+};
+
+struct rt_phase {
+	const char *name;
+	uint64_t start, end; /* ticks */
+};
+
+#define RT_MAX_COUNTERS 64
+#define RT_MAX_PHASES 256
+
+struct rt_thread {
+	struct rt_frame *top;    /* current frame; frames[0] is the thread's root */
+	struct rt_frame *limit;  /* last usable frame (depth limit) */
+	struct rt_frame *frames;
+	size_t frames_cap;
+	struct rt_node *root;
+	struct rt_node *free, *free_end; /* node arena */
+	struct rt_chunk *chunks, *chunk_last; /* in allocation order */
+	uint32_t nnodes;
+	uint32_t index;
+	pid_t tid;
+	int cpu;                 /* also measure thread CPU time */
+	uint64_t start, end;     /* ticks */
+	uint64_t cpu_end;
+	uint64_t overflow;       /* calls currently open beyond the frame stack */
+	int jumped;              /* a longjmp happened: check the stack at the next enter */
+	uint64_t depth_skips, lost_calls;
+	_Atomic int exited;
+	struct rt_thread *next;  /* global list, push-only */
+	uint32_t ncounters, nphases;
+	struct rt_counter counters[RT_MAX_COUNTERS];
+	struct rt_phase phases[RT_MAX_PHASES];
+};
+
+extern RT_TLS struct rt_thread *rt_self;
+extern RT_TLS int rt_busy; /* recursion guard while the runtime itself runs */
+extern _Atomic(struct rt_thread *) rt_threads;
+
+struct rt_thread *rt_thread_attach(void);
+struct rt_thread *rt_thread_new(int publish);
+void rt_thread_release(struct rt_thread *t);
+void rt_thread_finish(struct rt_thread *t, uint64_t now);
+void rt_thread_after_fork(void);
+struct rt_node *rt_node_child(struct rt_thread *t, struct rt_node *parent, uintptr_t fn,
+			      int kind, const char *name);
+void rt_unwind_to(struct rt_thread *t, struct rt_frame *keep, uint64_t now);
+void rt_thread_init_keys(void);
+const struct rt_chunk *rt_chunk_next(const struct rt_chunk *c);
+uint32_t rt_chunk_used(const struct rt_chunk *c);
+const struct rt_node *rt_chunk_node(const struct rt_chunk *c, uint32_t i);
+
+/* ---- probes (probe.c) ---- */
+void rt_enter(struct rt_thread *t, uintptr_t fn, uintptr_t sp, int kind, const char *name);
+void rt_exit(struct rt_thread *t, uintptr_t fn, uintptr_t sp);
+void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now);
+void rt_probe_set_throttle_mask(uint64_t mask);
+
+/* ---- configuration (init.c) ---- */
+struct rt_config {
+	char dir[512];
+	uint32_t depth;           /* frames kept per thread, at most */
+	uint64_t throttle_calls;  /* 0: throttling off */
+	uint64_t throttle_ticks;  /* per-call inclusive time under which to throttle */
+	int cpu, follow_exec;
+	int have_select;
+};
+extern struct rt_config rt_cfg;
+extern _Atomic int rt_ready;
+extern _Atomic int rt_used; /* some probe ran: worth writing a profile */
+extern pid_t rt_pid;
+extern uint64_t rt_start_ticks;
+
+/* ---- calibration (calibrate.c) ---- */
+extern struct sprof_calib rt_calib;
+void rt_calibrate(struct sprof_calib *out, int cpu);
+
+/* ---- writing the profile (writer.c) ---- */
+int rt_write_profile(int end_reason, int signo);
+void rt_writer_after_fork(void);
+extern char rt_cmdline[];
+extern size_t rt_cmdline_len;
+extern uint64_t rt_start_unix_ns;
+
+/* ---- small async-signal-safe helpers (util.c) ---- */
+size_t rt_strlen(const char *s);
+char *rt_stpcpy(char *dst, const char *src, const char *end);
+char *rt_utoa(char *dst, uint64_t v, const char *end);
+void *rt_map(size_t bytes);
+void rt_unmap(void *p, size_t bytes);
+void rt_log(const char *msg);
+
+#endif

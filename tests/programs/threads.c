@@ -1,0 +1,44 @@
+/*
+ * Threads: 4 pthreads each call work() exactly 1000 times; main calls it never. The profile has
+ * 5 threads (main + 4), each worker's tree is worker -> work (1000 calls), and the merged
+ * call-path has one node worker (4 calls) with one child work (4000 calls).
+ */
+#include <pthread.h>
+#include <stdio.h>
+
+#define NTHREADS 4
+#define CALLS 1000
+
+unsigned long work(unsigned long x);
+void *worker(void *arg);
+
+unsigned long work(unsigned long x)
+{
+	return (x * 2654435761u) % 1000u;
+}
+
+void *worker(void *arg)
+{
+	unsigned long *sum = arg;
+	unsigned long i;
+
+	for (i = 0; i < CALLS; i++)
+		*sum += work(i);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t th[NTHREADS];
+	unsigned long sums[NTHREADS] = { 0 };
+	int i;
+
+	for (i = 0; i < NTHREADS; i++)
+		if (pthread_create(&th[i], NULL, worker, &sums[i]) != 0)
+			return 1;
+	for (i = 0; i < NTHREADS; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < NTHREADS; i++)
+		printf("thread %d: %lu\n", i, sums[i]);
+	return 0;
+}

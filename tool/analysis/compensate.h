@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Local overhead compensation of one thread's call-path profile (docs/models.md §2.3, TAU's
+ * local scheme), and the total-time approximation of a process (§2.2). Pure arithmetic on
+ * arrays: no I/O, so it is unit-tested directly.
+ */
+#ifndef SONDE_COMPENSATE_H
+#define SONDE_COMPENSATE_H
+
+#include <stdint.h>
+
+/* Probe costs in ns (from the profile's CALIB record). */
+struct comp_costs {
+	double o_in, o_full, o_skip;
+};
+
+/* One node of a thread's tree, parents before children (node 0 is the thread's root). */
+struct comp_node {
+	uint32_t parent;         /* index of the parent; ignored for node 0 */
+	uint64_t calls;          /* measured calls of this path */
+	uint64_t skipped;        /* unmeasured probe pairs directly inside this node */
+	double incl, excl;       /* measured ns */
+	/* outputs */
+	uint64_t child_calls;    /* measured calls made directly from this node */
+	uint64_t desc_calls;     /* measured calls anywhere below this node */
+	uint64_t desc_skipped;   /* unmeasured probe pairs anywhere inside (own included) */
+	double incl_c, excl_c;   /* compensated ns, never below 0 */
+};
+
+/* Fill the outputs of n nodes. */
+void comp_tree(struct comp_node *nodes, uint32_t n, const struct comp_costs *c);
+
+/* Direct perturbation of a thread: the cost of every probe pair it executed. */
+double comp_thread_overhead(const struct comp_node *root, const struct comp_costs *c);
+
+/*
+ * T_a of a process (§2.2): the measured wall time minus the main thread's overhead plus, for
+ * fork-join concurrency, the largest overhead among the other threads (N_max).
+ */
+double comp_total(double t_m, double main_overhead, const double *other_overheads,
+		  uint32_t nother);
+
+#endif

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* sonde report [DIR] [OPTIONS]: what a run measured, with the probes' cost removed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "report.h"
+#include "util.h"
+
+struct cmd_opts {
+	const char *dir, *diff;
+	int json, csv;
+	struct report_opts r;
+	struct model_filter flt;
+};
+
+static void report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sonde report [DIR] [OPTIONS]       (DIR defaults to ./sonde-out)\n"
+		"  --sort excl|incl|calls   order of the flat table (default excl)\n"
+		"  --flat | --tree          only the flat table, or only the call paths\n"
+		"  --depth N                levels of call paths to show\n"
+		"  --limit N                rows of the flat table (default 40 in text)\n"
+		"  --pid P, --thread N      only process P, only thread N (its index)\n"
+		"  --json | --csv           machine-readable output (docs/report-json.md)\n"
+		"  --diff OTHER             compare with another run directory\n");
+}
+
+static int parse_int(const char *name, const char *v, int min, int *out)
+{
+	unsigned long long n;
+
+	if (parse_u64(v, &n) || n > 1000000000ull || (int)n < min)
+		return error("report: %s wants a number >= %d, not '%s'", name, min, v);
+	*out = (int)n;
+	return 0;
+}
+
+static int parse_sort(const char *v, enum report_sort *s)
+{
+	if (!strcmp(v, "excl"))
+		*s = SORT_EXCL;
+	else if (!strcmp(v, "incl"))
+		*s = SORT_INCL;
+	else if (!strcmp(v, "calls"))
+		*s = SORT_CALLS;
+	else
+		return error("report: --sort wants excl, incl or calls, not '%s'", v);
+	return 0;
+}
+
+/* One option at argv[*i]; 1 consumed, -1 error. */
+static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r, pid = 0;
+
+	if (!strcmp(argv[*i], "--json"))
+		return o->json = 1;
+	if (!strcmp(argv[*i], "--csv"))
+		return o->csv = 1;
+	if (!strcmp(argv[*i], "--flat"))
+		return o->r.tree = 0, 1;
+	if (!strcmp(argv[*i], "--tree"))
+		return o->r.flat = 0, 1;
+	if ((r = opt_value(argc, argv, i, "--diff", &o->diff)))
+		return r;
+	if ((r = opt_value(argc, argv, i, "--sort", &v)))
+		return r < 0 ? r : parse_sort(v, &o->r.sort) ?: 1;
+	if ((r = opt_value(argc, argv, i, "--depth", &v)))
+		return r < 0 ? r : parse_int("--depth", v, 1, &o->r.depth) ?: 1;
+	if ((r = opt_value(argc, argv, i, "--limit", &v)))
+		return r < 0 ? r : parse_int("--limit", v, 1, &o->r.limit) ?: 1;
+	if ((r = opt_value(argc, argv, i, "--thread", &v)))
+		return r < 0 ? r : parse_int("--thread", v, 0, &o->flt.thread) ?: 1;
+	if ((r = opt_value(argc, argv, i, "--pid", &v))) {
+		if (r < 0 || parse_int("--pid", v, 1, &pid))
+			return -1;
+		o->flt.pid = (uint32_t)pid;
+		return 1;
+	}
+	return error("report: unknown option '%s' (try 'sonde report --help')", argv[*i]);
+}
+
+static int parse_opts(struct cmd_opts *o, int argc, char **argv)
+{
+	int i;
+
+	*o = (struct cmd_opts){ .dir = "sonde-out", .r = { SORT_EXCL, 0, 0, 1, 1 },
+				.flt = { 0, -1 } };
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			report_usage(stdout);
+			exit(0);
+		}
+		if (argv[i][0] != '-') {
+			o->dir = argv[i];
+			continue;
+		}
+		if (parse_one(o, argc, argv, &i) < 0)
+			return -1;
+	}
+	if (o->json && o->csv)
+		return error("report: choose one of --json and --csv");
+	if (!o->json && !o->csv && !o->r.limit)
+		o->r.limit = 40;
+	return 0;
+}
+
+static int diff(const struct cmd_opts *o, const struct model *a)
+{
+	struct model b;
+
+	if (model_load(&b, o->diff, &o->flt))
+		return 1;
+	report_diff(stdout, a, &b, o->json ? DIFF_JSON : o->csv ? DIFF_CSV : DIFF_TEXT,
+		    o->r.limit);
+	model_free(&b);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct cmd_opts o;
+	struct model m;
+	int ret = 0;
+
+	if (parse_opts(&o, argc, argv))
+		return EXIT_USAGE;
+	if (model_load(&m, o.dir, &o.flt))
+		return 1;
+	if (o.diff)
+		ret = diff(&o, &m);
+	else if (o.json)
+		report_json(stdout, &m, &o.r);
+	else if (o.csv)
+		report_csv(stdout, &m, &o.r);
+	else
+		report_text(stdout, &m, &o.r);
+	model_free(&m);
+	if (fflush(stdout) != 0)
+		return error("report: cannot write the output"), 1;
+	return ret;
+}

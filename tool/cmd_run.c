@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sonde run [OPTIONS] -- PROGRAM ARGS...: run a program with the runtime preloaded and collect
+ * one profile per measured process in a run directory. The program's streams are its own; its
+ * exit status (or the signal that killed it) becomes sonde's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "elfinfo.h"
+#include "symbols.h"
+#include "util.h"
+
+#define MAX_GLOBS 64
+
+struct run_opts {
+	const char *dir;
+	const char *depth, *throttle;
+	int cpu, follow_exec, verbose;
+	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
+	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
+	int ninclude, nexclude, ninclude_file, nexclude_file;
+	char **argv; /* the program and its arguments */
+};
+
+static void run_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sonde run [OPTIONS] -- PROGRAM [ARGS...]\n"
+		"  -o, --output DIR       run directory (default ./sonde-out)\n"
+		"  --cpu                  also measure thread CPU time\n"
+		"  --depth N              record calls up to N frames deep\n"
+		"  --throttle CALLS:USEC  stop measuring a function after CALLS calls at under USEC\n"
+		"                         per call (default 100000:10); 'off' disables\n"
+		"  --include GLOB         measure only functions matching (repeatable)\n"
+		"  --exclude GLOB         do not measure functions matching (repeatable)\n"
+		"  --include-file GLOB    measure only functions from source files matching\n"
+		"  --exclude-file GLOB    do not measure functions from source files matching\n"
+		"  --follow-exec          keep measuring programs that this one execs\n"
+		"  -v, --verbose          say where the profiles went\n");
+}
+
+static int add_glob(const char **list, int *n, const char *v)
+{
+	if (*n == MAX_GLOBS)
+		return error("run: too many globs (at most %d)", MAX_GLOBS);
+	list[(*n)++] = v;
+	return 0;
+}
+
+/* One option at argv[*i]: 1 consumed, 0 not an option of ours, -1 error. */
+static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+
+	if (!strcmp(argv[*i], "--cpu"))
+		return o->cpu = 1;
+	if (!strcmp(argv[*i], "--follow-exec"))
+		return o->follow_exec = 1;
+	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
+		return o->verbose = 1;
+	if ((r = opt_value(argc, argv, i, "-o", &o->dir)) ||
+	    (r = opt_value(argc, argv, i, "--output", &o->dir)) ||
+	    (r = opt_value(argc, argv, i, "--depth", &o->depth)) ||
+	    (r = opt_value(argc, argv, i, "--throttle", &o->throttle)))
+		return r;
+	if ((r = opt_value(argc, argv, i, "--include-file", &v)) != 0)
+		return r < 0 ? r : add_glob(o->include_file, &o->ninclude_file, v) ?: 1;
+	if ((r = opt_value(argc, argv, i, "--exclude-file", &v)) != 0)
+		return r < 0 ? r : add_glob(o->exclude_file, &o->nexclude_file, v) ?: 1;
+	if ((r = opt_value(argc, argv, i, "--include", &v)) != 0)
+		return r < 0 ? r : add_glob(o->include, &o->ninclude, v) ?: 1;
+	if ((r = opt_value(argc, argv, i, "--exclude", &v)) != 0)
+		return r < 0 ? r : add_glob(o->exclude, &o->nexclude, v) ?: 1;
+	return 0;
+}
+
+static int check_values(const struct run_opts *o)
+{
+	unsigned long long n;
+	double us;
+	char extra;
+
+	if (o->depth && (parse_u64(o->depth, &n) || n == 0 || n > 65536))
+		return error("run: --depth wants a number from 1 to 65536, not '%s'", o->depth);
+	if (o->throttle && strcmp(o->throttle, "off") != 0 &&
+	    (sscanf(o->throttle, "%llu:%lf%c", &n, &us, &extra) != 2 || n == 0 || us <= 0))
+		return error("run: --throttle wants CALLS:USEC (e.g. 100000:10) or 'off', not '%s'",
+			     o->throttle);
+	return 0;
+}
+
+static int parse_opts(struct run_opts *o, int argc, char **argv)
+{
+	int i, r;
+
+	o->dir = "sonde-out";
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			run_usage(stdout);
+			exit(0);
+		}
+		r = parse_one(o, argc, argv, &i);
+		if (r < 0)
+			return -1;
+		if (r == 0 && argv[i][0] == '-')
+			return error("run: unknown option '%s' (try 'sonde run --help')", argv[i]);
+		if (r == 0)
+			break; /* the program, without "--" */
+	}
+	if (i >= argc)
+		return error("run: no program given (sonde run -- ./app args)");
+	o->argv = argv + i;
+	return check_values(o);
+}
+
+/* Refuse what cannot be measured, with the reason and the fix. Scripts are let through. */
+static int check_program(const char *name, char *path, size_t cap)
+{
+	struct elf_info info;
+	int kind;
+
+	if (find_program(name, path, cap) != 0)
+		return errno == EACCES ? error("run: '%s' is not an executable file", name)
+				       : error("run: '%s': no such program", name);
+	kind = elfinfo__read(path, &info);
+	if (kind == ELFK_NOT_ELF)
+		return 0;
+	if (kind != 0)
+		return error("run: cannot read '%s': %s", path, strerror(errno));
+	if (info.is_static)
+		return error("run: '%s' is statically linked: the runtime cannot be preloaded "
+			     "(link it dynamically)", name);
+	if (!info.has_instrument_hooks && !info.has_sonde_api)
+		return error("run: '%s' was built without instrumentation: rebuild it with "
+			     "'sonde cc -- gcc ...' (or -finstrument-functions)", name);
+	return 0;
+}
+
+/* Empty the run directory of an earlier run's files, so a report shows only this run. */
+static int prepare_dir(const char *dir)
+{
+	DIR *d;
+	struct dirent *e;
+	char path[PATH_MAX];
+
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return error("run: cannot create '%s': %s", dir, strerror(errno));
+	d = opendir(dir);
+	if (!d)
+		return error("run: cannot open '%s': %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		if (fnmatch("profile.*.sprof*", e->d_name, 0) && strcmp(e->d_name, "runtime.log") &&
+		    strcmp(e->d_name, "select.txt"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	return 0;
+}
+
+struct select_ctx {
+	const struct run_opts *o;
+	struct symtab *st;
+	const char *module;
+	uint64_t *excluded;
+	size_t n, cap;
+};
+
+static int any_match(const char *const *globs, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (fnmatch(globs[i], s, 0) == 0)
+			return 1;
+	return 0;
+}
+
+static int match_name(const char *const *globs, int n, const char *sym, const struct sym_info *si)
+{
+	return any_match(globs, n, sym) || any_match(globs, n, si->func);
+}
+
+/* A file glob may name the source file alone ("app.c") or its path ("src/x.c"). */
+static int match_file(const char *const *globs, int n, const struct sym_info *si)
+{
+	return any_match(globs, n, si->file) || any_match(globs, n, si->path);
+}
+
+/* Whether the user's globs leave a function measured. */
+static int selected(const struct run_opts *o, const char *sym, const struct sym_info *si)
+{
+	if (o->ninclude && !match_name(o->include, o->ninclude, sym, si))
+		return 0;
+	if (o->ninclude_file && !match_file(o->include_file, o->ninclude_file, si))
+		return 0;
+	return !match_name(o->exclude, o->nexclude, sym, si) &&
+	       !match_file(o->exclude_file, o->nexclude_file, si);
+}
+
+static int select_cb(const char *name, uint64_t vaddr, void *arg)
+{
+	struct select_ctx *c = arg;
+	struct sym_info si;
+
+	symtab__resolve(c->st, c->module, vaddr, &si);
+	if (selected(c->o, name, &si))
+		return 0;
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 256;
+		c->excluded = xrealloc(c->excluded, c->cap * sizeof(*c->excluded));
+	}
+	c->excluded[c->n++] = vaddr;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The runtime cannot read DWARF: resolve the globs here into addresses (docs/runtime.md). */
+static int write_selection(const struct run_opts *o, const char *exe, const char *dir,
+			   char *out, size_t cap)
+{
+	struct select_ctx c = { .o = o, .module = exe };
+	FILE *fp;
+	size_t i;
+
+	c.st = symtab__new();
+	if (!c.st || symtab__foreach(c.st, exe, select_cb, &c) < 0) {
+		symtab__delete(c.st);
+		return error("run: cannot read the symbols of '%s' to apply the globs", exe);
+	}
+	qsort(c.excluded, c.n, sizeof(*c.excluded), cmp_u64);
+	snprintf(out, cap, "%s/select.txt", dir);
+	fp = fopen(out, "w");
+	if (!fp) {
+		symtab__delete(c.st);
+		free(c.excluded);
+		return error("run: cannot write '%s': %s", out, strerror(errno));
+	}
+	fprintf(fp, "sonde-select 1\nmodule %s\n", exe);
+	for (i = 0; i < c.n; i++)
+		if (!i || c.excluded[i] != c.excluded[i - 1])
+			fprintf(fp, "%llx\n", (unsigned long long)c.excluded[i]);
+	fclose(fp);
+	symtab__delete(c.st);
+	free(c.excluded);
+	return 0;
+}
+
+static int set_env(const struct run_opts *o, const char *dir, const char *select)
+{
+	char rt[PATH_MAX], preload[PATH_MAX * 2];
+	const char *old = getenv("LD_PRELOAD");
+
+	if (runtime_path(rt, sizeof(rt)) != 0)
+		return error("run: the runtime library is missing (looked for %s)", rt);
+	snprintf(preload, sizeof(preload), "%s%s%s", rt, old && *old ? ":" : "",
+		 old ? old : "");
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("SONDE_DIR", dir, 1);
+	if (o->depth)
+		setenv("SONDE_DEPTH", o->depth, 1);
+	if (o->throttle)
+		setenv("SONDE_THROTTLE", o->throttle, 1);
+	if (o->cpu)
+		setenv("SONDE_CPU", "1", 1);
+	if (o->follow_exec)
+		setenv("SONDE_FOLLOW_EXEC", "1", 1);
+	if (select)
+		setenv("SONDE_SELECT", select, 1);
+	return 0;
+}
+
+/* Become what the program became: the same exit code, or death by the same signal. */
+static int pass_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		sigset_t set;
+
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return 1;
+}
+
+static int count_profiles(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += fnmatch("profile.*.sprof", e->d_name, 0) == 0;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Run the program and wait; like system(), let the terminal's signals reach only the child. */
+static int launch(char **argv, const char *path, int *status)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	pid_t pid;
+
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = fork();
+	if (pid < 0)
+		return error("run: fork: %s", strerror(errno));
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		execv(path, argv);
+		error("run: cannot execute '%s': %s", path, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return error("run: waitpid: %s", strerror(errno));
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts o = { 0 };
+	char path[PATH_MAX], dir[PATH_MAX], exe[PATH_MAX], select[PATH_MAX + 16];
+	int status = 0, nprof;
+
+	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path)))
+		return EXIT_USAGE;
+	if (prepare_dir(o.dir) || !realpath(o.dir, dir))
+		return 1;
+	if ((o.ninclude || o.nexclude || o.ninclude_file || o.nexclude_file) &&
+	    (!realpath(path, exe) || write_selection(&o, exe, dir, select, sizeof(select))))
+		return 1;
+	if (set_env(&o, dir, o.ninclude + o.nexclude + o.ninclude_file + o.nexclude_file ? select
+											    : NULL))
+		return 1;
+	if (launch(o.argv, path, &status))
+		return 1;
+	nprof = count_profiles(dir);
+	if (!nprof)
+		warning("no profile was written to %s (see %s/runtime.log if present)", o.dir,
+			o.dir);
+	else if (o.verbose)
+		fprintf(stderr, "sonde: %d profile%s in %s\n", nprof, nprof > 1 ? "s" : "", o.dir);
+	return pass_status(status);
+}

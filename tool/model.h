@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A run directory read into memory: every profile file validated, symbols resolved, each
+ * thread's tree compensated (analysis/compensate.c), then merged into one call-path tree and
+ * one flat table keyed by resource path (/Code/<file>/<function>). Reports only read this.
+ */
+#ifndef SONDE_MODEL_H
+#define SONDE_MODEL_H
+
+#include <stdint.h>
+
+#include "profile.h"
+
+#define M_NONE UINT32_MAX
+
+struct m_func {
+	char *name, *file, *resource;
+	int line, kind;
+	uint32_t flags; /* SPROF_FN_* over all processes */
+	uint64_t throttled_at, throttled_calls;
+	uint64_t calls, child_calls;
+	double incl, excl, incl_c, excl_c, cpu_incl, cpu_excl; /* ns; incl counts outermost calls */
+	int unreliable; /* time per call below the probe's cost or the clock's period */
+};
+
+struct m_node {
+	uint32_t func, parent, first_child, next_sibling;
+	uint64_t calls, child_calls;
+	double incl, excl, incl_c, excl_c, cpu_incl, cpu_excl;
+};
+
+struct m_thread {
+	uint32_t pid, index, tid;
+	double t_m, t_a, overhead; /* ns */
+	uint64_t probes, unmeasured, depth_skips, lost_calls;
+};
+
+struct m_process {
+	uint32_t pid, ppid, end_reason, end_signal;
+	char *exe, *cmdline;
+	double t_m, t_a; /* ns: measured wall time and its approximation without probes */
+	uint64_t probes, unmeasured;
+	struct sprof_calib calib;
+	uint64_t throttle_calls, throttle_ns;
+	uint32_t depth;
+};
+
+struct m_counter {
+	char *name;
+	uint64_t count;
+	double sum, min, max;
+};
+
+struct m_phase {
+	uint32_t pid, thread;
+	char *name;
+	uint64_t start, end;
+};
+
+struct model {
+	char *dir;
+	int has_cpu;
+	struct m_process *procs;
+	struct m_thread *threads;
+	struct m_func *funcs;
+	struct m_node *nodes; /* nodes[0]: the root of all threads */
+	struct m_counter *counters;
+	struct m_phase *phases;
+	uint32_t nprocs, nthreads, nfuncs, nnodes, ncounters, nphases;
+	uint32_t cap_funcs, cap_nodes;
+	uint32_t *func_hash; /* open addressing over funcs by resource */
+	uint32_t hash_cap;
+};
+
+/* Which threads to read: a pid (0 = all) and a thread index (-1 = all). */
+struct model_filter {
+	uint32_t pid;
+	int thread;
+};
+
+/* 0, or -1 after printing one "sonde: ..." line. */
+int model_load(struct model *m, const char *dir, const struct model_filter *flt);
+void model_free(struct model *m);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Output of `sonde report`: text tables and tree, JSON, CSV, and the difference of two runs. */
+#ifndef SONDE_REPORT_H
+#define SONDE_REPORT_H
+
+#include <stdio.h>
+
+#include "model.h"
+
+enum report_sort { SORT_EXCL, SORT_INCL, SORT_CALLS };
+
+struct report_opts {
+	enum report_sort sort;
+	int limit;     /* rows of the flat table; 0 = all */
+	int depth;     /* levels of the call-path tree; 0 = all */
+	int flat, tree; /* which parts of the text report */
+};
+
+/* Function indices of m, sorted by the chosen key (largest first). Caller frees. */
+uint32_t *report_order(const struct model *m, enum report_sort sort);
+
+void report_text(FILE *out, const struct model *m, const struct report_opts *o);
+void report_json(FILE *out, const struct model *m, const struct report_opts *o);
+void report_csv(FILE *out, const struct model *m, const struct report_opts *o);
+
+enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_CSV };
+void report_diff(FILE *out, const struct model *a, const struct model *b, enum diff_format fmt,
+		 int limit);
+
+/* "12.345 ms" style, chosen for the magnitude. */
+const char *fmt_time(char *buf, size_t cap, double ns);
+void json_str(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/* Machine-readable reports (JSON, CSV; docs/report-json.md) and the difference of two runs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+static const char *const end_names[] = { "exit", "signal", "exec" };
+
+void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* Integral ns: the model keeps doubles, files and reports keep whole nanoseconds. */
+static unsigned long long ns(double v)
+{
+	return v > 0 ? (unsigned long long)llround(v) : 0;
+}
+
+static void json_calib(FILE *out, const struct sprof_calib *c)
+{
+	fprintf(out,
+		"{\"clock\":\"%s\",\"ticks_per_ns\":%.6f,\"clock_ns\":%.3f,\"clock_sd_ns\":%.3f,"
+		"\"dt_ns\":%.3f,\"o_in_ns\":%.3f,\"o_in_sd_ns\":%.3f,\"o_full_ns\":%.3f,"
+		"\"o_full_sd_ns\":%.3f,\"o_skip_ns\":%.3f,\"o_skip_sd_ns\":%.3f,\"batches\":%u}",
+		c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->ticks_per_ns,
+		c->clock_ns, c->clock_sd, c->dt_ns, c->o_in, c->o_in_sd, c->o_full, c->o_full_sd,
+		c->o_skip, c->o_skip_sd, c->samples);
+}
+
+static void json_threads(FILE *out, const struct model *m, uint32_t pid)
+{
+	uint32_t i;
+	int first = 1;
+
+	fputc('[', out);
+	for (i = 0; i < m->nthreads; i++) {
+		const struct m_thread *t = &m->threads[i];
+
+		if (t->pid != pid)
+			continue;
+		fprintf(out,
+			"%s{\"index\":%u,\"tid\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"overhead_ns\":%llu,"
+			"\"probes\":%llu,\"unmeasured_probes\":%llu,\"depth_skips\":%llu,"
+			"\"lost_calls\":%llu}",
+			first ? "" : ",", t->index, t->tid, ns(t->t_m), ns(t->t_a), ns(t->overhead),
+			(unsigned long long)t->probes, (unsigned long long)t->unmeasured,
+			(unsigned long long)t->depth_skips, (unsigned long long)t->lost_calls);
+		first = 0;
+	}
+	fputc(']', out);
+}
+
+static void json_processes(FILE *out, const struct model *m)
+{
+	uint32_t i;
+
+	fprintf(out, "\"processes\":[");
+	for (i = 0; i < m->nprocs; i++) {
+		const struct m_process *p = &m->procs[i];
+
+		fprintf(out, "%s{\"pid\":%u,\"ppid\":%u,\"exe\":", i ? "," : "", p->pid, p->ppid);
+		json_str(out, p->exe);
+		fprintf(out, ",\"cmdline\":");
+		json_str(out, p->cmdline);
+		fprintf(out,
+			",\"end\":\"%s\",\"signal\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"probes\":%llu,"
+			"\"unmeasured_probes\":%llu,\"depth_limit\":%u,\"throttle_calls\":%llu,"
+			"\"throttle_ns\":%llu,\"calibration\":",
+			end_names[p->end_reason < 3 ? p->end_reason : 0], p->end_signal, ns(p->t_m),
+			ns(p->t_a), (unsigned long long)p->probes,
+			(unsigned long long)p->unmeasured, p->depth,
+			(unsigned long long)p->throttle_calls, (unsigned long long)p->throttle_ns);
+		json_calib(out, &p->calib);
+		fprintf(out, ",\"threads\":");
+		json_threads(out, m, p->pid);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void json_func(FILE *out, const struct m_func *f, int cpu)
+{
+	fprintf(out, "{\"name\":");
+	json_str(out, f->name);
+	fprintf(out, ",\"file\":");
+	json_str(out, f->file);
+	fprintf(out, ",\"line\":%d,\"resource\":", f->line);
+	json_str(out, f->resource);
+	fprintf(out,
+		",\"kind\":\"%s\",\"calls\":%llu,\"child_calls\":%llu,\"incl_ns\":%llu,"
+		"\"excl_ns\":%llu,\"incl_c_ns\":%llu,\"excl_c_ns\":%llu,",
+		f->kind == SPROF_REGION ? "region" : "function", (unsigned long long)f->calls,
+		(unsigned long long)f->child_calls, ns(f->incl), ns(f->excl), ns(f->incl_c),
+		ns(f->excl_c));
+	if (cpu)
+		fprintf(out, "\"cpu_incl_ns\":%llu,\"cpu_excl_ns\":%llu,", ns(f->cpu_incl),
+			ns(f->cpu_excl));
+	fprintf(out,
+		"\"unreliable\":%s,\"excluded\":%s,\"throttled\":%s,\"throttled_at_ns\":%llu,"
+		"\"throttled_after_calls\":%llu}",
+		f->unreliable ? "true" : "false", f->flags & SPROF_FN_EXCLUDED ? "true" : "false",
+		f->flags & SPROF_FN_THROTTLED ? "true" : "false",
+		(unsigned long long)f->throttled_at, (unsigned long long)f->throttled_calls);
+}
+
+static void json_node(FILE *out, const struct model *m, uint32_t n, int level, int depth)
+{
+	const struct m_node *x = &m->nodes[n];
+	uint32_t c;
+	int first = 1;
+
+	fprintf(out, "{\"name\":");
+	json_str(out, x->func == M_NONE ? "<root>" : m->funcs[x->func].name);
+	if (x->func != M_NONE) {
+		fprintf(out, ",\"resource\":");
+		json_str(out, m->funcs[x->func].resource);
+	}
+	fprintf(out,
+		",\"calls\":%llu,\"child_calls\":%llu,\"incl_ns\":%llu,\"excl_ns\":%llu,"
+		"\"incl_c_ns\":%llu,\"excl_c_ns\":%llu",
+		(unsigned long long)x->calls, (unsigned long long)x->child_calls, ns(x->incl),
+		ns(x->excl), ns(x->incl_c), ns(x->excl_c));
+	if (m->has_cpu)
+		fprintf(out, ",\"cpu_incl_ns\":%llu,\"cpu_excl_ns\":%llu", ns(x->cpu_incl),
+			ns(x->cpu_excl));
+	fprintf(out, ",\"children\":[");
+	for (c = x->first_child; c != M_NONE && (!depth || level < depth);
+	     c = m->nodes[c].next_sibling) {
+		if (!m->nodes[c].calls && m->nodes[c].first_child == M_NONE)
+			continue;
+		if (!first)
+			fputc(',', out);
+		json_node(out, m, c, level + 1, depth);
+		first = 0;
+	}
+	fprintf(out, "]}");
+}
+
+static void json_user_data(FILE *out, const struct model *m)
+{
+	uint32_t i;
+
+	fprintf(out, ",\"counters\":[");
+	for (i = 0; i < m->ncounters; i++) {
+		const struct m_counter *c = &m->counters[i];
+
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		json_str(out, c->name);
+		fprintf(out, ",\"count\":%llu,\"sum\":%.17g,\"min\":%.17g,\"max\":%.17g}",
+			(unsigned long long)c->count, c->sum, c->min, c->max);
+	}
+	fprintf(out, "],\"phases\":[");
+	for (i = 0; i < m->nphases; i++) {
+		const struct m_phase *p = &m->phases[i];
+
+		fprintf(out, "%s{\"pid\":%u,\"thread\":%u,\"name\":", i ? "," : "", p->pid,
+			p->thread);
+		json_str(out, p->name);
+		fprintf(out, ",\"start_ns\":%llu,\"end_ns\":%llu}", (unsigned long long)p->start,
+			(unsigned long long)p->end);
+	}
+	fputc(']', out);
+}
+
+void report_json(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	uint32_t *idx = report_order(m, o->sort), i, shown = 0;
+
+	fprintf(out, "{\"sonde_report\":1,\"run_dir\":");
+	json_str(out, m->dir);
+	fputc(',', out);
+	json_processes(out, m);
+	fprintf(out, ",\"functions\":[");
+	for (i = 0; i < m->nfuncs && (!o->limit || shown < (uint32_t)o->limit); i++, shown++) {
+		if (shown)
+			fputc(',', out);
+		json_func(out, &m->funcs[idx[i]], m->has_cpu);
+	}
+	fprintf(out, "],\"callpath\":");
+	json_node(out, m, 0, 0, o->depth);
+	json_user_data(out, m);
+	fprintf(out, "}\n");
+	free(idx);
+}
+
+/* CSV fields are quoted when they hold a comma, a quote or a line break. */
+static void csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void report_csv(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	uint32_t *idx = report_order(m, o->sort), i;
+
+	fprintf(out, "name,file,line,resource,kind,calls,child_calls,incl_ns,excl_ns,incl_c_ns,"
+		     "excl_c_ns,unreliable,excluded,throttled\n");
+	for (i = 0; i < m->nfuncs && (!o->limit || i < (uint32_t)o->limit); i++) {
+		const struct m_func *f = &m->funcs[idx[i]];
+
+		csv_str(out, f->name);
+		fputc(',', out);
+		csv_str(out, f->file);
+		fprintf(out, ",%d,", f->line);
+		csv_str(out, f->resource);
+		fprintf(out, ",%s,%llu,%llu,%llu,%llu,%llu,%llu,%d,%d,%d\n",
+			f->kind == SPROF_REGION ? "region" : "function", (unsigned long long)f->calls,
+			(unsigned long long)f->child_calls, ns(f->incl), ns(f->excl), ns(f->incl_c),
+			ns(f->excl_c), f->unreliable, !!(f->flags & SPROF_FN_EXCLUDED),
+			!!(f->flags & SPROF_FN_THROTTLED));
+	}
+	free(idx);
+}
+
+/* ---- difference of two runs, matched by resource path ---- */
+
+struct diff_row {
+	const char *name, *resource;
+	double a, b; /* compensated exclusive ns */
+	uint64_t calls_a, calls_b;
+};
+
+static int cmp_delta(const void *x, const void *y)
+{
+	const struct diff_row *p = x, *q = y;
+	double d1 = fabs(p->b - p->a), d2 = fabs(q->b - q->a);
+
+	return d1 < d2 ? 1 : d1 > d2 ? -1 : strcmp(p->resource, q->resource);
+}
+
+static const struct m_func *find_func(const struct model *m, const char *resource)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nfuncs; i++)
+		if (!strcmp(m->funcs[i].resource, resource))
+			return &m->funcs[i];
+	return NULL;
+}
+
+static struct diff_row *diff_rows(const struct model *a, const struct model *b, uint32_t *n)
+{
+	struct diff_row *rows = xcalloc(a->nfuncs + b->nfuncs, sizeof(*rows));
+	uint32_t i;
+
+	*n = 0;
+	for (i = 0; i < a->nfuncs; i++) {
+		const struct m_func *fa = &a->funcs[i], *fb = find_func(b, fa->resource);
+
+		rows[(*n)++] = (struct diff_row){ fa->name, fa->resource, fa->excl_c,
+						  fb ? fb->excl_c : 0, fa->calls,
+						  fb ? fb->calls : 0 };
+	}
+	for (i = 0; i < b->nfuncs; i++) {
+		const struct m_func *fb = &b->funcs[i];
+
+		if (!find_func(a, fb->resource))
+			rows[(*n)++] = (struct diff_row){ fb->name, fb->resource, 0, fb->excl_c, 0,
+							  fb->calls };
+	}
+	qsort(rows, *n, sizeof(*rows), cmp_delta);
+	return rows;
+}
+
+static double sum_t_a(const struct model *m)
+{
+	double t = 0;
+	uint32_t i;
+
+	for (i = 0; i < m->nprocs; i++)
+		t += m->procs[i].t_a;
+	return t;
+}
+
+static void diff_text(FILE *out, const struct model *a, const struct model *b,
+		      const struct diff_row *rows, uint32_t n, int limit)
+{
+	char x[32], y[32], d[32];
+	uint32_t i;
+
+	fprintf(out, "sonde report --diff: A = %s, B = %s\n", a->dir, b->dir);
+	fprintf(out, "  T_a: A %s, B %s\n", fmt_time(x, sizeof(x), sum_t_a(a)),
+		fmt_time(y, sizeof(y), sum_t_a(b)));
+	fprintf(out, "%12s %12s %12s %8s %10s %10s  %s\n", "excl(c) A", "excl(c) B", "B - A",
+		"change", "calls A", "calls B", "function");
+	for (i = 0; i < n && (!limit || i < (uint32_t)limit); i++) {
+		const struct diff_row *r = &rows[i];
+		double delta = r->b - r->a;
+
+		fprintf(out, "%12s %12s %11s%s ", fmt_time(x, sizeof(x), r->a),
+			fmt_time(y, sizeof(y), r->b), delta < 0 ? "-" : "+",
+			fmt_time(d, sizeof(d), fabs(delta)));
+		if (r->a > 0)
+			fprintf(out, "%7.1f%%", 100.0 * delta / r->a);
+		else
+			fprintf(out, "%8s", "new");
+		fprintf(out, " %10llu %10llu  %s\n", (unsigned long long)r->calls_a,
+			(unsigned long long)r->calls_b, r->name);
+	}
+}
+
+static void diff_json(FILE *out, const struct model *a, const struct model *b,
+		      const struct diff_row *rows, uint32_t n)
+{
+	uint32_t i;
+
+	fprintf(out, "{\"sonde_diff\":1,\"a\":");
+	json_str(out, a->dir);
+	fprintf(out, ",\"b\":");
+	json_str(out, b->dir);
+	fprintf(out, ",\"T_a_ns_a\":%llu,\"T_a_ns_b\":%llu,\"functions\":[", ns(sum_t_a(a)),
+		ns(sum_t_a(b)));
+	for (i = 0; i < n; i++) {
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		json_str(out, rows[i].name);
+		fprintf(out, ",\"resource\":");
+		json_str(out, rows[i].resource);
+		fprintf(out,
+			",\"excl_c_ns_a\":%llu,\"excl_c_ns_b\":%llu,\"delta_ns\":%.0f,"
+			"\"calls_a\":%llu,\"calls_b\":%llu}",
+			ns(rows[i].a), ns(rows[i].b), rows[i].b - rows[i].a,
+			(unsigned long long)rows[i].calls_a, (unsigned long long)rows[i].calls_b);
+	}
+	fprintf(out, "]}\n");
+}
+
+void report_diff(FILE *out, const struct model *a, const struct model *b, enum diff_format fmt,
+		 int limit)
+{
+	uint32_t n, i;
+	struct diff_row *rows = diff_rows(a, b, &n);
+
+	if (fmt == DIFF_JSON) {
+		diff_json(out, a, b, rows, n);
+	} else if (fmt == DIFF_CSV) {
+		fprintf(out, "name,resource,excl_c_ns_a,excl_c_ns_b,delta_ns,calls_a,calls_b\n");
+		for (i = 0; i < n; i++) {
+			csv_str(out, rows[i].name);
+			fputc(',', out);
+			csv_str(out, rows[i].resource);
+			fprintf(out, ",%llu,%llu,%.0f,%llu,%llu\n", ns(rows[i].a), ns(rows[i].b),
+				rows[i].b - rows[i].a, (unsigned long long)rows[i].calls_a,
+				(unsigned long long)rows[i].calls_b);
+		}
+	} else {
+		diff_text(out, a, b, rows, n, limit);
+	}
+	free(rows);
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/* The text report: what was run and what measuring it cost, the flat table, the call paths. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+static const char *const end_names[] = { "exit", "signal", "exec" };
+
+const char *fmt_time(char *buf, size_t cap, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, cap, "%.1f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, cap, "%.2f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, cap, "%.3f ms", ns / 1e6);
+	else
+		snprintf(buf, cap, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+static const struct model *sort_model;
+
+static int by_key(const struct m_func *f, const struct m_func *g, enum report_sort s)
+{
+	double a = s == SORT_EXCL ? f->excl_c : s == SORT_INCL ? f->incl_c : (double)f->calls;
+	double b = s == SORT_EXCL ? g->excl_c : s == SORT_INCL ? g->incl_c : (double)g->calls;
+
+	if (a != b)
+		return a < b ? 1 : -1;
+	return strcmp(f->resource, g->resource);
+}
+
+static enum report_sort sort_key;
+
+static int cmp_func(const void *x, const void *y)
+{
+	return by_key(&sort_model->funcs[*(const uint32_t *)x],
+		      &sort_model->funcs[*(const uint32_t *)y], sort_key);
+}
+
+uint32_t *report_order(const struct model *m, enum report_sort sort)
+{
+	uint32_t *idx = xmalloc((m->nfuncs ? m->nfuncs : 1) * sizeof(*idx)), i;
+
+	for (i = 0; i < m->nfuncs; i++)
+		idx[i] = i;
+	sort_model = m;
+	sort_key = sort;
+	qsort(idx, m->nfuncs, sizeof(*idx), cmp_func);
+	return idx;
+}
+
+static double total_t_a(const struct model *m)
+{
+	double t = 0;
+	uint32_t i;
+
+	for (i = 0; i < m->nthreads; i++)
+		t += m->threads[i].t_a;
+	return t > 0 ? t : 1;
+}
+
+static void print_process(FILE *out, const struct m_process *p)
+{
+	const struct sprof_calib *c = &p->calib;
+	char a[32], b[32], d[32];
+	double removed = p->t_m - p->t_a;
+
+	fprintf(out, "process %u  %s  (ended by %s", p->pid, p->cmdline,
+		end_names[p->end_reason < 3 ? p->end_reason : 0]);
+	if (p->end_reason == 1)
+		fprintf(out, " %u", p->end_signal);
+	fprintf(out, ")\n");
+	fprintf(out, "  clock %s: read %.1f ns, period %.1f ns;  probes (in vitro): o_in %.1f±%.1f ns, "
+		     "o_full %.1f±%.1f ns, unmeasured call %.1f±%.1f ns\n",
+		c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
+		c->o_in, c->o_in_sd, c->o_full, c->o_full_sd, c->o_skip, c->o_skip_sd);
+	fprintf(out, "  T_m %s   T_a %s   (%llu probe pairs, %llu unmeasured; removed %s = %.1f %%)\n",
+		fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
+		(unsigned long long)p->probes, (unsigned long long)p->unmeasured,
+		fmt_time(d, sizeof(d), removed), p->t_m > 0 ? 100.0 * removed / p->t_m : 0.0);
+}
+
+static void print_threads(FILE *out, const struct model *m)
+{
+	char a[32], b[32];
+	uint32_t i;
+
+	if (m->nthreads < 2)
+		return;
+	fprintf(out, "  threads:   pid  index      tid         T_m         T_a       probes\n");
+	for (i = 0; i < m->nthreads; i++) {
+		const struct m_thread *t = &m->threads[i];
+
+		fprintf(out, "          %6u %6u %8u %11s %11s %12llu\n", t->pid, t->index, t->tid,
+			fmt_time(a, sizeof(a), t->t_m), fmt_time(b, sizeof(b), t->t_a),
+			(unsigned long long)t->probes);
+	}
+}
+
+static void print_header(FILE *out, const struct model *m)
+{
+	uint32_t i;
+
+	fprintf(out, "sonde report %s: %u process%s, %u thread%s\n", m->dir, m->nprocs,
+		m->nprocs == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s");
+	for (i = 0; i < m->nprocs; i++)
+		print_process(out, &m->procs[i]);
+	print_threads(out, m);
+}
+
+static const char *flags_of(const struct m_func *f)
+{
+	if (f->flags & SPROF_FN_THROTTLED)
+		return f->unreliable ? "~T" : "T";
+	return f->unreliable ? "~" : "";
+}
+
+static void print_flat_row(FILE *out, const struct m_func *f, double total)
+{
+	char e[32], ec[32], in[32], ic[32], pc[32];
+
+	fprintf(out, "%6.1f%% %11s %11s %11s %11s %10llu %11s %-2s %s  (%s:%d)\n",
+		100.0 * f->excl_c / total, fmt_time(ec, sizeof(ec), f->excl_c),
+		fmt_time(e, sizeof(e), f->excl), fmt_time(ic, sizeof(ic), f->incl_c),
+		fmt_time(in, sizeof(in), f->incl), (unsigned long long)f->calls,
+		fmt_time(pc, sizeof(pc), f->calls ? f->incl_c / (double)f->calls : 0), flags_of(f),
+		f->name, f->file, f->line);
+}
+
+static void print_notes(FILE *out, const struct model *m)
+{
+	char t[32];
+	uint32_t i;
+
+	for (i = 0; i < m->nfuncs; i++) {
+		const struct m_func *f = &m->funcs[i];
+
+		if (f->flags & SPROF_FN_THROTTLED)
+			fprintf(out, "  T %s: throttled at %s after %llu calls (later calls not "
+				     "measured)\n",
+				f->name, fmt_time(t, sizeof(t), (double)f->throttled_at),
+				(unsigned long long)f->throttled_calls);
+		if (f->flags & SPROF_FN_EXCLUDED)
+			fprintf(out, "  excluded: %s\n", f->name);
+	}
+	fprintf(out, "  ~ time per call below the probe's cost or the clock period: not reliably "
+		     "measurable\n");
+}
+
+static void print_flat(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	const char *keys[] = { "exclusive time", "inclusive time", "calls" };
+	uint32_t *idx = report_order(m, o->sort), i, shown = 0;
+	double total = total_t_a(m);
+
+	fprintf(out, "\nFlat profile by %s; (c) = compensated, overhead removed\n",
+		keys[o->sort]);
+	fprintf(out, "%7s %11s %11s %11s %11s %10s %11s %-2s %s\n", "excl%", "excl(c)", "excl",
+		"incl(c)", "incl", "calls", "call(c)", "", "function  (file:line)");
+	for (i = 0; i < m->nfuncs && (!o->limit || shown < (uint32_t)o->limit); i++) {
+		const struct m_func *f = &m->funcs[idx[i]];
+
+		if (!f->calls)
+			continue;
+		print_flat_row(out, f, total);
+		shown++;
+	}
+	print_notes(out, m);
+	free(idx);
+}
+
+static int cmp_node_incl(const void *x, const void *y, void *arg)
+{
+	const struct model *m = arg;
+	double a = m->nodes[*(const uint32_t *)x].incl_c, b = m->nodes[*(const uint32_t *)y].incl_c;
+
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
+		       const struct report_opts *o, double total)
+{
+	const struct m_node *x = &m->nodes[n];
+	uint32_t *kids, nk = 0, c, i;
+	char ic[32], ec[32];
+
+	if (x->func != M_NONE) {
+		fprintf(out, "%6.1f%% %11s %11s %10llu  %*s%s\n", 100.0 * x->incl_c / total,
+			fmt_time(ic, sizeof(ic), x->incl_c), fmt_time(ec, sizeof(ec), x->excl_c),
+			(unsigned long long)x->calls, 2 * level, "", m->funcs[x->func].name);
+	}
+	if (o->depth && level >= o->depth)
+		return;
+	for (c = x->first_child; c != M_NONE; c = m->nodes[c].next_sibling)
+		nk++;
+	kids = xmalloc((nk ? nk : 1) * sizeof(*kids));
+	nk = 0;
+	for (c = x->first_child; c != M_NONE; c = m->nodes[c].next_sibling)
+		if (m->nodes[c].calls || m->nodes[c].first_child != M_NONE)
+			kids[nk++] = c;
+	qsort_r(kids, nk, sizeof(*kids), cmp_node_incl, (void *)(uintptr_t)m);
+	for (i = 0; i < nk; i++)
+		print_node(out, m, kids[i], x->func == M_NONE ? level : level + 1, o, total);
+	free(kids);
+}
+
+static void print_tree(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	fprintf(out, "\nCall paths (all threads merged)\n");
+	fprintf(out, "%7s %11s %11s %10s  %s\n", "incl%", "incl(c)", "excl(c)", "calls", "path");
+	print_node(out, m, 0, 0, o, total_t_a(m));
+}
+
+static void print_user_data(FILE *out, const struct model *m)
+{
+	char a[32], b[32];
+	uint32_t i;
+
+	if (m->ncounters)
+		fprintf(out, "\nCounters %28s %14s %14s %14s\n", "count", "mean", "min", "max");
+	for (i = 0; i < m->ncounters; i++) {
+		const struct m_counter *c = &m->counters[i];
+
+		fprintf(out, "  %-28s %10llu %14.6g %14.6g %14.6g\n", c->name,
+			(unsigned long long)c->count, c->count ? c->sum / (double)c->count : 0,
+			c->min, c->max);
+	}
+	if (m->nphases)
+		fprintf(out, "\nPhases (pid thread: name from .. to)\n");
+	for (i = 0; i < m->nphases; i++) {
+		const struct m_phase *p = &m->phases[i];
+
+		fprintf(out, "  %u %u: %-24s %12s .. %s\n", p->pid, p->thread, p->name,
+			fmt_time(a, sizeof(a), (double)p->start), fmt_time(b, sizeof(b), (double)p->end));
+	}
+}
+
+void report_text(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	print_header(out, m);
+	if (o->flat)
+		print_flat(out, m, o);
+	if (o->tree)
+		print_tree(out, m, o);
+	print_user_data(out, m);
+}

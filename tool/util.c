@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sonde: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sonde: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void *check(void *p)
+{
+	if (!p) {
+		error("out of memory");
+		exit(1);
+	}
+	return p;
+}
+
+void *xmalloc(size_t n) { return check(malloc(n ? n : 1)); }
+void *xcalloc(size_t n, size_t size) { return check(calloc(n ? n : 1, size ? size : 1)); }
+void *xrealloc(void *p, size_t n) { return check(realloc(p, n ? n : 1)); }
+char *xstrdup(const char *s) { return check(strdup(s)); }
+
+const char *self_dir(void)
+{
+	static char dir[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (dir[0])
+		return dir;
+	n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (n <= 0)
+		return strcpy(dir, ".");
+	dir[n] = 0;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	return dir;
+}
+
+static int existing(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+int runtime_path(char *out, size_t cap)
+{
+	const char *env = getenv("SONDE_RUNTIME");
+
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return existing(out) ? 0 : -1;
+	}
+	snprintf(out, cap, "%s/../lib/libsonde.so", self_dir());
+	return existing(out) ? 0 : -1;
+}
+
+int include_dir(char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/../include", self_dir());
+	if (strlen(out) + 8 < cap) {
+		char probe[PATH_MAX];
+
+		snprintf(probe, sizeof(probe), "%s/sonde.h", out);
+		if (existing(probe))
+			return 0;
+	}
+	/* in the build tree, build/bin/sonde sits two levels below include/ */
+	snprintf(out, cap, "%s/../../include", self_dir());
+	return 0;
+}
+
+static int is_exec_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int find_program(const char *name, char *out, size_t cap)
+{
+	const char *path = getenv("PATH");
+	struct stat st;
+
+	if (strchr(name, '/')) {
+		snprintf(out, cap, "%s", name);
+		if (stat(name, &st) != 0)
+			return -1;
+		if (!S_ISREG(st.st_mode) || access(name, X_OK) != 0) {
+			errno = EACCES;
+			return -1;
+		}
+		return 0;
+	}
+	for (; path && *path; path += strcspn(path, ":"), path += *path == ':') {
+		size_t len = strcspn(path, ":");
+
+		snprintf(out, cap, "%.*s/%s", (int)len, len ? path : ".", name);
+		if (is_exec_file(out))
+			return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+int parse_u64(const char *s, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -1;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return 0;
+	if (a[n] == '=') {
+		*value = a + n + 1;
+		return 1;
+	}
+	if (a[n] != 0)
+		return 0;
+	if (*i + 1 >= argc) {
+		error("option %s needs a value", name);
+		return -1;
+	}
+	*value = argv[++*i];
+	return 1;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers shared by the tool's commands: errors, memory, paths, a growable string. */
+#ifndef SONDE_UTIL_H
+#define SONDE_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define EXIT_USAGE 2
+
+/* One line on stderr, "sonde: ...". Returns -1 so callers can `return error(...)`. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Directory holding the running sonde executable (for finding the runtime and headers). */
+const char *self_dir(void);
+/* The runtime to preload: $SONDE_RUNTIME, else ../lib/libsonde.so next to this executable. */
+int runtime_path(char *out, size_t cap);
+/* The directory of sonde.h: ../include next to this executable. */
+int include_dir(char *out, size_t cap);
+/* Resolve a program name like execvp would; 0 and the path in out, or -1 with errno. */
+int find_program(const char *name, char *out, size_t cap);
+int parse_u64(const char *s, unsigned long long *out);
+
+/* Option parsing shared by commands: "--name VALUE" and "--name=VALUE". */
+int opt_value(int argc, char **argv, int *i, const char *name, const char **value);
+
+#endif
