@@ -43,7 +43,7 @@ enum sprof_func_kind { SPROF_FUNC = 0, SPROF_REGION = 1 };
 #define SPROF_HEADER_SIZE 32
 #define SPROF_MAX_STR 4096
 
-/* Probe costs measured in vitro (docs/models.md: o_in, o_full, o_skip). */
+/* Probe costs measured in vitro (docs/measurement.md: o_in, o_full, o_skip). */
 struct sprof_calib {
 	uint32_t clock_kind;
 	uint32_t samples;     /* batches measured */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * In-vitro calibration (docs/models.md §2.1): in the running process, on its CPU, through the
+ * In-vitro calibration (docs/measurement.md §2.1): in the running process, on its CPU, through the
  * same exported hooks the program calls, measure the clock's cost and period and the probe costs
  * o_in, o_full and o_skip. Each is measured in batches; the slowest tenth of the batches (hit by
  * interrupts or preemption) is dropped, and the mean and standard deviation of the rest kept.
@@ -14,19 +14,15 @@ int sonde__calibrate(struct sprof_calib *out, unsigned size, int cpu);
 #define BATCHES 200
 #define PER_BATCH 100
 
-typedef void (*hook_fn)(void *, void *);
-void __cyg_profile_func_enter(void *fn, void *site);
-void __cyg_profile_func_exit(void *fn, void *site);
-
-/* Called through volatile pointers, as an instrumented program calls through its PLT. */
-static hook_fn volatile enter_hook = __cyg_profile_func_enter;
-static hook_fn volatile exit_hook = __cyg_profile_func_exit;
-static void noop(void *a, void *b) { (void)a, (void)b; }
-static hook_fn volatile noop_hook = noop;
-
-/* Distinct code addresses standing for "a measured function" and "an excluded function". */
-static void calib_measured(void) {}
-static void calib_excluded(void) {}
+/* Instrumented stand-ins (calib_target.c), called through volatile pointers so the compiler
+ * cannot see through the calls, as the program's calls are opaque to the runtime. */
+void rt_calib_measured(void);
+void rt_calib_excluded(void);
+void rt_calib_plain(void);
+typedef void (*call_fn)(void);
+static call_fn volatile measured_fn = rt_calib_measured;
+static call_fn volatile excluded_fn = rt_calib_excluded;
+static call_fn volatile plain_fn = rt_calib_plain;
 
 static void sort(double *v, int n)
 {
@@ -77,45 +73,43 @@ static void clock_cost(struct sprof_calib *c)
 	c->dt_ns = (double)dt / rt_ticks_per_ns();
 }
 
-/* Per-pair cost of the empty loop with two indirect calls: subtracted from the probe loops. */
-static double loop_cost(void)
+/* Per-call cost of a loop of calls of `fn`, one value per batch. */
+static void loop_batches(call_fn volatile *fn, double *v)
 {
-	double v[BATCHES], mean, sd;
 	int b, i;
 
 	for (b = 0; b < BATCHES; b++) {
 		uint64_t s = rt_now();
 
-		for (i = 0; i < PER_BATCH; i++) {
-			noop_hook((void *)calib_measured, NULL);
-			noop_hook((void *)calib_measured, NULL);
-		}
+		for (i = 0; i < PER_BATCH; i++)
+			(*fn)();
 		v[b] = (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns();
 	}
-	trimmed_stats(v, BATCHES, &mean, &sd);
-	return mean;
 }
 
-/* Batches of enter+exit pairs of `fn`: the whole cost seen from outside, and (through the
- * node the probes fill) the part inside the probes' own timestamps. */
-static void pair_cost(struct rt_thread *t, void *fn, double loop, double *full, double *full_sd,
-		      double *in, double *in_sd)
+/*
+ * o_full: a call of an instrumented empty function minus a call of a plain one, as seen from
+ * outside; o_in: what its own node measured per call (it has no body to measure).
+ */
+static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *plain,
+		      double *full, double *full_sd, double *in, double *in_sd)
 {
 	double vf[BATCHES], vi[BATCHES];
 	struct rt_node *n;
 	int b, i;
 
-	enter_hook(fn, NULL); /* make its node */
-	exit_hook(fn, NULL);
+	(*fn)(); /* make its node */
 	n = t->root->first_child;
+	if (!n) { /* the program's hooks are not ours (sonde calibrate must use RTLD_DEEPBIND) */
+		*full = *full_sd = 0;
+		return;
+	}
 	for (b = 0; b < BATCHES; b++) {
 		uint64_t incl0 = n->incl, s = rt_now();
 
-		for (i = 0; i < PER_BATCH; i++) {
-			enter_hook(fn, NULL);
-			exit_hook(fn, NULL);
-		}
-		vf[b] = (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns() - loop;
+		for (i = 0; i < PER_BATCH; i++)
+			(*fn)();
+		vf[b] = (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns() - plain[b];
 		vi[b] = (double)(n->incl - incl0) / PER_BATCH / rt_ticks_per_ns();
 	}
 	trimmed_stats(vf, BATCHES, full, full_sd);
@@ -127,8 +121,8 @@ static void pair_cost(struct rt_thread *t, void *fn, double loop, double *full, 
 void rt_calibrate(struct sprof_calib *c, int cpu)
 {
 	struct rt_thread *saved = rt_self, *t;
-	struct rt_func *skip;
-	double loop, unused;
+	struct rt_func *f;
+	double plain[BATCHES], unused;
 
 	c->clock_kind = rt_clock_tsc ? SPROF_CLOCK_TSC : SPROF_CLOCK_MONOTONIC;
 	c->ticks_per_ns = rt_ticks_per_ns();
@@ -139,18 +133,17 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 		return;
 	t->cpu = cpu;
 	rt_self = t;
-	loop = loop_cost();
-	pair_cost(t, (void *)calib_measured, loop, &c->o_full, &c->o_full_sd, &c->o_in, &c->o_in_sd);
-	skip = rt_func_get((uintptr_t)calib_excluded, SPROF_FUNC, NULL);
-	if (skip) {
-		atomic_store(&skip->off, 1);
-		/* the node is made before the function is known to be off, so take it first */
-		pair_cost(t, (void *)calib_excluded, loop, &c->o_skip, &c->o_skip_sd, NULL, &unused);
-		skip->kind = 0xff;
+	loop_batches(&plain_fn, plain);
+	pair_cost(t, &measured_fn, plain, &c->o_full, &c->o_full_sd, &c->o_in, &c->o_in_sd);
+	f = rt_func_get((uintptr_t)rt_calib_excluded, SPROF_FUNC, NULL);
+	if (f) {
+		atomic_store(&f->off, 1);
+		pair_cost(t, &excluded_fn, plain, &c->o_skip, &c->o_skip_sd, NULL, &unused);
+		f->kind = 0xff; /* calibration entries are not written */
 	}
-	skip = rt_func_get((uintptr_t)calib_measured, SPROF_FUNC, NULL);
-	if (skip)
-		skip->kind = 0xff; /* calibration entries are not written */
+	f = rt_func_get((uintptr_t)rt_calib_measured, SPROF_FUNC, NULL);
+	if (f)
+		f->kind = 0xff;
 	rt_self = saved;
 	rt_thread_release(t);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The timestamp clock (docs/models.md §1): rdtsc when the TSC is constant and non-stop,
+ * The timestamp clock (docs/measurement.md §1): rdtsc when the TSC is constant and non-stop,
  * converted to ns against CLOCK_MONOTONIC; CLOCK_MONOTONIC (vDSO) otherwise. The conversion
  * factor is measured over a short spin at start and refined over the whole run at the end.
  */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Local overhead compensation; see compensate.h and docs/models.md §2.2–2.3. */
+/* Local overhead compensation; see compensate.h and docs/measurement.md §2.2–2.3. */
 #include "compensate.h"
 
 static double clamp0(double v)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Local overhead compensation of one thread's call-path profile (docs/models.md §2.3, TAU's
+ * Local overhead compensation of one thread's call-path profile (docs/measurement.md §2.3, TAU's
  * local scheme), and the total-time approximation of a process (§2.2). Pure arithmetic on
  * arrays: no I/O, so it is unit-tested directly.
  */

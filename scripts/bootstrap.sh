@@ -1,0 +1,31 @@
+#!/bin/sh
+# Install the Debian packages sonde needs to build, test and benchmark, if any is missing.
+# Quiet and quick when everything is there already. Used by `make demo` and `make check`.
+set -e
+need="gcc make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutils"
+# peers for `make bench` (optional: the benchmarks skip what is missing)
+optional="uftrace"
+
+missing=""
+for p in $need $optional; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+		echo "sonde: these Debian packages are missing:$missing" >&2
+		echo "sonde: install them as root: apt-get install$missing" >&2
+		exit 1
+	fi
+fi
+echo "sonde: installing Debian packages:$missing"
+export DEBIAN_FRONTEND=noninteractive
+${SUDO:-} apt-get update -qq
+# required ones must install; optional ones may be unavailable
+${SUDO:-} apt-get install -y -qq --no-install-recommends $(for p in $missing; do
+	case " $need " in *" $p "*) echo "$p" ;; esac; done) >/dev/null
+for p in $optional; do
+	case "$missing" in *"$p"*) ${SUDO:-} apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
+		echo "sonde: optional package $p is not available; the benchmarks will skip it" ;; esac
+done
