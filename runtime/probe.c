@@ -2,10 +2,12 @@
 /*
  * The probes: compiler hooks (-finstrument-functions) and the regions of the public API.
  *
- * Hot path of an enter: find the callee among the current node's children (pointer chase, no
- * hashing), read the clock as late as possible, push a frame. Of an exit: read the clock first,
- * pop the frame, add to the node. No malloc, no locks, no libc calls; the slow cases (first call
- * of a path, unmeasured functions, frames left behind by longjmp, deep stacks) are out of line.
+ * Fast path of an enter: one check of the thread's slow flags, the callee looked up in the
+ * current node's direct-mapped child cache, a frame pushed, the TSC read last. Of an exit: the
+ * TSC read first, the frame popped, calls and inclusive ticks added to the node. Exclusive time
+ * is not kept: the writer derives it (inclusive minus the children's inclusive). No malloc, no
+ * locks, no libc calls; every unusual case (first call of a path, unmeasured functions, longjmp,
+ * the depth limit, CPU time, no TSC) goes through the out-of-line general path.
  */
 #include "rt.h"
 #define SONDE_RUNTIME
@@ -15,68 +17,108 @@ RT_TLS struct rt_thread *rt_self;
 RT_TLS int rt_busy;
 static uint64_t throttle_mask = ~0ull; /* check the throttle when (calls & mask) == 0 */
 
+static inline uintptr_t stack_address(void)
+{
+	uintptr_t sp;
+
+	__asm__("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+}
+
+static void slow_clear(struct rt_thread *t, uint32_t bits)
+{
+	atomic_fetch_and_explicit(&t->slow, ~bits, memory_order_relaxed);
+}
+
+static void slow_set(struct rt_thread *t, uint32_t bits)
+{
+	atomic_fetch_or_explicit(&t->slow, bits, memory_order_relaxed);
+}
+
 /*
  * After a longjmp, pop the frames it left behind: those whose probe ran at or below the stack
  * address of this probe. Only then: an inlined function's probe runs in its caller's stack
  * frame, so comparing stack addresses on every call would pop live callers.
  */
-static RT_COLD void unwind_sp(struct rt_thread *t, uintptr_t sp)
+static void unwind_sp(struct rt_thread *t, uintptr_t sp)
 {
 	struct rt_frame *f = t->top;
 
-	t->jumped = 0;
+	slow_clear(t, RT_SLOW_JUMPED);
 	while (f > t->frames && f->sp <= sp)
 		f--;
+	if (f == t->top)
+		return;
+	t->overflow = 0;
+	slow_clear(t, RT_SLOW_OVERFLOW);
 	rt_unwind_to(t, f, rt_now());
 }
 
+/* Bring the nodes' copies of their function's `off` up to date (after a throttle). */
+static void refresh_nodes(struct rt_thread *t)
+{
+	const struct rt_chunk *c;
+	uint32_t i;
+
+	slow_clear(t, RT_SLOW_REFRESH);
+	for (c = t->chunks; c; c = rt_chunk_next(c))
+		for (i = 0; i < rt_chunk_used(c); i++) {
+			struct rt_node *n = (struct rt_node *)(uintptr_t)rt_chunk_node(c, i);
+
+			n->off = atomic_load_explicit(&n->func->off, memory_order_relaxed);
+		}
+}
+
+/* The child of `parent` for `fn`, cached in its slot, made on first sight. */
+static RT_COLD struct rt_node *find_child(struct rt_thread *t, struct rt_node *parent,
+					  uintptr_t fn, int kind, const char *name)
+{
+	struct rt_node *n;
+
+	for (n = parent->first_child; n; n = n->next_sibling)
+		if (n->fn == fn)
+			break;
+	if (!n)
+		n = rt_node_child(t, parent, fn, kind, name);
+	if (n)
+		parent->kids[RT_KID_SLOT(fn)] = n;
+	return n;
+}
+
 /* A call that is not measured still keeps the stack balanced; its probe cost is counted. */
-static RT_COLD void push_skip(struct rt_thread *t, uintptr_t fn, uintptr_t sp)
+static void push_skip(struct rt_thread *t, uintptr_t fn, uintptr_t sp)
 {
 	struct rt_frame *f = t->top + 1;
 
 	f->node = t->top->node;
-	f->fn = fn;
+	f->fn = fn ^ RT_FN_SKIP;
 	f->sp = sp;
-	f->child = 0;
-	f->cpu_child = 0;
-	f->skip = 1;
 	t->top = f;
 }
 
-static RT_COLD void enter_cpu(struct rt_frame *f)
+/* The general enter: everything the fast path leaves out. */
+static RT_COLD void enter_slow(struct rt_thread *t, uintptr_t fn, uintptr_t sp, int kind,
+			       const char *name)
 {
-	f->cpu_start = rt_thread_cpu_ns();
-	f->cpu_child = 0;
-}
-
-/* Enter a function or region. Inlined into each exported entry point. */
-static inline __attribute__((always_inline)) void enter(struct rt_thread *t, uintptr_t fn,
-							 uintptr_t sp, int kind, const char *name)
-{
-	struct rt_frame *top = t->top;
+	uint32_t slow = atomic_load_explicit(&t->slow, memory_order_relaxed);
+	struct rt_frame *top;
 	struct rt_node *n;
 
-	if (unlikely(t->jumped)) {
+	if (slow & RT_SLOW_JUMPED)
 		unwind_sp(t, sp);
-		top = t->top;
-	}
-	if (unlikely(top == t->limit || t->overflow)) {
+	if (slow & RT_SLOW_REFRESH)
+		refresh_nodes(t);
+	top = t->top;
+	if (t->overflow || top == t->limit) {
 		t->overflow++;
+		slow_set(t, RT_SLOW_OVERFLOW);
 		return;
 	}
-	for (n = top->node->first_child; n; n = n->next_sibling)
-		if (n->fn == fn)
-			break;
-	if (unlikely(!n)) {
-		n = rt_node_child(t, top->node, fn, kind, name);
-		if (!n) {
-			t->overflow++;
-			t->lost_calls++;
-			return;
-		}
-	}
-	if (unlikely(atomic_load_explicit(&n->func->off, memory_order_relaxed))) {
+	n = top->node->kids[RT_KID_SLOT(fn)];
+	if (!n || n->fn != fn)
+		n = find_child(t, top->node, fn, kind, name);
+	if (!n || n->off) {
+		t->lost_calls += !n;
 		push_skip(t, fn, sp);
 		return;
 	}
@@ -84,21 +126,48 @@ static inline __attribute__((always_inline)) void enter(struct rt_thread *t, uin
 	top->node = n;
 	top->fn = fn;
 	top->sp = sp;
-	top->skip = 0;
-	top->child = 0;
 	t->top = top;
-	if (unlikely(t->cpu))
-		enter_cpu(top);
+	if (slow & RT_SLOW_CPU)
+		top->cpu_start = rt_thread_cpu_ns();
 	top->start = rt_now();
 }
 
-void rt_enter(struct rt_thread *t, uintptr_t fn, uintptr_t sp, int kind, const char *name)
+static inline __attribute__((always_inline)) void enter(struct rt_thread *t, uintptr_t fn,
+							 uintptr_t sp, int kind, const char *name)
 {
-	enter(t, fn, sp, kind, name);
+	struct rt_frame *top = t->top;
+	struct rt_node *n;
+
+	if (unlikely(atomic_load_explicit(&t->slow, memory_order_relaxed) | (top == t->limit))) {
+		enter_slow(t, fn, sp, kind, name);
+		return;
+	}
+	n = top->node->kids[RT_KID_SLOT(fn)];
+	if (unlikely(!n || n->fn != fn || n->off)) {
+		enter_slow(t, fn, sp, kind, name);
+		return;
+	}
+	top++;
+	top->node = n;
+	top->fn = fn;
+	top->sp = sp;
+	t->top = top;
+	top->start = rt_rdtsc();
+}
+
+/* Tell every thread to refresh its nodes' copies of `off` at its next probe. */
+void rt_threads_refresh(void)
+{
+	struct rt_thread *t;
+
+	for (t = atomic_load(&rt_threads); t; t = t->next)
+		slow_set(t, RT_SLOW_REFRESH);
+	if (rt_self)
+		slow_set(rt_self, RT_SLOW_REFRESH);
 }
 
 /* TAU's throttle: a function called very often for very little time stops being measured. */
-static RT_COLD void throttle_check(struct rt_thread *t, struct rt_node *n, uint64_t now)
+static RT_COLD void throttle_check(struct rt_node *n, uint64_t now)
 {
 	struct rt_func *f = n->func;
 	uint64_t dc = n->calls - n->throttle_calls, dt = n->incl - n->throttle_ticks;
@@ -107,26 +176,18 @@ static RT_COLD void throttle_check(struct rt_thread *t, struct rt_node *n, uint6
 
 	n->throttle_calls = n->calls;
 	n->throttle_ticks = n->incl;
+	if (!rt_cfg.throttle_calls || f->kind != SPROF_FUNC)
+		return;
 	calls = atomic_fetch_add(&f->seen_calls, dc) + dc;
 	ticks = atomic_fetch_add(&f->seen_ticks, dt) + dt;
-	if (!rt_cfg.throttle_calls || calls <= rt_cfg.throttle_calls ||
-	    ticks >= calls * rt_cfg.throttle_ticks || f->kind != SPROF_FUNC)
+	if (calls <= rt_cfg.throttle_calls || ticks >= calls * rt_cfg.throttle_ticks)
 		return;
 	if (atomic_compare_exchange_strong(&f->off, &on, 1)) {
 		f->throttled_at = now - rt_start_ticks;
 		f->throttled_calls = calls;
 		f->flags |= SPROF_FN_THROTTLED;
+		rt_threads_refresh();
 	}
-	(void)t;
-}
-
-static RT_COLD void exit_cpu(struct rt_frame *f, struct rt_node *n)
-{
-	uint64_t d = rt_thread_cpu_ns() - f->cpu_start;
-
-	n->cpu_incl += d;
-	n->cpu_excl += d - f->cpu_child;
-	f[-1].cpu_child += d;
 }
 
 /* Close the top frame at time `now`: the accounting shared by exits and unwinding. */
@@ -134,74 +195,66 @@ void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now)
 {
 	struct rt_frame *f = t->top;
 	struct rt_node *n = f->node;
-	uint64_t d = now - f->start;
 
 	t->top = f - 1;
-	if (f->skip) {
-		f[-1].child += f->child;
-		f[-1].cpu_child += f->cpu_child;
+	if (f->fn != n->fn) { /* an unmeasured call */
 		n->skipped++;
 		return;
 	}
 	n->calls++;
-	n->incl += d;
-	n->excl += d - f->child;
-	f[-1].child += d;
-	if (t->cpu) {
-		d = cpu_now - f->cpu_start;
-		n->cpu_incl += d;
-		n->cpu_excl += d - f->cpu_child;
-		f[-1].cpu_child += d;
-	}
+	n->incl += now - f->start;
+	if (atomic_load_explicit(&t->slow, memory_order_relaxed) & RT_SLOW_CPU)
+		n->cpu_incl += cpu_now - f->cpu_start;
+	if (unlikely((n->calls & throttle_mask) == 0))
+		throttle_check(n, now);
 }
 
-/* Exits that do not match the top frame: beyond the depth limit, skipped calls, longjmp. */
-static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn, uint64_t now)
+/* The general exit: the depth limit, unmeasured calls, longjmp, CPU time, no TSC. */
+static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
 {
+	uint32_t slow = atomic_load_explicit(&t->slow, memory_order_relaxed);
+	uint64_t now, cpu_now;
 	struct rt_frame *f;
 
 	if (t->overflow) {
-		t->overflow--;
+		if (!--t->overflow)
+			slow_clear(t, RT_SLOW_OVERFLOW);
 		t->top->node->skipped++;
 		t->depth_skips++;
 		return;
 	}
+	if (t->top->fn == (fn ^ RT_FN_SKIP)) { /* the usual unmeasured call: no clock needed */
+		t->top--;
+		t->top[1].node->skipped++;
+		return;
+	}
+	now = rt_now();
 	for (f = t->top; f > t->frames; f--)
-		if (f->fn == fn)
+		if (f->fn == fn || f->fn == (fn ^ RT_FN_SKIP))
 			break;
 	if (f == t->frames)
 		return; /* entered before we were watching: nothing to close */
-	rt_unwind_to(t, f, now);
-	rt_close_frame(t, now, t->cpu ? rt_thread_cpu_ns() : 0);
+	cpu_now = slow & RT_SLOW_CPU ? rt_thread_cpu_ns() : 0;
+	while (t->top > f)
+		rt_close_frame(t, now, cpu_now);
+	rt_close_frame(t, now, cpu_now);
 }
 
 static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uintptr_t fn)
 {
-	uint64_t now = rt_now();
+	uint64_t now = rt_rdtsc();
 	struct rt_frame *top = t->top;
 	struct rt_node *n = top->node;
-	uint64_t d;
 
-	if (unlikely(top->fn != fn || top->skip || t->overflow)) {
-		exit_slow(t, fn, now);
+	if (unlikely((top->fn != fn) | atomic_load_explicit(&t->slow, memory_order_relaxed))) {
+		exit_slow(t, fn);
 		return;
 	}
-	if (unlikely(t->cpu))
-		exit_cpu(top, n);
-	d = now - top->start;
 	n->calls++;
-	n->incl += d;
-	n->excl += d - top->child;
-	top[-1].child += d;
+	n->incl += now - top->start;
 	t->top = top - 1;
 	if (unlikely((n->calls & throttle_mask) == 0))
-		throttle_check(t, n, now);
-}
-
-void rt_exit(struct rt_thread *t, uintptr_t fn, uintptr_t sp)
-{
-	(void)sp;
-	leave(t, fn);
+		throttle_check(n, now);
 }
 
 /* The first probe of a thread (or one that fires while the runtime is busy) comes here. */
@@ -230,7 +283,7 @@ RT_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 
 	(void)site;
 	if (likely(t))
-		enter(t, (uintptr_t)fn, (uintptr_t)__builtin_frame_address(0), SPROF_FUNC, NULL);
+		enter(t, (uintptr_t)fn, stack_address(), SPROF_FUNC, NULL);
 }
 
 RT_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
@@ -249,7 +302,7 @@ RT_EXPORT void sonde__region_begin(const char *name)
 	struct rt_thread *t = self();
 
 	if (t && name)
-		enter(t, (uintptr_t)name, (uintptr_t)__builtin_frame_address(0), SPROF_REGION, name);
+		enter_slow(t, (uintptr_t)name, stack_address(), SPROF_REGION, name);
 }
 
 RT_EXPORT void sonde__region_end(const char *name)
@@ -257,7 +310,7 @@ RT_EXPORT void sonde__region_end(const char *name)
 	struct rt_thread *t = rt_self;
 
 	if (t && name)
-		leave(t, (uintptr_t)name);
+		exit_slow(t, (uintptr_t)name);
 }
 
 /* A phase marker ends the thread's current phase and starts the named one (NULL: none). */

@@ -25,19 +25,22 @@
 /* ---- clock (clock.c) ---- */
 extern int rt_clock_tsc; /* 1: rdtsc, 0: CLOCK_MONOTONIC in ns */
 
-static inline uint64_t rt_now(void)
+static inline uint64_t rt_rdtsc(void)
 {
-	if (likely(rt_clock_tsc)) {
-		uint32_t lo, hi;
+	uint32_t lo, hi;
 
-		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-		return ((uint64_t)hi << 32) | lo;
-	}
-	extern uint64_t rt_mono_ns(void);
-	return rt_mono_ns();
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
 }
 
 uint64_t rt_mono_ns(void);
+
+/* The timestamp clock, in ticks: the TSC where usable, else ns of CLOCK_MONOTONIC. */
+static inline uint64_t rt_now(void)
+{
+	return likely(rt_clock_tsc) ? rt_rdtsc() : rt_mono_ns();
+}
+
 uint64_t rt_thread_cpu_ns(void);
 void rt_clock_init(void);
 void rt_clock_mark_end(void);
@@ -76,25 +79,44 @@ int rt_func_table_init(void);
 extern struct rt_func rt_root_func;
 
 /* ---- per-thread call-path profile (thread.c) ---- */
+#define RT_KIDS 4 /* direct-mapped cache of a node's children, by code address */
+#define RT_KID_SLOT(fn) (((fn) >> 4) & (RT_KIDS - 1))
+
+/* Hot fields first: a probe touches fn, off, calls, incl and kids. */
 struct rt_node {
 	uintptr_t fn;                  /* key among siblings (copy of func->addr) */
+	uint64_t calls, incl;          /* ticks; exclusive time is derived when writing */
+	struct rt_node *kids[RT_KIDS];
+	uint8_t off;                   /* copy of func->off, refreshed on RT_SLOW_REFRESH */
+	uint32_t index;                /* creation order in its thread: parents come first */
 	struct rt_func *func;
 	struct rt_node *first_child, *next_sibling, *parent;
-	uint64_t calls, incl, excl;    /* ticks */
 	uint64_t skipped;              /* unmeasured probe pairs directly inside this node */
+	uint64_t excl;                 /* scratch of the writer */
 	uint64_t cpu_incl, cpu_excl;   /* ns, only with SONDE_CPU */
 	uint64_t throttle_calls, throttle_ticks; /* values at the last throttle check */
-	uint32_t index;                /* creation order in its thread: parents come first */
 };
 
+/*
+ * A frame of the probe stack. An unmeasured call (excluded, throttled) keeps the enclosing
+ * node and stores fn ^ RT_FN_SKIP, so that the fast exit path, comparing fn, never takes it
+ * for a measured one.
+ */
+#define RT_FN_SKIP ((uintptr_t)1)
 struct rt_frame {
-	struct rt_node *node; /* measured node; for a skipped call, the enclosing node */
+	struct rt_node *node;
 	uintptr_t fn;
-	uintptr_t sp;         /* stack address of the probe: detects frames left by longjmp */
-	uint64_t start, child;
-	uint64_t cpu_start, cpu_child;
-	uint32_t skip;
+	uintptr_t sp;         /* stack address of the probe: finds frames left by longjmp */
+	uint64_t start;
+	uint64_t cpu_start;
 };
+
+/* Reasons for a thread's probes to leave the fast path (rt_thread.slow). */
+#define RT_SLOW_JUMPED 0x1u   /* a longjmp happened: pop the frames it skipped */
+#define RT_SLOW_OVERFLOW 0x2u /* calls are open beyond the depth limit */
+#define RT_SLOW_CPU 0x4u      /* CPU time is measured too */
+#define RT_SLOW_MONO 0x8u     /* no usable TSC: the clock is CLOCK_MONOTONIC */
+#define RT_SLOW_REFRESH 0x10u /* a function was turned off: refresh the nodes' copies */
 
 struct rt_chunk;
 
@@ -115,6 +137,7 @@ struct rt_phase {
 struct rt_thread {
 	struct rt_frame *top;    /* current frame; frames[0] is the thread's root */
 	struct rt_frame *limit;  /* last usable frame (depth limit) */
+	_Atomic uint32_t slow;   /* RT_SLOW_*: set by this thread, REFRESH also by others */
 	struct rt_frame *frames;
 	size_t frames_cap;
 	struct rt_node *root;
@@ -127,7 +150,6 @@ struct rt_thread {
 	uint64_t start, end;     /* ticks */
 	uint64_t cpu_end;
 	uint64_t overflow;       /* calls currently open beyond the frame stack */
-	int jumped;              /* a longjmp happened: check the stack at the next enter */
 	uint64_t depth_skips, lost_calls;
 	_Atomic int exited;
 	struct rt_thread *next;  /* global list, push-only */
@@ -154,9 +176,8 @@ uint32_t rt_chunk_used(const struct rt_chunk *c);
 const struct rt_node *rt_chunk_node(const struct rt_chunk *c, uint32_t i);
 
 /* ---- probes (probe.c) ---- */
-void rt_enter(struct rt_thread *t, uintptr_t fn, uintptr_t sp, int kind, const char *name);
-void rt_exit(struct rt_thread *t, uintptr_t fn, uintptr_t sp);
 void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now);
+void rt_threads_refresh(void);
 void rt_probe_set_throttle_mask(uint64_t mask);
 
 /* ---- configuration (init.c) ---- */

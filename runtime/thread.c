@@ -82,6 +82,7 @@ struct rt_node *rt_node_child(struct rt_thread *t, struct rt_node *parent, uintp
 	if (n) {
 		n->fn = fn;
 		n->func = f;
+		n->off = atomic_load(&f->off);
 		n->parent = parent;
 		n->next_sibling = parent->first_child;
 		parent->first_child = n;
@@ -122,6 +123,7 @@ struct rt_thread *rt_thread_new(int publish)
 	if (!t)
 		return NULL;
 	t->cpu = rt_cfg.cpu;
+	atomic_store(&t->slow, (rt_cfg.cpu ? RT_SLOW_CPU : 0u) | (rt_clock_tsc ? 0u : RT_SLOW_MONO));
 	t->root = node_alloc(t);
 	if (!t->root)
 		goto out_free;
@@ -166,7 +168,6 @@ void rt_thread_finish(struct rt_thread *t, uint64_t now)
 	rt_unwind_to(t, t->frames, now);
 	t->end = now;
 	t->root->incl = now - t->start;
-	t->root->excl = t->root->incl - t->frames[0].child;
 	if (t->cpu)
 		t->cpu_end = rt_thread_cpu_ns();
 }
@@ -211,7 +212,7 @@ static void tree_reset(struct rt_thread *t)
 		for (i = 0; i < c->used; i++) {
 			struct rt_node *n = &c->nodes[i];
 
-			n->calls = n->incl = n->excl = n->skipped = 0;
+			n->calls = n->incl = n->skipped = 0;
 			n->cpu_incl = n->cpu_excl = 0;
 			n->throttle_calls = n->throttle_ticks = 0;
 		}
@@ -234,8 +235,6 @@ void rt_thread_after_fork(void)
 	tree_reset(t);
 	for (f = t->frames; f <= t->top; f++) {
 		f->start = now;
-		f->child = 0;
-		f->cpu_child = 0;
 		if (t->cpu)
 			f->cpu_start = rt_thread_cpu_ns();
 	}

@@ -27,7 +27,7 @@ static void note_jump(void)
 	struct rt_thread *t = rt_self;
 
 	if (t)
-		t->jumped = 1;
+		atomic_fetch_or(&t->slow, RT_SLOW_JUMPED);
 }
 
 /* One wrapper per name; `name` is looked up once, on first use. */

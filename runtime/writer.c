@@ -171,6 +171,30 @@ static void write_node(struct writer *w, const struct rt_node *n, int cpu)
 	}
 }
 
+/* Exclusive time of each node: its inclusive time minus its children's (all measured). */
+static void derive_exclusive(struct rt_thread *t)
+{
+	const struct rt_chunk *c;
+	uint32_t i;
+
+	for (c = t->chunks; c; c = rt_chunk_next(c))
+		for (i = 0; i < rt_chunk_used(c); i++) {
+			struct rt_node *n = (struct rt_node *)(uintptr_t)rt_chunk_node(c, i);
+
+			n->excl = n->incl;
+			n->cpu_excl = n->cpu_incl;
+		}
+	for (c = t->chunks; c; c = rt_chunk_next(c))
+		for (i = 0; i < rt_chunk_used(c); i++) {
+			struct rt_node *n = (struct rt_node *)(uintptr_t)rt_chunk_node(c, i);
+
+			if (n->parent) {
+				n->parent->excl -= n->incl;
+				n->parent->cpu_excl -= n->cpu_incl;
+			}
+		}
+}
+
 /* Walk the node arena in allocation order: parents always precede their children. */
 static void write_thread(struct writer *w, struct rt_thread *t, uint64_t now)
 {
@@ -180,10 +204,9 @@ static void write_thread(struct writer *w, struct rt_thread *t, uint64_t now)
 	struct sprof_buf *b;
 	uint32_t nnodes = t->nnodes, done = 0, i;
 
-	if (!t->exited) { /* still running in another thread: its root, as of now */
+	if (!t->exited) /* still running in another thread: its root, as of now */
 		t->root->incl = now - t->start;
-		t->root->excl = t->root->incl - t->frames[0].child;
-	}
+	derive_exclusive(t);
 	w_record(w, SPROF_REC_THREAD, 56 + nnodes * node_bytes);
 	b = w_room(w, 56);
 	sprof_put_u32(b, t->index);

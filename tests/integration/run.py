@@ -1,0 +1,1171 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""
+sonde's integration tests: build the programs of tests/programs with `sonde cc`, run them with
+`sonde run`, and check what `sonde report --json` says against counts known exactly from the
+programs' source. Also the command line's error handling and hostile profile files.
+
+Usage: run.sh [--unit 'CMD ARGS'...] [--no-integration] [--only SUBSTRING] [--keep]
+  --unit CMD        also run a cmocka test binary (TAP output) and count its tests
+  --no-integration  run only the --unit commands
+  --only S          run only the integration tests whose name contains S
+  --keep            keep the temporary directory (it is always kept when something failed)
+
+Each check prints "ok - NAME" or "not ok - NAME: REASON"; the last line is "N passed, M failed"
+and the exit status is 1 when M > 0.
+"""
+import csv
+import io
+import json
+import os
+import random
+import re
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SONDE = os.path.join(ROOT, 'build', 'bin', 'sonde')
+PROGS = os.path.join(ROOT, 'tests', 'programs')
+CC = os.environ.get('CC', 'gcc')
+TMP = None  # the run's scratch directory
+
+sys.setrecursionlimit(100000)
+threading.stack_size(512 << 20)  # JSON of a 5000-deep call-path parses recursively
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+class Fail(Exception):
+    """A check's condition does not hold; the message says what was expected and seen."""
+
+
+COUNT = {'pass': 0, 'fail': 0}
+
+
+def one_line(s):
+    return ' '.join(str(s).split())
+
+
+def emit(ok, name, reason=''):
+    if ok:
+        COUNT['pass'] += 1
+        print(f'ok - {name}')
+    else:
+        COUNT['fail'] += 1
+        print(f'not ok - {name}: {one_line(reason)}')
+    sys.stdout.flush()
+
+
+class check:
+    """`with check(name):` one check; a Fail or any exception inside makes it 'not ok'."""
+
+    def __init__(self, name):
+        self.name = name
+        self.ok = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, ev, tb):
+        if et is None:
+            self.ok = True
+            emit(True, self.name)
+        elif issubclass(et, Fail):
+            emit(False, self.name, ev)
+        elif issubclass(et, subprocess.TimeoutExpired):
+            emit(False, self.name, f'timed out: {shlex.join(map(str, ev.cmd))}')
+        else:
+            emit(False, self.name, f'{et.__name__}: {ev}')
+            for line in traceback.format_exception(et, ev, tb)[-4:]:
+                for sub in line.rstrip().splitlines():
+                    print(f'#   {sub}')
+        return True
+
+
+def expect(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def eq(actual, expected, what):
+    if actual != expected:
+        raise Fail(f'{what}: expected {expected!r}, got {actual!r}')
+
+
+def between(actual, lo, hi, what):
+    if not (isinstance(actual, (int, float)) and lo <= actual <= hi):
+        raise Fail(f'{what}: expected {lo}..{hi}, got {actual!r}')
+
+
+# ---------------------------------------------------------------------------------------------
+# Running things
+
+
+def no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def run(cmd, stdin=b'', cwd=None, timeout=120, env=None):
+    return subprocess.run([str(c) for c in cmd], input=stdin, capture_output=True,
+                          cwd=cwd or TMP, timeout=timeout, preexec_fn=no_core, env=env)
+
+
+def first_line(b):
+    s = b.decode(errors='replace').strip()
+    return s.splitlines()[0] if s else '(nothing)'
+
+
+def describe(p):
+    return f'exit {p.returncode}, stderr: {first_line(p.stderr)}'
+
+
+BUILT = {}
+
+
+def build(prog, opt='-O0', plain=False, cwd=None):
+    """Build tests/programs/PROG.c (with `sonde cc`, or plain gcc); Fail when it does not build."""
+    key = (prog, opt, plain, cwd)
+    if key in BUILT:
+        if BUILT[key] is None:
+            raise Fail(f'{prog}{opt} did not build')
+        return BUILT[key]
+    srcs = [os.path.join(PROGS, prog + '.c')]
+    if prog == 'exclude':
+        srcs.append(os.path.join(PROGS, 'exclude_helpers.c'))
+    out = os.path.join(TMP, 'bin', f'{prog}{opt}{"-plain" if plain else ""}'
+                       f'{"-cwd" if cwd else ""}')
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    gcc = [CC, opt, '-g', '-Wall', '-Wextra', '-o', out] + srcs + ['-lpthread']
+    if plain:
+        cmd = gcc[:1] + ['-I', os.path.join(ROOT, 'include')] + gcc[1:]
+    else:
+        cmd = [SONDE, 'cc', '--'] + gcc
+    BUILT[key] = None
+    name = f'build {prog} {opt}{" (plain gcc)" if plain else ""}{" from another directory" if cwd else ""}'
+    with check(name) as c:
+        p = run(cmd, cwd=cwd or ROOT)
+        expect(p.returncode == 0 and os.access(out, os.X_OK), f'{shlex.join(cmd)}: {describe(p)}')
+        expect(b'warning' not in p.stderr, f'compiler warnings: {first_line(p.stderr)}')
+    if not c.ok:
+        raise Fail(f'{prog}{opt} did not build')
+    BUILT[key] = out
+    return out
+
+
+RUNS = [0]
+
+
+def new_dir(tag):
+    RUNS[0] += 1
+    return os.path.join(TMP, 'runs', f'{RUNS[0]:03d}-{tag}')
+
+
+def srun(binary, args=(), opts=(), stdin=b'', tag='run'):
+    """`sonde run -o DIR OPTS -- BINARY ARGS`; returns (completed process, DIR)."""
+    d = new_dir(tag)
+    os.makedirs(os.path.dirname(d), exist_ok=True)
+    p = run([SONDE, 'run', '-o', d] + list(opts) + ['--', binary] + list(args), stdin=stdin)
+    return p, d
+
+
+def direct(binary, args=(), stdin=b''):
+    return run([binary] + list(args), stdin=stdin)
+
+
+def same_output(ps, pd, stderr=True):
+    """The program under sonde behaved as it does alone: status, stdout (and stderr)."""
+    eq(ps.returncode, pd.returncode, 'exit status under sonde (direct run gives the expected)')
+    eq(ps.stdout, pd.stdout, 'stdout under sonde vs direct run')
+    if stderr:
+        eq(ps.stderr, pd.stderr, 'stderr under sonde vs direct run')
+
+
+def profiles(d):
+    try:
+        return sorted(f for f in os.listdir(d) if f.endswith('.sprof'))
+    except FileNotFoundError:
+        return []
+
+
+def parse_json(text):
+    """json.loads in a thread with a big stack: a deep call-path nests thousands of levels."""
+    box = {}
+
+    def work():
+        try:
+            box['v'] = json.loads(text)
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            box['e'] = e
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    if 'e' in box:
+        raise Fail(f'report is not valid JSON: {box["e"]}')
+    return box['v']
+
+
+def report(d, *opts):
+    p = run([SONDE, 'report', '--json'] + list(opts) + [d])
+    expect(p.returncode == 0, f'sonde report --json {" ".join(opts)}: {describe(p)}')
+    return parse_json(p.stdout.decode())
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a report
+
+
+def funcs(js):
+    out = {}
+    for f in js['functions']:
+        expect(f['name'] not in out, f'function {f["name"]!r} listed twice')
+        out[f['name']] = f
+    return out
+
+
+def calls(js, name):
+    f = funcs(js).get(name)
+    return f['calls'] if f else 0
+
+
+def kids(n):
+    return n.get('children') or []
+
+
+def walk(js):
+    """(path of names, node) for every node below the root, iteratively."""
+    stack = [((), js['callpath'])]
+    while stack:
+        path, n = stack.pop()
+        if path:
+            yield path, n
+        for c in reversed(kids(n)):
+            stack.append((path + (c['name'],), c))
+
+
+def node(js, *path):
+    n = js['callpath']
+    for name in path:
+        found = [c for c in kids(n) if c['name'] == name]
+        expect(len(found) <= 1, f'call-path {"/".join(path)}: {len(found)} sibling nodes {name!r}')
+        if not found:
+            return None
+        n = found[0]
+    return n
+
+
+def pcalls(js, *path):
+    n = node(js, *path)
+    return n['calls'] if n else 0
+
+
+def expect_path(js, path, n):
+    eq(pcalls(js, *path), n, 'calls of call-path ' + '/'.join(path))
+
+
+def depth(js):
+    return max((len(p) for p, _ in walk(js)), default=0)
+
+
+def measured(js, name):
+    """Measured calls of a function: 0 when absent or marked excluded."""
+    f = funcs(js).get(name)
+    if not f:
+        return 0
+    if f.get('excluded'):
+        eq(f['calls'], 0, f'calls of excluded function {name}')
+    return f['calls']
+
+
+PROC_KEYS = ['pid', 'ppid', 'exe', 'cmdline', 'end', 'T_m_ns', 'T_a_ns', 'probes',
+             'unmeasured_probes', 'calibration', 'threads']
+CALIB_KEYS = ['clock', 'dt_ns', 'clock_ns', 'o_in_ns', 'o_in_sd_ns', 'o_full_ns', 'o_full_sd_ns',
+              'o_skip_ns', 'o_skip_sd_ns']
+THREAD_KEYS = ['index', 'tid', 'T_m_ns', 'T_a_ns', 'probes', 'depth_skips', 'lost_calls']
+FUNC_KEYS = ['name', 'file', 'line', 'resource', 'kind', 'calls', 'child_calls', 'incl_ns',
+             'excl_ns', 'incl_c_ns', 'excl_c_ns', 'unreliable', 'excluded', 'throttled',
+             'throttled_at_ns', 'throttled_after_calls']
+NODE_KEYS = ['name', 'calls', 'incl_ns', 'excl_ns', 'incl_c_ns', 'excl_c_ns']
+
+
+def has_keys(obj, keys, what):
+    missing = [k for k in keys if k not in obj]
+    expect(not missing, f'{what} lacks {missing}')
+
+
+def sanity(js, tree_sums=True, complete=True):
+    """The report's contract and the invariants any correct profile satisfies."""
+    eq(js.get('sonde_report'), 1, '"sonde_report"')
+    for k in ['run_dir', 'processes', 'functions', 'callpath', 'counters', 'phases']:
+        expect(k in js, f'report lacks "{k}"')
+    for p in js['processes']:
+        has_keys(p, PROC_KEYS, 'process')
+        has_keys(p['calibration'], CALIB_KEYS, 'calibration')
+        expect(p['calibration']['clock'] in ('tsc', 'monotonic'), 'calibration clock')
+        expect(p['end'] in ('exit', 'signal', 'exec'), f'end {p["end"]!r}')
+        if p['end'] == 'signal':
+            expect(p.get('signal', 0) > 0, 'a process ended by a signal names it')
+        expect(0 <= p['T_a_ns'] <= p['T_m_ns'], f'process T_a {p["T_a_ns"]} T_m {p["T_m_ns"]}')
+        expect(len(p['threads']) >= 1, 'a process has at least one thread')
+        eq(sorted(t['index'] for t in p['threads']), list(range(len(p['threads']))),
+           'thread indices')
+        for t in p['threads']:
+            has_keys(t, THREAD_KEYS, 'thread')
+            expect(0 <= t['T_a_ns'] <= t['T_m_ns'], 'thread T_a <= T_m')
+    for f in js['functions']:
+        has_keys(f, FUNC_KEYS, 'function')
+        what = f'function {f["name"]}'
+        expect(f['kind'] in ('function', 'region'), f'{what}: kind {f["kind"]!r}')
+        expect(f['calls'] >= 0 and f['child_calls'] >= 0, f'{what}: negative counts')
+        expect(0 <= f['excl_ns'] <= f['incl_ns'], f'{what}: excl {f["excl_ns"]} incl {f["incl_ns"]}')
+        expect(0 <= f['incl_c_ns'] <= f['incl_ns'], f'{what}: incl_c above incl or negative')
+        expect(0 <= f['excl_c_ns'] <= f['excl_ns'], f'{what}: excl_c above excl or negative')
+        if f['kind'] == 'function' and f['file']:
+            eq(f['resource'], f'/Code/{f["file"]}/{f["name"]}', f'{what}: resource')
+    root = js['callpath']
+    eq(root.get('name'), '<root>', 'call-path root name')
+    has_keys(root, NODE_KEYS, 'call-path root')
+    per_name = {}
+    for path, n in walk(js):
+        what = 'call-path ' + '/'.join(path)
+        has_keys(n, NODE_KEYS + ['resource'], what)
+        expect(0 <= n['excl_ns'] <= n['incl_ns'] + 1, f'{what}: excl {n["excl_ns"]} > incl {n["incl_ns"]}')
+        names = [c['name'] for c in kids(n)]
+        expect(len(names) == len(set(names)), f'{what}: duplicate children {names}')
+        per_name[path[-1]] = per_name.get(path[-1], 0) + n['calls']
+    if tree_sums:
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            ch = kids(n)
+            s = sum(c['incl_ns'] for c in ch)
+            expect(s <= n['incl_ns'] + len(ch) + 1,
+                   f'children of {n["name"]} take {s} ns, more than its inclusive {n["incl_ns"]}')
+            stack.extend(ch)
+    if complete:  # every function's calls are the sum of its call-path nodes' calls
+        for f in js['functions']:
+            eq(per_name.get(f['name'], 0), f['calls'],
+               f'{f["name"]}: sum of call-path calls vs function calls')
+
+
+def proc(js, n=1):
+    eq(len(js['processes']), n, 'number of processes')
+    return js['processes'][0]
+
+
+def def_line(prog, name):
+    """Line of the definition of function NAME in tests/programs/PROG.c (the line naming it)."""
+    with open(os.path.join(PROGS, prog + '.c')) as f:
+        for i, line in enumerate(f, 1):
+            if re.match(rf'^[A-Za-z_][\w \*]*\b{name}\(.*\)\s*$', line):
+                return i
+    raise Fail(f'no definition of {name} in {prog}.c')
+
+
+def fib_levels(n):
+    """Calls of fib(n) at each recursion level (1 = the outermost call)."""
+    levels = {}
+    stack = [(n, 1)]
+    while stack:
+        k, d = stack.pop()
+        levels[d] = levels.get(d, 0) + 1
+        if k >= 2:
+            stack += [(k - 1, d + 1), (k - 2, d + 1)]
+    return levels
+
+
+# ---------------------------------------------------------------------------------------------
+# The tests. Each takes the optimisation level where it makes sense.
+
+TESTS = []
+
+
+def test(*opts):
+    def reg(fn):
+        for o in opts or ('',):
+            TESTS.append((fn.__name__[2:] + (o if o else ''), fn, o))
+        return fn
+    return reg
+
+
+@test('-O0', '-O2')
+def t_recursion(o):
+    name = f'recursion{o}'
+    b = build('recursion', o)
+    p, d = srun(b)
+    with check(f'{name}: output and status as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name}: report consistent'):
+        sanity(js)
+    with check(f'{name}: process record'):
+        pr = proc(js)
+        eq(pr['end'], 'exit', 'end')
+        eq(profiles(d), [f'profile.{pr["pid"]}.sprof'], 'profile files')
+        expect(pr['exe'].endswith('/' + os.path.basename(b)), f'exe {pr["exe"]!r}')
+        expect(os.path.basename(b) in pr['cmdline'], f'cmdline {pr["cmdline"]!r}')
+        ncalls = 1 + 1973 + 6 + 5
+        expect(pr['probes'] in (ncalls, 2 * ncalls), f'probes {pr["probes"]}, calls {ncalls}')
+        eq(pr['unmeasured_probes'], 0, 'unmeasured probes')
+        eq(len(pr['threads']), 1, 'threads')
+        eq(pr['threads'][0]['tid'], pr['pid'], 'tid of thread 0')
+    with check(f'{name}: exact call counts'):
+        eq(calls(js, 'main'), 1, 'main')
+        eq(calls(js, 'fib'), 1973, 'fib')
+        eq(calls(js, 'is_even'), 6, 'is_even')
+        eq(calls(js, 'is_odd'), 5, 'is_odd')
+        f = funcs(js)
+        eq(f['fib']['child_calls'], 1972, 'fib child_calls')
+        eq(f['main']['child_calls'], 2, 'main child_calls')
+        eq(f['is_even']['child_calls'], 5, 'is_even child_calls')
+        eq(f['is_odd']['child_calls'], 5, 'is_odd child_calls')
+    with check(f'{name}: fib call-path, level by level'):
+        levels = fib_levels(15)
+        for lv in range(1, max(levels) + 2):
+            expect_path(js, ('main',) + ('fib',) * lv, levels.get(lv, 0))
+        eq(max(levels), 15, 'fib recursion depth')
+    with check(f'{name}: mutual recursion alternates in one chain'):
+        chain = ('main',) + tuple('is_even' if i % 2 == 0 else 'is_odd' for i in range(11))
+        for k in range(2, len(chain) + 1):
+            expect_path(js, chain[:k], 1)
+        expect(not kids(node(js, *chain)), 'nothing below is_even(0)')
+        eq(depth(js), 16, 'call-path depth (main + 15 fib)')
+    with check(f'{name}: source locations'):
+        f = funcs(js)
+        for fn in ('fib', 'is_even', 'main'):
+            eq(f[fn]['file'], 'recursion.c', f'{fn} file')
+            eq(f[fn]['line'], def_line('recursion', fn), f'{fn} line')
+            eq(f[fn]['resource'], f'/Code/recursion.c/{fn}', f'{fn} resource')
+            eq(f[fn]['kind'], 'function', f'{fn} kind')
+            eq(f[fn]['excluded'] or f[fn]['throttled'], False, f'{fn} excluded/throttled')
+
+
+@test('-O0', '-O2')
+def t_threads(o):
+    name = f'threads{o}'
+    b = build('threads', o)
+    p, d = srun(b)
+    with check(f'{name}: output and status as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name}: report consistent'):
+        sanity(js)
+    with check(f'{name}: 5 threads with distinct tids'):
+        pr = proc(js)
+        th = pr['threads']
+        eq(len(th), 5, 'threads')
+        eq(len({t['tid'] for t in th}), 5, 'distinct tids')
+        eq([t['tid'] for t in th if t['index'] == 0], [pr['pid']], 'thread 0 is the main thread')
+    with check(f'{name}: merged counts'):
+        eq(calls(js, 'work'), 4000, 'work')
+        eq(calls(js, 'worker'), 4, 'worker')
+        eq(calls(js, 'main'), 1, 'main')
+        expect_path(js, ('worker',), 4)
+        expect_path(js, ('worker', 'work'), 4000)
+        expect_path(js, ('main',), 1)
+        eq(sorted(c['name'] for c in kids(js['callpath'])), ['main', 'worker'], 'root children')
+    with check(f'{name}: per-thread counts (--thread N)'):
+        for i in range(5):
+            tj = report(d, '--thread', str(i))
+            if i == 0:
+                eq((calls(tj, 'main'), calls(tj, 'work')), (1, 0), 'thread 0 main, work')
+            else:
+                eq((calls(tj, 'main'), calls(tj, 'worker'), calls(tj, 'work')), (0, 1, 1000),
+                   f'thread {i} main, worker, work')
+                expect_path(tj, ('worker', 'work'), 1000)
+
+
+@test()
+def t_fork(o):
+    b = build('fork')
+    p, d = srun(b)
+    with check('fork: output and status as a direct run'):
+        same_output(p, direct(b))
+    with check('fork: two profiles, one per process'):
+        js = report(d)
+        sanity(js)
+        ps = js['processes']
+        eq(len(ps), 2, 'processes')
+        parent = [x for x in ps if x['pid'] in {y['ppid'] for y in ps}]
+        eq(len(parent), 1, 'one process is the parent of the other')
+        parent = parent[0]
+        child = [x for x in ps if x is not parent][0]
+        eq(child['ppid'], parent['pid'], 'child ppid')
+        eq(profiles(d), sorted(f'profile.{x["pid"]}.sprof' for x in ps), 'profile files')
+        eq((parent['end'], child['end']), ('exit', 'exit'), 'ends')
+    with check('fork: merged counts'):
+        eq([calls(js, f) for f in ('main', 'before_fork', 'child_work', 'parent_work')],
+           [2, 1, 3, 5], 'main, before_fork, child_work, parent_work')
+    with check('fork: the child has only its own calls (--pid)'):
+        cj = report(d, '--pid', str(child['pid']))
+        eq(len(cj['processes']), 1, 'processes with --pid')
+        eq([calls(cj, f) for f in ('main', 'before_fork', 'child_work', 'parent_work')],
+           [1, 0, 3, 0], 'main, before_fork, child_work, parent_work')
+        expect_path(cj, ('main', 'child_work'), 3)
+    with check('fork: the parent has only its own calls (--pid)'):
+        pj = report(d, '--pid', str(parent['pid']))
+        eq([calls(pj, f) for f in ('main', 'before_fork', 'child_work', 'parent_work')],
+           [1, 1, 0, 5], 'main, before_fork, child_work, parent_work')
+        expect_path(pj, ('main', 'parent_work'), 5)
+
+
+@test()
+def t_sigterm(o):
+    b = build('sigterm')
+    p, d = srun(b)
+    with check('sigterm: sonde run dies by SIGTERM like the program'):
+        eq(direct(b).returncode, -signal.SIGTERM, 'direct run status')
+        same_output(p, direct(b))
+    with check('sigterm: a shell sees status 143'):
+        sh = run(['bash', '-c', '"$0" run -o "$1" -- "$2"; echo "status $?"', SONDE,
+                  new_dir('sigterm-sh'), b])
+        expect(sh.stdout.decode().endswith('status 143\n'), f'shell printed {sh.stdout!r}')
+    js = report(d)
+    with check('sigterm: profile written, end signal 15'):
+        sanity(js)
+        pr = proc(js)
+        eq((pr['end'], pr.get('signal')), ('signal', 15), 'end, signal')
+    with check('sigterm: counts, open frames closed'):
+        eq([calls(js, f) for f in ('main', 'work', 'die')], [1, 7, 1], 'main, work, die')
+        expect_path(js, ('main', 'die'), 1)
+
+
+@test()
+def t_sigint(o):
+    b = build('sigint')
+    d = new_dir('sigint')
+    os.makedirs(os.path.dirname(d), exist_ok=True)
+    sp = subprocess.Popen([SONDE, 'run', '-o', d, '--', b], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=TMP,
+                          preexec_fn=no_core)
+    with check('sigint: program killed by SIGINT from outside; sonde run dies by SIGINT'):
+        try:
+            line = sp.stdout.readline().decode()
+            m = re.match(r'pid (\d+)$', line.strip())
+            expect(m, f'program printed {line!r} instead of its pid')
+            os.kill(int(m.group(1)), signal.SIGINT)
+            rc = sp.wait(timeout=20)
+        finally:
+            if sp.poll() is None:
+                sp.kill()
+                sp.wait()
+        eq(rc, -signal.SIGINT, 'status of sonde run')
+    js = report(d)
+    with check('sigint: profile written, end signal 2, counts'):
+        sanity(js)
+        pr = proc(js)
+        eq((pr['end'], pr.get('signal')), ('signal', 2), 'end, signal')
+        eq((calls(js, 'main'), calls(js, 'ready')), (1, 1), 'main, ready')
+        expect(calls(js, 'tick') >= 1, 'tick was called')
+        expect_path(js, ('main', 'tick'), calls(js, 'tick'))
+
+
+@test()
+def t_handler(o):
+    b = build('handler')
+    p, d = srun(b)
+    with check("handler: the program's own SIGTERM handler is kept; status 0"):
+        same_output(p, direct(b))
+        eq(p.returncode, 0, 'status')
+    js = report(d)
+    with check('handler: instrumented handler under the code it interrupted'):
+        sanity(js)
+        eq(proc(js)['end'], 'exit', 'end')
+        eq([calls(js, f) for f in ('sender', 'on_usr1', 'in_handler', 'on_term')], [3, 3, 3, 1],
+           'sender, on_usr1, in_handler, on_term')
+        expect_path(js, ('main', 'sender', 'on_usr1', 'in_handler'), 3)
+        expect_path(js, ('main', 'on_term'), 1)
+
+
+@test('-O0', '-O2')
+def t_longjmp(o):
+    name = f'longjmp{o}'
+    b = build('longjmp', o)
+    p, d = srun(b)
+    with check(f'{name}: output and status as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name}: report consistent'):
+        sanity(js)
+    with check(f'{name}: exact counts after longjmp'):
+        eq([calls(js, f) for f in ('main', 'driver', 'dive', 'after', 'leaf', 'trap', 'on_usr1',
+                                   'escape', 'quick', 'dive2')],
+           [1, 1, 50, 4, 4, 2, 2, 1, 1, 4],
+           'main driver dive after leaf trap on_usr1 escape quick dive2')
+    with check(f'{name}: escaped frames closed, 10 calls per dive level'):
+        for k in range(1, 7):
+            expect_path(js, ('main', 'driver') + ('dive',) * k, 10 if k <= 5 else 0)
+        for k in range(1, 6):
+            expect_path(js, ('main', 'quick') + ('dive2',) * k, 1 if k <= 4 else 0)
+    with check(f'{name}: later calls attach to the right parent'):
+        expect_path(js, ('main', 'driver', 'after'), 3)
+        expect_path(js, ('main', 'driver', 'after', 'leaf'), 3)
+        expect_path(js, ('main', 'escape', 'trap'), 2)
+        expect_path(js, ('main', 'escape', 'trap', 'on_usr1'), 2)
+        expect_path(js, ('main', 'escape', 'after', 'leaf'), 1)
+        wrong = ['/'.join(pth) for pth, n in walk(js) if pth[-1] in ('after', 'escape', 'quick')
+                 and pth not in [('main', 'driver', 'after'), ('main', 'escape', 'after'),
+                                 ('main', 'escape'), ('main', 'quick')]]
+        eq(wrong, [], 'misplaced nodes')
+
+
+@test('-O0', '-O2')
+def t_deep(o):
+    name = f'deep{o}'
+    b = build('deep', o)
+    p, d = srun(b)
+    with check(f'{name}: 5000-deep recursion, output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name}: every level recorded once'):
+        sanity(js)
+        eq(calls(js, 'down'), 5000, 'down')
+        eq(depth(js), 5001, 'call-path depth')
+        levels = [n['calls'] for pth, n in walk(js) if pth[-1] == 'down']
+        eq((len(levels), set(levels)), (5000, {1}), 'down nodes and their calls')
+        eq(proc(js)['threads'][0]['depth_skips'], 0, 'depth_skips')
+    p, d = srun(b, opts=['--depth', '10'], tag='deep-depth')
+    with check(f'{name} --depth 10: output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name} --depth 10: nothing below 10 frames'):
+        sanity(js)
+        eq(depth(js), 10, 'call-path depth')
+        eq(calls(js, 'down'), 9, 'recorded down calls (frames 2..10)')
+        eq(proc(js)['threads'][0]['depth_skips'], 4991, 'depth_skips')
+        expect_path(js, ('main',) + ('down',) * 9, 1)
+
+
+def comp_tol(*overheads):
+    """Tolerance of a compensated value: rounding of ns values and of printed probe costs."""
+    return 3 + 0.005 * sum(abs(x) for x in overheads)
+
+
+def near(actual, expected, tol, what):
+    if abs(actual - expected) > tol:
+        raise Fail(f'{what}: expected {expected:.0f} (+-{tol:.0f}), got {actual}')
+
+
+@test('-O0', '-O2')
+def t_million(o):
+    name = f'million{o}'
+    b = build('million', o)
+    p, d = srun(b, opts=['--throttle', 'off'])
+    with check(f'{name} --throttle off: output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name} --throttle off: 1000000 calls exactly'):
+        sanity(js)
+        f = funcs(js)
+        eq(f['tiny']['calls'], 1000000, 'tiny')
+        eq(f['tiny']['throttled'], False, 'tiny throttled')
+        expect_path(js, ('main', 'tiny'), 1000000)
+    with check(f'{name} --throttle off: compensation follows the model'):
+        pr = proc(js)
+        c = pr['calibration']
+        o_in, o_full = c['o_in_ns'], c['o_full_ns']
+        t, m = f['tiny'], f['main']
+        near(t['incl_c_ns'], max(0, t['incl_ns'] - 1e6 * o_in), comp_tol(1e6 * o_in),
+             'tiny incl_c = incl - calls*o_in')
+        near(t['excl_c_ns'], max(0, t['excl_ns'] - 1e6 * o_in), comp_tol(1e6 * o_in),
+             'tiny excl_c = excl - calls*o_in')
+        near(m['incl_c_ns'], max(0, m['incl_ns'] - o_in - 1e6 * o_full),
+             comp_tol(o_in, 1e6 * o_full), 'main incl_c = incl - o_in - desc_calls*o_full')
+        near(m['excl_c_ns'], max(0, m['excl_ns'] - o_in - 1e6 * (o_full - o_in)),
+             comp_tol(o_in, 1e6 * (o_full - o_in)),
+             'main excl_c = excl - o_in - child_calls*(o_full - o_in)')
+        near(pr['T_a_ns'], max(0, pr['T_m_ns'] - 1000001 * o_full), comp_tol(1000001 * o_full),
+             'T_a = T_m - N*o_full')
+    p, d = srun(b, tag='throttle')
+    with check(f'{name} default throttle: output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name} default throttle: tiny throttled after ~100000 calls'):
+        sanity(js)
+        pr = proc(js)
+        t, m = funcs(js)['tiny'], funcs(js)['main']
+        eq(t['throttled'], True, 'tiny throttled')
+        between(t['calls'], 100000, 120000, 'tiny measured calls')
+        between(t['throttled_after_calls'], 100000, 120000, 'tiny throttled_after_calls')
+        between(t['throttled_at_ns'], 1, pr['T_m_ns'], 'tiny throttled_at_ns')
+        eq(m['throttled'], False, 'main throttled')
+        eq(m['calls'], 1, 'main calls')
+        n = t['calls']
+        expect(pr['unmeasured_probes'] in (1000000 - n, 2 * (1000000 - n)),
+               f'unmeasured_probes {pr["unmeasured_probes"]} for {1000000 - n} unmeasured calls')
+        c = pr['calibration']
+        near(m['excl_c_ns'], max(0, m['excl_ns'] - c['o_in_ns'] - n * (c['o_full_ns'] - c['o_in_ns'])
+                                 - (1000000 - n) * c['o_skip_ns']),
+             comp_tol(c['o_in_ns'], n * (c['o_full_ns'] - c['o_in_ns']), (1000000 - n) * c['o_skip_ns']),
+             'main excl_c with unmeasured calls (o_skip)')
+    p, d = srun(b, opts=['--throttle', '1000:10'], tag='throttle-1000')
+    js = report(d)
+    with check(f'{name} --throttle 1000:10: throttled after ~1000 calls'):
+        eq(p.returncode, 0, 'status')
+        t = funcs(js)['tiny']
+        eq(t['throttled'], True, 'tiny throttled')
+        between(t['calls'], 1000, 1200, 'tiny measured calls')
+
+
+EXIT_MODES = [('exit', 3, 'exit'), ('_exit', 4, 'exit'), ('ret', 5, 'exit'),
+              ('abort', -signal.SIGABRT, 'signal'), ('segv', -signal.SIGSEGV, 'signal')]
+
+
+@test('-O0', '-O2')
+def t_exits(o):
+    b = build('exits', o)
+    for mode, status, end in EXIT_MODES:
+        name = f'exits{o} {mode}'
+        p, d = srun(b, args=[mode], tag='exits')
+        with check(f'{name}: status {status}, stdout and stderr byte-identical to a direct run'):
+            pd = direct(b, [mode])
+            eq(pd.returncode, status, 'direct run status')
+            same_output(p, pd)
+        with check(f'{name}: profile written, nested frames closed'):
+            js = report(d)
+            sanity(js)
+            pr = proc(js)
+            eq(pr['end'], end, 'end')
+            if end == 'signal':
+                eq(pr.get('signal'), -status, 'signal')
+            eq(pr['cmdline'].split()[-1], mode, 'last word of cmdline')
+            expect_path(js, ('main', 'level1', 'level2', 'level3'), 1)
+            eq([calls(js, f) for f in ('main', 'level1', 'level2', 'level3')], [1, 1, 1, 1],
+               'main level1 level2 level3')
+
+
+@test()
+def t_stdin(o):
+    b = build('stdin_sum')
+    data = random.Random(7).randbytes(20000)
+    for label, inp in (('20000 bytes', data), ('empty', b'')):
+        name = f'stdin {label}'
+        p, d = srun(b, stdin=inp, tag='stdin')
+        with check(f'{name}: stdin reaches the program, stdout/stderr as a direct run'):
+            same_output(p, direct(b, stdin=inp))
+            eq(p.stdout == inp, True, 'stdout is the input')
+        with check(f'{name}: mix() once per byte'):
+            js = report(d)
+            sanity(js)
+            eq(calls(js, 'mix'), len(inp), 'mix')
+
+
+@test('-O0', '-O2')
+def t_api(o):
+    name = f'api{o}'
+    b = build('api', o)
+    p, d = srun(b)
+    with check(f'{name}: the same binary prints the same without sonde'):
+        same_output(p, direct(b))
+        expect(p.stdout.startswith(b's = 342, api 1'), f'stdout {p.stdout!r}')
+    if o == '-O0':
+        with check('api: a plain gcc build (no sonde) prints the same'):
+            same_output(p, direct(build('api', o, plain=True)))
+        with check('api: sonde cc from another directory finds sonde.h'):
+            d2 = os.path.join(TMP, 'elsewhere')
+            os.makedirs(d2, exist_ok=True)
+            same_output(p, direct(build('api', o, cwd=d2)))
+    js = report(d)
+    with check(f'{name}: report consistent'):
+        sanity(js)
+    with check(f'{name}: regions'):
+        f = funcs(js)
+        for r in ('solve', 'inner'):
+            expect(r in f, f'region {r} missing')
+            eq((f[r]['kind'], f[r]['calls']), ('region', 3), f'region {r} kind, calls')
+        eq(f['step']['calls'], 15, 'step')
+        eq(f['main']['calls'], 1, 'main')
+        expect_path(js, ('main', 'solve'), 3)
+        expect_path(js, ('main', 'solve', 'step'), 12)
+        expect_path(js, ('main', 'solve', 'inner'), 3)
+        expect_path(js, ('main', 'solve', 'inner', 'step'), 3)
+    with check(f'{name}: counter'):
+        cs = [c for c in js['counters'] if c['name'] == 'items']
+        eq(len(cs), 1, 'counters named items')
+        eq([cs[0][k] for k in ('count', 'sum', 'min', 'max')], [10, 55, 1, 10],
+           'count sum min max')
+    with check(f'{name}: phases'):
+        ph = js['phases']
+        eq([x['name'] for x in ph], ['setup', 'compute', 'report'], 'phase names')
+        pid = proc(js)['pid']
+        for x in ph:
+            eq((x['pid'], x['thread']), (pid, 0), f'phase {x["name"]} pid, thread')
+            expect(x['start_ns'] <= x['end_ns'], f'phase {x["name"]} ends before it starts')
+        expect(ph[0]['end_ns'] <= ph[1]['start_ns'] and ph[1]['end_ns'] <= ph[2]['start_ns'],
+               f'phases overlap: {ph}')
+
+
+def expect_excluded(js, helpers):
+    for h in helpers:
+        eq(measured(js, h), 0, f'measured calls of {h}')
+        bad = ['/'.join(p) for p, n in walk(js) if h in p and n['calls'] > 0]
+        eq(bad, [], f'measured call-path nodes through {h}')
+
+
+@test('-O0', '-O2')
+def t_exclude(o):
+    name = f'exclude{o}'
+    b = build('exclude', o)
+    pd = direct(b)
+    p, d = srun(b)
+    with check(f'{name}: without selection, every function measured'):
+        same_output(p, pd)
+        js = report(d)
+        sanity(js)
+        eq([calls(js, f) for f in ('main', 'helper_a', 'helper_b', 'keep', 'leaf')],
+           [1, 2, 3, 1, 9], 'main helper_a helper_b keep leaf')
+        expect_path(js, ('main', 'helper_a', 'leaf'), 2)
+        expect_path(js, ('main', 'helper_b', 'leaf'), 6)
+        expect_path(js, ('main', 'keep', 'leaf'), 1)
+    for opt in (['--exclude', 'helper*'], ['--exclude-file', '*helpers.c']):
+        label = f'{name} {opt[0]} {opt[1]!r}'
+        p, d = srun(b, opts=opt, tag='exclude')
+        with check(f'{label}: output as a direct run'):
+            same_output(p, pd)
+        with check(f'{label}: helpers unmeasured, their callees attach to main'):
+            js = report(d)
+            sanity(js)
+            expect_excluded(js, ['helper_a', 'helper_b'])
+            eq([calls(js, f) for f in ('main', 'keep', 'leaf')], [1, 1, 9], 'main keep leaf')
+            expect_path(js, ('main', 'leaf'), 8)
+            expect_path(js, ('main', 'keep', 'leaf'), 1)
+            pr = proc(js)
+            expect(pr['unmeasured_probes'] in (5, 10), f'unmeasured_probes {pr["unmeasured_probes"]} '
+                   'for 5 unmeasured calls')
+    p, d = srun(b, opts=['--include', 'leaf'], tag='include')
+    with check(f"{name} --include 'leaf': only leaf measured"):
+        same_output(p, pd)
+        js = report(d)
+        sanity(js)
+        eq(calls(js, 'leaf'), 9, 'leaf')
+        expect_excluded(js, ['main', 'helper_a', 'helper_b', 'keep'])
+
+
+@test()
+def t_exec(o):
+    b = build('exec')
+    for mode in ('execve', 'execvp'):
+        name = f'exec {mode} --follow-exec'
+        p, d = srun(b, args=[mode], opts=['--follow-exec'], tag='exec')
+        with check(f'{name}: status 7 and output as a direct run'):
+            same_output(p, direct(b, [mode]))
+            eq(p.returncode, 7, 'status')
+        with check(f'{name}: one profile per image'):
+            eq(len(profiles(d)), 2, f'profile files {profiles(d)}')
+            js = report(d)
+            sanity(js)
+            ps = js['processes']
+            eq(len(ps), 2, 'processes')
+            eq(ps[0]['pid'], ps[1]['pid'], 'both images have the same pid')
+            eq(sorted(x['end'] for x in ps), ['exec', 'exit'], 'ends')
+            eq([calls(js, f) for f in ('main', 'before_exec', 'after_exec')], [2, 1, 1],
+               'main before_exec after_exec')
+        name = f'exec {mode}'
+        p, d = srun(b, args=[mode], tag='exec')
+        with check(f'{name}: status 7 and output as a direct run'):
+            same_output(p, direct(b, [mode]))
+        with check(f'{name}: the measured image is written, the exec\'d one not measured'):
+            eq(len(profiles(d)), 1, f'profile files {profiles(d)}')
+            js = report(d)
+            eq(proc(js)['end'], 'exec', 'end')
+            eq([calls(js, f) for f in ('main', 'before_exec', 'after_exec')], [1, 1, 0],
+               'main before_exec after_exec')
+
+
+@test()
+def t_running_thread(o):
+    b = build('running_thread')
+    p, d = srun(b)
+    with check('running_thread: output and status as a direct run'):
+        same_output(p, direct(b))
+    with check('running_thread: profile written with the thread still running'):
+        js = report(d)
+        sanity(js, tree_sums=False)
+        eq(len(proc(js)['threads']), 2, 'threads')
+        eq([calls(js, f) for f in ('main', 'finish')], [1, 1], 'main finish')
+        expect(pcalls(js, 'spinner', 'spin') >= 5, f'spinner/spin {pcalls(js, "spinner", "spin")}')
+
+
+@test()
+def t_options(o):
+    """Report formats and options, on one recursion run."""
+    b = build('recursion')
+    p, d = srun(b)
+    js = report(d)
+    with check('report DIR --json: options after the directory'):
+        p2 = run([SONDE, 'report', d, '--json'])
+        expect(p2.returncode == 0, describe(p2))
+        j2 = parse_json(p2.stdout.decode())
+        eq({f['name']: f['calls'] for f in j2['functions']},
+           {f['name']: f['calls'] for f in js['functions']}, 'functions')
+    with check('report: default text tables'):
+        pt = run([SONDE, 'report', d])
+        expect(pt.returncode == 0, describe(pt))
+        txt = pt.stdout.decode()
+        for w in ('fib', 'is_even', 'main', '1973'):
+            expect(w in txt, f'{w!r} not in the text report')
+    with check('report --csv: header and rows match the JSON'):
+        pc = run([SONDE, 'report', '--csv', d])
+        expect(pc.returncode == 0, describe(pc))
+        rows = list(csv.DictReader(io.StringIO(pc.stdout.decode())))
+        cols = 'name,file,line,calls,child_calls,incl_ns,excl_ns,incl_c_ns,excl_c_ns'.split(',')
+        expect(rows and all(c in rows[0] for c in cols), f'header {pc.stdout.decode().splitlines()[:1]}')
+        fib = [r for r in rows if r['name'] == 'fib']
+        eq(len(fib), 1, 'fib rows')
+        jf = funcs(js)['fib']
+        for c in cols:
+            eq(str(fib[0][c]), str(jf[c]), f'fib {c}')
+    for key, col in (('calls', 'calls'), ('excl', 'excl_ns'), ('incl', 'incl_ns')):
+        with check(f'report --sort {key} --csv: rows in decreasing {col}'):
+            pc = run([SONDE, 'report', '--csv', '--sort', key, d])
+            expect(pc.returncode == 0, describe(pc))
+            vals = [int(r[col]) for r in csv.DictReader(io.StringIO(pc.stdout.decode()))]
+            expect(len(vals) >= 4, f'{len(vals)} rows')
+            eq(vals, sorted(vals, reverse=True), col)
+    with check('report --limit 2 --sort calls --csv: the top two'):
+        pc = run([SONDE, 'report', '--csv', '--sort', 'calls', '--limit', '2', d])
+        expect(pc.returncode == 0, describe(pc))
+        rows = list(csv.DictReader(io.StringIO(pc.stdout.decode())))
+        eq([r['name'] for r in rows][:1], ['fib'], 'first row')
+        eq(len(rows), 2, 'rows')
+    with check('report --depth 3: call-path cut at 3 levels'):
+        dj = report(d, '--depth', '3')
+        expect(1 <= depth(dj) <= 3, f'depth {depth(dj)}')
+        expect_path(dj, ('main', 'fib', 'fib'), 2)
+    with check('report --diff OTHERDIR'):
+        p3, d3 = srun(b, tag='diff')
+        pdiff = run([SONDE, 'report', d, '--diff', d3])
+        expect(pdiff.returncode == 0 and b'fib' in pdiff.stdout, describe(pdiff))
+    with check('run --cpu: same counts'):
+        p4, d4 = srun(b, opts=['--cpu'], tag='cpu')
+        same_output(p4, direct(b))
+        cj = report(d4)
+        sanity(cj)
+        eq(calls(cj, 'fib'), 1973, 'fib')
+    with check('run and report without -o: ./sonde-out'):
+        wd = os.path.join(TMP, 'default-dir')
+        os.makedirs(wd)
+        p5 = run([SONDE, 'run', '--', b], cwd=wd)
+        same_output(p5, direct(b))
+        eq(len(profiles(os.path.join(wd, 'sonde-out'))), 1, 'profiles in ./sonde-out')
+        p6 = run([SONDE, 'report', '--json'], cwd=wd)
+        expect(p6.returncode == 0, describe(p6))
+        eq(calls(parse_json(p6.stdout.decode()), 'fib'), 1973, 'fib')
+    with check('calibrate and calibrate --json'):
+        pc = run([SONDE, 'calibrate'])
+        expect(pc.returncode == 0 and pc.stdout.strip(), describe(pc))
+        pj = run([SONDE, 'calibrate', '--json'])
+        expect(pj.returncode == 0, describe(pj))
+        cj = parse_json(pj.stdout.decode())
+        expect(isinstance(cj, dict) and cj, f'calibrate --json gave {cj!r}')
+
+
+def expect_error(p, what, status=None):
+    """One line on stderr starting 'sonde:', a non-zero status, no crash."""
+    err = p.stderr.decode(errors='replace')
+    expect(p.returncode > 0, f'{what}: exit status {p.returncode} (want an error, not a crash)')
+    expect(p.returncode < 128, f'{what}: exit status {p.returncode} (a crash?)')
+    if status is not None:
+        eq(p.returncode, status, f'{what}: exit status')
+    lines = err.splitlines()
+    expect(len(lines) == 1 and lines[0].startswith('sonde:'),
+           f'{what}: stderr should be one line starting "sonde:", got {err[:300]!r}')
+
+
+@test()
+def t_bad_input(o):
+    b = build('recursion')
+    with check('run: missing program'):
+        expect_error(run([SONDE, 'run', '-o', new_dir('bad'), '--', '/nonexistent/prog']),
+                     'missing program')
+    with check('run: file not executable'):
+        f = os.path.join(TMP, 'not-executable')
+        with open(f, 'w') as fh:
+            fh.write('#!/bin/sh\necho hi\n')
+        os.chmod(f, 0o644)
+        expect_error(run([SONDE, 'run', '-o', new_dir('bad'), '--', f]), 'not executable')
+    with check('run: program built without instrumentation'):
+        pp = run([SONDE, 'run', '-o', new_dir('bad'), '--', build('recursion', plain=True)])
+        expect_error(pp, 'plain gcc build')
+        eq(pp.stdout, b'', 'the program must not run')
+    for args, what in ((['run', '--bogus', '--', b], 'run --bogus'),
+                       (['run', '--depth', 'abc', '--', b], 'run --depth abc'),
+                       (['run', '--throttle', 'sometimes', '--', b], 'run --throttle sometimes'),
+                       (['run'], 'run without a program'),
+                       (['report', '--bogus', new_dir('bad')], 'report --bogus'),
+                       (['report', '--sort', 'nonsense', new_dir('bad')], 'report --sort nonsense'),
+                       (['frobnicate'], 'unknown command')):
+        with check(f'usage error: sonde {" ".join(args[:2])}'):
+            expect_error(run([SONDE] + args), what, status=2)
+    with check('report: directory that does not exist'):
+        expect_error(run([SONDE, 'report', os.path.join(TMP, 'no-such-dir')]), 'missing dir')
+    with check('report: directory without profiles'):
+        e = new_dir('empty')
+        os.makedirs(e)
+        expect_error(run([SONDE, 'report', e]), 'empty dir')
+
+    p, d = srun(b)
+    good = os.path.join(d, profiles(d)[0]) if profiles(d) else None
+    with check('corrupt: a good profile to start from'):
+        expect(good, f'no profile written: {describe(p)}')
+    if not good:
+        return
+    data = open(good, 'rb').read()
+
+    def corrupt(label, blob, status=1, extra_good=False):
+        cd = new_dir('corrupt')
+        os.makedirs(cd)
+        if extra_good:
+            shutil.copy(good, cd)
+        with open(os.path.join(cd, 'profile.99999.sprof'), 'wb') as fh:
+            fh.write(blob)
+        with check(f'corrupt: {label}'):
+            for fmt in ([], ['--json'], ['--csv']):
+                expect_error(run([SONDE, 'report'] + fmt + [cd]), f'report {fmt} {label}',
+                             status=status)
+
+    corrupt('empty file', b'')
+    corrupt('bad magic', b'X' + data[1:])
+    corrupt('truncated inside the header', data[:20])
+    corrupt('truncated at half', data[:len(data) // 2])
+    corrupt('last byte missing', data[:-1])
+    corrupt('truncated, next to a good profile', data[:len(data) - 9], extra_good=True)
+    lying = bytearray(data)
+    lying[36:40] = (0xfffffff0).to_bytes(4, 'little')  # first record's size
+    corrupt('record size past the end', bytes(lying))
+    newer = bytearray(data)
+    newer[10:12] = (99).to_bytes(2, 'little')  # min_version
+    corrupt('needs a newer reader', bytes(newer))
+    with check('corrupt: 60 random byte flips, never a crash'):
+        rng = random.Random(1234)
+        problems = []
+        for i in range(60):
+            blob = bytearray(data)
+            for _ in range(rng.randint(1, 4)):
+                blob[rng.randrange(len(blob))] ^= 1 << rng.randrange(8)
+            cd = new_dir('flip')
+            os.makedirs(cd)
+            with open(os.path.join(cd, 'profile.1.sprof'), 'wb') as fh:
+                fh.write(blob)
+            pr = run([SONDE, 'report', '--json', cd])
+            if pr.returncode == 0:
+                try:
+                    json.loads(pr.stdout)
+                except ValueError:
+                    problems.append(f'flip {i}: exit 0 but invalid JSON')
+            else:
+                try:
+                    expect_error(pr, f'flip {i}', status=1)
+                except Fail as e:
+                    problems.append(str(e))
+        eq(problems[:3], [], 'problems')
+    if shutil.which('valgrind'):
+        vg = ['valgrind', '-q', '--error-exitcode=99', '--leak-check=full',
+              '--errors-for-leak-kinds=definite']
+        with check('valgrind: sonde report --json, clean'):
+            pv = run(vg + [SONDE, 'report', '--json', d], timeout=300)
+            expect(pv.returncode == 0, f'exit {pv.returncode}: {pv.stderr.decode()[-400:]}')
+        with check('valgrind: sonde report on a truncated profile, clean'):
+            cd = new_dir('vg')
+            os.makedirs(cd)
+            with open(os.path.join(cd, 'profile.1.sprof'), 'wb') as fh:
+                fh.write(data[:len(data) * 2 // 3])
+            pv = run(vg + [SONDE, 'report', cd], timeout=300)
+            eq(pv.returncode, 1, f'exit status (stderr {pv.stderr.decode()[-400:]!r})')
+
+
+# ---------------------------------------------------------------------------------------------
+# Unit tests (cmocka, TAP output)
+
+
+def run_unit(cmdline):
+    cmd = shlex.split(cmdline)
+    label = 'unit/' + os.path.basename(next(c for c in cmd if not c.startswith('-') and
+                                            'valgrind' not in c))
+    env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT='TAP')
+    try:
+        p = run(cmd, cwd=ROOT, env=env, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        emit(False, label, f'could not run {cmdline}: {e}')
+        return
+    seen = 0
+    fails = []
+    cur = None
+    for line in p.stdout.decode(errors='replace').splitlines():
+        m = re.match(r'^(not ok|ok) \d+ - (.*)$', line)
+        if m:
+            seen += 1
+            cur = None
+            if m.group(1) == 'ok':
+                emit(True, f'{label}: {m.group(2)}')
+            else:
+                cur = [m.group(2), []]
+                fails.append(cur)
+        elif cur is not None and line.startswith('# ') and not line.startswith('# not ok'):
+            cur[1].append(line[2:])
+    for name, why in fails:
+        emit(False, f'{label}: {name}', '; '.join(why) or 'failed')
+    if p.returncode != 0 and not fails:
+        tail = p.stderr.decode(errors='replace')[-600:]
+        emit(False, f'{label}', f'exit status {p.returncode} after {seen} tests: {tail}')
+    elif seen == 0:
+        emit(False, label, 'no test results (no TAP output)')
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    global TMP
+    args = sys.argv[1:]
+    units, only, keep, integration = [], None, False, True
+    while args:
+        a = args.pop(0)
+        if a == '--unit' and args:
+            units.append(args.pop(0))
+        elif a == '--only' and args:
+            only = args.pop(0)
+        elif a == '--keep':
+            keep = True
+        elif a == '--no-integration':
+            integration = False
+        else:
+            print(__doc__.strip(), file=sys.stderr)
+            return 2
+    TMP = tempfile.mkdtemp(prefix='sonde-tests-')
+    for u in units:
+        run_unit(u)
+    if integration:
+        if not os.access(SONDE, os.X_OK):
+            emit(False, 'integration', f'{SONDE} is missing: run make first')
+        else:
+            for name, fn, o in TESTS:
+                if only and only not in name:
+                    continue
+                try:
+                    fn(o)
+                except Fail as e:
+                    emit(False, name, e)
+                except subprocess.TimeoutExpired as e:
+                    emit(False, name, f'timed out: {shlex.join(map(str, e.cmd))}')
+                except Exception as e:  # noqa: BLE001 - a bug in a test must not stop the rest
+                    emit(False, name, f'{type(e).__name__}: {e}')
+                    for line in traceback.format_exc().rstrip().splitlines()[-4:]:
+                        print(f'#   {line}')
+    if COUNT['fail'] or keep:
+        print(f'# scratch directory kept: {TMP}')
+    else:
+        shutil.rmtree(TMP, ignore_errors=True)
+    print(f'{COUNT["pass"]} passed, {COUNT["fail"]} failed')
+    return 1 if COUNT['fail'] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
