@@ -82,20 +82,22 @@ extern struct rt_func rt_root_func;
 #define RT_KIDS 4 /* direct-mapped cache of a node's children, by code address */
 #define RT_KID_SLOT(fn) (((fn) >> 4) & (RT_KIDS - 1))
 
-/* Hot fields first: a probe touches fn, off, calls, incl and kids. */
+/*
+ * 128 bytes, 64-byte aligned: the first cache line holds all that a probe touches (fn, calls,
+ * incl, kids, off); the second what the slow paths and the writer use.
+ */
 struct rt_node {
 	uintptr_t fn;                  /* key among siblings (copy of func->addr) */
 	uint64_t calls, incl;          /* ticks; exclusive time is derived when writing */
 	struct rt_node *kids[RT_KIDS];
-	uint8_t off;                   /* copy of func->off, refreshed on RT_SLOW_REFRESH */
 	uint32_t index;                /* creation order in its thread: parents come first */
+	uint8_t off;                   /* copy of func->off, refreshed on RT_SLOW_REFRESH */
 	struct rt_func *func;
 	struct rt_node *first_child, *next_sibling, *parent;
 	uint64_t skipped;              /* unmeasured probe pairs directly inside this node */
-	uint64_t excl;                 /* scratch of the writer */
-	uint64_t cpu_incl, cpu_excl;   /* ns, only with SONDE_CPU */
+	uint64_t cpu_incl;             /* ns, only with SONDE_CPU */
 	uint64_t throttle_calls, throttle_ticks; /* values at the last throttle check */
-};
+} __attribute__((aligned(64)));
 
 /*
  * A frame of the probe stack. An unmeasured call (excluded, throttled) keeps the enclosing

@@ -15,10 +15,11 @@
 #define MAX_NODES (1u << 24)
 
 struct rt_chunk {
+	struct rt_node nodes[NODES_PER_CHUNK]; /* first: the mapping's alignment is theirs */
 	struct rt_chunk *next;
 	uint32_t used;
-	struct rt_node nodes[NODES_PER_CHUNK];
 };
+_Static_assert(sizeof(struct rt_node) == 128, "a node is two cache lines");
 
 _Atomic(struct rt_thread *) rt_threads;
 static _Atomic uint32_t thread_count;
@@ -213,7 +214,7 @@ static void tree_reset(struct rt_thread *t)
 			struct rt_node *n = &c->nodes[i];
 
 			n->calls = n->incl = n->skipped = 0;
-			n->cpu_incl = n->cpu_excl = 0;
+			n->cpu_incl = 0;
 			n->throttle_calls = n->throttle_ticks = 0;
 		}
 }

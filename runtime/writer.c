@@ -155,44 +155,35 @@ static void write_funcs(struct writer *w)
 	}
 }
 
+/* Exclusive time: the node's inclusive time minus its (measured) children's. */
+static void exclusive(const struct rt_node *n, uint64_t *excl, uint64_t *cpu_excl)
+{
+	const struct rt_node *c;
+
+	*excl = n->incl;
+	*cpu_excl = n->cpu_incl;
+	for (c = n->first_child; c; c = c->next_sibling) {
+		*excl -= c->incl;
+		*cpu_excl -= c->cpu_incl;
+	}
+}
+
 static void write_node(struct writer *w, const struct rt_node *n, int cpu)
 {
 	struct sprof_buf *b = w_room(w, NODE_BYTES + NODE_CPU_BYTES);
+	uint64_t excl, cpu_excl;
 
+	exclusive(n, &excl, &cpu_excl);
 	sprof_put_u32(b, n->parent ? n->parent->index : SPROF_NO_PARENT);
 	sprof_put_u32(b, n->func->id);
 	sprof_put_u64(b, n->calls);
 	sprof_put_u64(b, ns(n->incl));
-	sprof_put_u64(b, ns_signed(n->excl));
+	sprof_put_u64(b, ns_signed(excl));
 	sprof_put_u64(b, n->skipped);
 	if (cpu) {
 		sprof_put_u64(b, n->cpu_incl);
-		sprof_put_u64(b, (int64_t)n->cpu_excl < 0 ? 0 : n->cpu_excl);
+		sprof_put_u64(b, (int64_t)cpu_excl < 0 ? 0 : cpu_excl);
 	}
-}
-
-/* Exclusive time of each node: its inclusive time minus its children's (all measured). */
-static void derive_exclusive(struct rt_thread *t)
-{
-	const struct rt_chunk *c;
-	uint32_t i;
-
-	for (c = t->chunks; c; c = rt_chunk_next(c))
-		for (i = 0; i < rt_chunk_used(c); i++) {
-			struct rt_node *n = (struct rt_node *)(uintptr_t)rt_chunk_node(c, i);
-
-			n->excl = n->incl;
-			n->cpu_excl = n->cpu_incl;
-		}
-	for (c = t->chunks; c; c = rt_chunk_next(c))
-		for (i = 0; i < rt_chunk_used(c); i++) {
-			struct rt_node *n = (struct rt_node *)(uintptr_t)rt_chunk_node(c, i);
-
-			if (n->parent) {
-				n->parent->excl -= n->incl;
-				n->parent->cpu_excl -= n->cpu_incl;
-			}
-		}
 }
 
 /* Walk the node arena in allocation order: parents always precede their children. */
@@ -206,7 +197,6 @@ static void write_thread(struct writer *w, struct rt_thread *t, uint64_t now)
 
 	if (!t->exited) /* still running in another thread: its root, as of now */
 		t->root->incl = now - t->start;
-	derive_exclusive(t);
 	w_record(w, SPROF_REC_THREAD, 56 + nnodes * node_bytes);
 	b = w_room(w, 56);
 	sprof_put_u32(b, t->index);
