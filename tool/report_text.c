@@ -173,6 +173,8 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 	free(idx);
 }
 
+#define MAX_INDENT 30
+
 static int cmp_node_incl(const void *x, const void *y, void *arg)
 {
 	const struct model *m = arg;
@@ -188,10 +190,13 @@ static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
 	uint32_t *kids, nk = 0, c, i;
 	char ic[32], ec[32];
 
-	if (x->func != M_NONE) {
-		fprintf(out, "%6.1f%% %11s %11s %10llu  %*s%s\n", 100.0 * x->incl_c / total,
+	if (x->func != M_NONE) { /* deep paths stop indenting and say their level */
+		fprintf(out, "%6.1f%% %11s %11s %10llu  %*s", 100.0 * x->incl_c / total,
 			fmt_time(ic, sizeof(ic), x->incl_c), fmt_time(ec, sizeof(ec), x->excl_c),
-			(unsigned long long)x->calls, 2 * level, "", m->funcs[x->func].name);
+			(unsigned long long)x->calls, 2 * (level < MAX_INDENT ? level : MAX_INDENT), "");
+		if (level >= MAX_INDENT)
+			fprintf(out, "[%d] ", level);
+		fprintf(out, "%s\n", m->funcs[x->func].name);
 	}
 	if (o->depth && level >= o->depth)
 		return;
