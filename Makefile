@@ -24,8 +24,9 @@ TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis
 TOOL_LIBS := -ldw -lelf -lm -ldl
 
 RT_SRC := $(wildcard runtime/*.c) format/profile_codec.c
+RT_ASM := $(wildcard runtime/arch/x86_64/*.S)
 TOOL_SRC := $(wildcard tool/*.c tool/*/*.c) format/profile_codec.c format/profile_read.c
-RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC))
+RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%.o,$(RT_ASM))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
 LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
 
@@ -35,6 +36,10 @@ all: $(BUILD)/bin/sonde $(BUILD)/lib/libsonde.so
 $(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h format/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
+
+$(BUILD)/rt/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
 
 $(BUILD)/tool/%.o: %.c $(wildcard tool/*.h tool/*/*.h format/*.h)
 	@mkdir -p $(dir $@)

@@ -203,6 +203,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	if (getenv("SONDE_SELECT") && rt_select_load(getenv("SONDE_SELECT")) != 0)
 		rt_log("unreadable selection file: measuring every function");
 	rt_thread_init_keys();
+	rt_wrap_init();
 	rt_calibrate(&rt_calib, rt_cfg.cpu);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	install_signals();

@@ -36,17 +36,24 @@ static void slow_set(struct rt_thread *t, uint32_t bits)
 }
 
 /*
- * After a longjmp, pop the frames it left behind: those whose probe ran at or below the stack
- * address of this probe. Only then: an inlined function's probe runs in its caller's stack
- * frame, so comparing stack addresses on every call would pop live callers.
+ * After a longjmp through a buffer whose setjmp we did not see (wrap.c handles the others), pop
+ * the frames it left behind: those whose probe ran deeper in the stack than this one, and of
+ * those at the same depth — functions inlined into one stack frame — the newest instance of
+ * this function and what is above it. Only after a jump: comparing stack addresses on every
+ * call would pop live callers that inlined their callees.
  */
-static void unwind_sp(struct rt_thread *t, uintptr_t sp)
+static void unwind_sp(struct rt_thread *t, uintptr_t sp, uintptr_t fn)
 {
-	struct rt_frame *f = t->top;
+	struct rt_frame *f = t->top, *g;
 
 	slow_clear(t, RT_SLOW_JUMPED);
-	while (f > t->frames && f->sp <= sp)
+	while (f > t->frames && f->sp < sp)
 		f--;
+	for (g = f; g > t->frames && g->sp == sp; g--)
+		if (g->fn == fn || g->fn == (fn ^ RT_FN_SKIP)) {
+			f = g - 1;
+			break;
+		}
 	if (f == t->top)
 		return;
 	t->overflow = 0;
@@ -105,7 +112,7 @@ static RT_COLD void enter_slow(struct rt_thread *t, uintptr_t fn, uintptr_t sp, 
 	struct rt_node *n;
 
 	if (slow & RT_SLOW_JUMPED)
-		unwind_sp(t, sp);
+		unwind_sp(t, sp, fn);
 	if (slow & RT_SLOW_REFRESH)
 		refresh_nodes(t);
 	top = t->top;

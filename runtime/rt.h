@@ -134,6 +134,13 @@ struct rt_phase {
 };
 
 #define RT_MAX_COUNTERS 64
+#define RT_JMPS 16 /* jump buffers remembered per thread (setjmp trampolines) */
+
+struct rt_jmp {
+	const void *env;
+	uint32_t depth;    /* frames open when setjmp ran */
+	uint64_t overflow; /* calls open beyond the depth limit then */
+};
 #define RT_MAX_PHASES 256
 
 struct rt_thread {
@@ -155,7 +162,8 @@ struct rt_thread {
 	uint64_t depth_skips, lost_calls;
 	_Atomic int exited;
 	struct rt_thread *next;  /* global list, push-only */
-	uint32_t ncounters, nphases;
+	uint32_t ncounters, nphases, jmp_next;
+	struct rt_jmp jmps[RT_JMPS];
 	struct rt_counter counters[RT_MAX_COUNTERS];
 	struct rt_phase phases[RT_MAX_PHASES];
 };
@@ -203,10 +211,15 @@ void rt_calibrate(struct sprof_calib *out, int cpu);
 
 /* ---- writing the profile (writer.c) ---- */
 int rt_write_profile(int end_reason, int signo);
+void rt_unwrite_profile(void);
 void rt_writer_after_fork(void);
 extern char rt_cmdline[];
 extern size_t rt_cmdline_len;
 extern uint64_t rt_start_unix_ns;
+
+/* ---- interposed libc functions (wrap.c, arch/x86_64/setjmp.S) ---- */
+void rt_wrap_init(void);
+void *rt_note_setjmp(const void *env, int which);
 
 /* ---- small async-signal-safe helpers (util.c) ---- */
 size_t rt_strlen(const char *s);

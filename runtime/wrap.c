@@ -14,7 +14,6 @@
 
 typedef void (*jump_fn)(void *env, int val) __attribute__((noreturn));
 typedef void (*exit_fn)(int) __attribute__((noreturn));
-typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 
 /* Declared here, not from <setjmp.h>: the wrappers only pass the jump buffer through. */
 void longjmp(void *env, int val) __attribute__((noreturn));
@@ -22,38 +21,79 @@ void _longjmp(void *env, int val) __attribute__((noreturn));
 void siglongjmp(void *env, int val) __attribute__((noreturn));
 void __longjmp_chk(void *env, int val) __attribute__((noreturn));
 
-static void note_jump(void)
-{
-	struct rt_thread *t = rt_self;
+static const char *const setjmp_names[] = { "setjmp", "_setjmp", "__sigsetjmp" };
+static void *real_setjmp[3];
 
-	if (t)
-		atomic_fetch_or(&t->slow, RT_SLOW_JUMPED);
+void rt_wrap_init(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		real_setjmp[i] = dlsym(RTLD_NEXT, setjmp_names[i]);
 }
 
-/* One wrapper per name; `name` is looked up once, on first use. */
+/* From the setjmp trampolines: remember how deep the probe stack was for this buffer. */
+void *rt_note_setjmp(const void *env, int which)
+{
+	struct rt_thread *t = rt_self;
+	uint32_t i;
+
+	if (t) {
+		for (i = 0; i < RT_JMPS && t->jmps[i].env != env; i++)
+			;
+		if (i == RT_JMPS)
+			i = t->jmp_next++ % RT_JMPS;
+		t->jmps[i].env = env;
+		t->jmps[i].depth = (uint32_t)(t->top - t->frames);
+		t->jmps[i].overflow = t->overflow;
+	}
+	if (!real_setjmp[which]) /* called before our constructor ran */
+		real_setjmp[which] = dlsym(RTLD_NEXT, setjmp_names[which]);
+	return real_setjmp[which];
+}
+
+/*
+ * Before a longjmp: close the frames opened since the matching setjmp. A buffer we did not see
+ * being set leaves the work to the next probe, which compares stack addresses (probe.c).
+ */
+static void note_jump(const void *env)
+{
+	struct rt_thread *t = rt_self;
+	uint32_t i;
+
+	if (!t || atomic_load(&t->exited))
+		return;
+	for (i = 0; i < RT_JMPS; i++) {
+		struct rt_frame *keep = t->frames + t->jmps[i].depth;
+
+		if (t->jmps[i].env != env)
+			continue;
+		if (keep <= t->top) {
+			rt_unwind_to(t, keep, rt_now());
+			t->overflow = t->jmps[i].overflow;
+			if (!t->overflow)
+				atomic_fetch_and(&t->slow, ~RT_SLOW_OVERFLOW);
+		}
+		return;
+	}
+	atomic_fetch_or(&t->slow, RT_SLOW_JUMPED);
+}
+
+/* One wrapper per name; the real function is looked up once, on first use. */
 #define JUMP_WRAPPER(fn)                                                                           \
 	RT_EXPORT void fn(void *env, int val)                                                      \
 	{                                                                                          \
 		static jump_fn real;                                                               \
 		if (!real)                                                                         \
 			real = (jump_fn)dlsym(RTLD_NEXT, #fn);                                     \
-		note_jump();                                                                       \
+		note_jump(env);                                                                    \
 		real(env, val);                                                                    \
 	}
 
 JUMP_WRAPPER(longjmp)
 JUMP_WRAPPER(_longjmp)
 JUMP_WRAPPER(siglongjmp)
-
-RT_EXPORT void __longjmp_chk(void *env, int val)
-{
-	static jump_fn real;
-
-	if (!real)
-		real = (jump_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
-	note_jump();
-	real(env, val);
-}
+JUMP_WRAPPER(__longjmp_chk)
 
 /* Called before the image goes away; skipped in a vfork child, which shares our memory. */
 static void before_image_ends(int reason)
@@ -73,13 +113,4 @@ RT_EXPORT void _exit(int status)
 RT_EXPORT void _Exit(int status)
 {
 	_exit(status);
-}
-
-RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-	execve_fn real = (execve_fn)dlsym(RTLD_NEXT, "execve");
-
-	if (rt_cfg.follow_exec)
-		before_image_ends(SPROF_END_EXEC);
-	return real(path, argv, envp);
 }

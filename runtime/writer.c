@@ -24,6 +24,7 @@ struct writer {
 
 static uint8_t out_buf[1 << 16];
 static _Atomic int writing;
+static char written[600]; /* the last profile written, for rt_unwrite_profile */
 
 static void w_flush(struct writer *w)
 {
@@ -331,8 +332,8 @@ int rt_write_profile(int end_reason, int signo)
 	close(w.fd);
 	if (w.b.error)
 		rt_log("writing the profile failed (disk full?)");
-	else
-		ret = rename(tmp, final);
+	else if ((ret = rename(tmp, final)) == 0)
+		rt_stpcpy(written, final, written + sizeof(written));
 out:
 	errno = saved;
 	return ret;
@@ -341,4 +342,21 @@ out:
 void rt_writer_after_fork(void)
 {
 	atomic_store(&writing, 0);
+}
+
+/*
+ * An exec failed after its profile was written: take the file back and measure on (the
+ * frames open at the exec were closed then; later exits of those calls find no frame).
+ */
+void rt_unwrite_profile(void)
+{
+	struct rt_thread *t = rt_self;
+
+	if (written[0])
+		unlink(written);
+	written[0] = 0;
+	if (t)
+		atomic_store(&t->exited, 0);
+	atomic_store(&writing, 0);
+	rt_busy = 0;
 }

@@ -1,1 +1,69 @@
+# Tests, included by the top-level Makefile.
+#   make check        build everything, run unit and integration tests; last line "N passed, M failed"
+#   make unit         the cmocka unit tests only
+#   make integration  the integration tests only (tests/integration/run.sh, programs in tests/programs)
+# Unit tests compile the sources they test directly; test binaries go to build/tests/.
 
+TEST_BUILD := $(BUILD)/tests
+TEST_CFLAGS := $(BASE_CFLAGS) -Iformat -Itool -Itool/analysis
+TEST_LIBS := -lcmocka -ldw -lelf -lm
+
+UNIT_FORMAT := $(TEST_BUILD)/test_format
+UNIT_COMPENSATE := $(TEST_BUILD)/test_compensate
+UNIT_SYMBOLS := $(TEST_BUILD)/test_symbols
+FIXTURE_SRC := tests/unit/fixture_syms.c tests/unit/fixture_syms2.c
+FIXTURES := $(TEST_BUILD)/fixture_syms_O0 $(TEST_BUILD)/fixture_syms_O2 \
+	$(TEST_BUILD)/fixture_syms_O2_stripped $(TEST_BUILD)/fixture_syms_instr
+UNIT_BINS := $(UNIT_FORMAT) $(UNIT_COMPENSATE) $(UNIT_SYMBOLS) $(FIXTURES)
+
+# Memory errors and leaks in the format reader and the compensation count as failures
+# (under valgrind when it is installed; ASAN=1 builds check themselves).
+VALGRIND := $(shell command -v valgrind 2>/dev/null)
+ifneq ($(VALGRIND),)
+ifneq ($(ASAN),1)
+UNIT_VG := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+endif
+endif
+UNIT_CMDS := --unit "$(UNIT_VG) $(UNIT_FORMAT)" --unit "$(UNIT_VG) $(UNIT_COMPENSATE)" \
+	--unit "$(UNIT_SYMBOLS) $(FIXTURES)"
+
+$(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
+		format/profile.h format/profile_read.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
+$(UNIT_COMPENSATE): tests/unit/test_compensate.c tool/analysis/compensate.c \
+		tool/analysis/compensate.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
+# test_symbols.c defines _GNU_SOURCE itself: -U keeps the command line's from clashing with it.
+$(TEST_BUILD)/test_symbols.o: tests/unit/test_symbols.c tool/symbols.h tool/elfinfo.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -U_GNU_SOURCE -c -o $@ $<
+
+$(UNIT_SYMBOLS): $(TEST_BUILD)/test_symbols.o tool/symbols.c tool/elfinfo.c tool/symbols.h \
+		tool/elfinfo.h
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.o %.c,$^) $(TEST_LIBS)
+
+# The symbol fixtures are built exactly as test_symbols expects (not with the strict flags).
+$(TEST_BUILD)/fixture_syms_O0: $(FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -g -O0 -o $@ $^
+$(TEST_BUILD)/fixture_syms_O2: $(FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -g -O2 -fPIE -pie -o $@ $^
+$(TEST_BUILD)/fixture_syms_O2_stripped: $(TEST_BUILD)/fixture_syms_O2
+	strip -o $@ $<
+$(TEST_BUILD)/fixture_syms_instr: $(FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	$(CC) -g -O0 -finstrument-functions -DFIXTURE_HOOKS -o $@ $^
+
+unit: $(UNIT_BINS)
+	tests/integration/run.sh --no-integration $(UNIT_CMDS)
+
+integration: all
+	tests/integration/run.sh
+
+check: all $(UNIT_BINS)
+	tests/integration/run.sh $(UNIT_CMDS)

@@ -176,7 +176,7 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 	overhead = comp_thread_overhead(&cn[0], &costs);
 	m->threads = xrealloc(m->threads, (m->nthreads + 1) * sizeof(*m->threads));
 	mt = &m->threads[m->nthreads++];
-	*mt = (struct m_thread){ .pid = f->run.pid, .index = t->index, .tid = t->tid,
+	*mt = (struct m_thread){ .proc = m->nprocs, .pid = f->run.pid, .index = t->index, .tid = t->tid,
 				 .t_m = cn[0].incl, .overhead = overhead,
 				 .t_a = cn[0].incl > overhead ? cn[0].incl - overhead : 0,
 				 .probes = cn[0].desc_calls, .unmeasured = cn[0].desc_skipped,

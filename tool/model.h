@@ -30,6 +30,7 @@ struct m_node {
 };
 
 struct m_thread {
+	uint32_t proc; /* index in procs: two images of one exec'ing process share a pid */
 	uint32_t pid, index, tid;
 	double t_m, t_a, overhead; /* ns */
 	uint64_t probes, unmeasured, depth_skips, lost_calls;

@@ -9,18 +9,38 @@
 
 static const char *const end_names[] = { "exit", "signal", "exec" };
 
-void json_str(FILE *out, const char *s)
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when it is not one. */
+static int utf8_len(const unsigned char *s)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+		: (s[0] & 0xf8) == 0xf0 ? 4 : 0, i;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
+	if (n == 2 && s[0] < 0xc2)
+		return 0; /* overlong */
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* A JSON string; bytes that are not UTF-8 (a file name, an argument) become U+FFFD. */
+void json_str(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', out);
+	while (*s) {
+		int n = utf8_len(s);
+
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if (*s < 0x20)
+			fprintf(out, "\\u%04x", *s);
+		else if (!n)
+			fputs("\\ufffd", out);
 		else
-			fputc(c, out);
+			fwrite(s, 1, (size_t)n, out);
+		s += n ? n : 1;
 	}
 	fputc('"', out);
 }
@@ -42,7 +62,7 @@ static void json_calib(FILE *out, const struct sprof_calib *c)
 		c->o_skip, c->o_skip_sd, c->samples);
 }
 
-static void json_threads(FILE *out, const struct model *m, uint32_t pid)
+static void json_threads(FILE *out, const struct model *m, uint32_t proc)
 {
 	uint32_t i;
 	int first = 1;
@@ -51,7 +71,7 @@ static void json_threads(FILE *out, const struct model *m, uint32_t pid)
 	for (i = 0; i < m->nthreads; i++) {
 		const struct m_thread *t = &m->threads[i];
 
-		if (t->pid != pid)
+		if (t->proc != proc)
 			continue;
 		fprintf(out,
 			"%s{\"index\":%u,\"tid\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"overhead_ns\":%llu,"
@@ -87,7 +107,7 @@ static void json_processes(FILE *out, const struct model *m)
 			(unsigned long long)p->throttle_calls, (unsigned long long)p->throttle_ns);
 		json_calib(out, &p->calib);
 		fprintf(out, ",\"threads\":");
-		json_threads(out, m, p->pid);
+		json_threads(out, m, i);
 		fputc('}', out);
 	}
 	fputc(']', out);
