@@ -72,7 +72,7 @@ demo: deps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/sonde
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(BUILD)/bin/sonde $(DESTDIR)$(PREFIX)/bin/sonde
 	install -m 755 $(BUILD)/lib/libsonde.so $(DESTDIR)$(PREFIX)/lib/libsonde.so
 	install -m 644 include/sonde.h $(DESTDIR)$(PREFIX)/include/sonde.h

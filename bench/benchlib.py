@@ -41,8 +41,9 @@ class Variant:
         self.before, self.after = before, after
 
 
-def run_once(v):
-    """Run variant v once: (wall ns of the whole process, its stdout)."""
+def run_once(v, retry=True):
+    """Run variant v once: (wall ns of the whole process, its stdout). A failed run is said on
+    stderr and tried once more (a shared machine's clean-ups can pull a data directory away)."""
     env = dict(os.environ)
     env.update(v.env or {})
     if v.before:
@@ -53,6 +54,9 @@ def run_once(v):
     wall = time.perf_counter_ns() - t0
     if p.returncode != 0:
         sys.stderr.write(p.stderr)
+        if retry:
+            sys.stderr.write("bench: %s failed (exit %d), trying once more\n" % (v.name, p.returncode))
+            return run_once(v, False)
         raise SystemExit("bench: %s failed (exit %d): %s" % (v.name, p.returncode, " ".join(v.argv)))
     out = p.stdout
     if v.after:

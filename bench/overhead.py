@@ -21,7 +21,7 @@ SONDE = os.path.abspath(sys.argv[2])
 N = sys.argv[3] if len(sys.argv) > 3 else "4000000"
 
 fast = "/dev/shm" if os.access("/dev/shm", os.W_OK) else B
-work = tempfile.mkdtemp(prefix="sonde-bench-", dir=fast)
+work = tempfile.mkdtemp(prefix="bench-work-", dir=fast)
 sonde_dir = os.path.join(work, "sonde")
 gprof_dir = os.path.join(work, "gprof")
 uft_dir = os.path.join(work, "uftrace.data")
@@ -62,7 +62,7 @@ if have_uftrace:
     ]
 
 print("overhead: %s" % bl.machine())
-print("workload: bench/callheavy.c N=%s (uninstrumented build: gcc -O2)" % N)
+print("workload: bench/callheavy.c N=%s (uninstrumented build: gcc -O2)" % N, flush=True)
 try:
     res = bl.rounds(variants)
     # sanity: same result everywhere, and sonde saw every call
