@@ -9,7 +9,6 @@
 
 int sonde__calibrate(struct sprof_calib *out, unsigned size, int cpu);
 
-#include <math.h>
 
 #define BATCHES 200
 #define PER_BATCH 100
@@ -23,34 +22,6 @@ typedef void (*call_fn)(void);
 static call_fn volatile measured_fn = rt_calib_measured;
 static call_fn volatile excluded_fn = rt_calib_excluded;
 static call_fn volatile plain_fn = rt_calib_plain;
-
-static void sort(double *v, int n)
-{
-	int i, j;
-
-	for (i = 1; i < n; i++) {
-		double x = v[i];
-
-		for (j = i; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-}
-
-/* Mean and standard deviation of the fastest 90 % of the batch values. */
-static void trimmed_stats(double *v, int n, double *mean, double *sd)
-{
-	double s = 0, q = 0;
-	int i, keep = n - n / 10;
-
-	sort(v, n);
-	for (i = 0; i < keep; i++)
-		s += v[i];
-	*mean = s / keep;
-	for (i = 0; i < keep; i++)
-		q += (v[i] - *mean) * (v[i] - *mean);
-	*sd = keep > 1 ? sqrt(q / (keep - 1)) : 0;
-}
 
 static void clock_cost(struct sprof_calib *c)
 {
@@ -69,7 +40,7 @@ static void clock_cost(struct sprof_calib *c)
 		}
 		v[b] = (double)(prev - s) / PER_BATCH / rt_ticks_per_ns();
 	}
-	trimmed_stats(v, BATCHES, &c->clock_ns, &c->clock_sd);
+	rt_trimmed_stats(v, BATCHES, &c->clock_ns, &c->clock_sd);
 	c->dt_ns = (double)dt / rt_ticks_per_ns();
 }
 
@@ -112,9 +83,9 @@ static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *p
 		vf[b] = (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns() - plain[b];
 		vi[b] = (double)(n->incl - incl0) / PER_BATCH / rt_ticks_per_ns();
 	}
-	trimmed_stats(vf, BATCHES, full, full_sd);
+	rt_trimmed_stats(vf, BATCHES, full, full_sd);
 	if (in)
-		trimmed_stats(vi, BATCHES, in, in_sd);
+		rt_trimmed_stats(vi, BATCHES, in, in_sd);
 }
 
 /* Measure everything with a private, unpublished thread state standing in for the caller's. */

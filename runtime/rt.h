@@ -208,6 +208,7 @@ extern uint64_t rt_start_ticks;
 /* ---- calibration (calibrate.c) ---- */
 extern struct sprof_calib rt_calib;
 void rt_calibrate(struct sprof_calib *out, int cpu);
+void rt_trimmed_stats(double *v, int n, double *mean, double *sd);
 
 /* ---- writing the profile (writer.c) ---- */
 int rt_write_profile(int end_reason, int signo);

@@ -11,10 +11,11 @@ TEST_LIBS := -lcmocka -ldw -lelf -lm
 UNIT_FORMAT := $(TEST_BUILD)/test_format
 UNIT_COMPENSATE := $(TEST_BUILD)/test_compensate
 UNIT_SYMBOLS := $(TEST_BUILD)/test_symbols
+UNIT_CALIB := $(TEST_BUILD)/test_calib_math
 FIXTURE_SRC := tests/unit/fixture_syms.c tests/unit/fixture_syms2.c
 FIXTURES := $(TEST_BUILD)/fixture_syms_O0 $(TEST_BUILD)/fixture_syms_O2 \
 	$(TEST_BUILD)/fixture_syms_O2_stripped $(TEST_BUILD)/fixture_syms_instr
-UNIT_BINS := $(UNIT_FORMAT) $(UNIT_COMPENSATE) $(UNIT_SYMBOLS) $(FIXTURES)
+UNIT_BINS := $(UNIT_FORMAT) $(UNIT_COMPENSATE) $(UNIT_SYMBOLS) $(UNIT_CALIB) $(FIXTURES)
 
 # Memory errors and leaks in the format reader and the compensation count as failures
 # (under valgrind when it is installed; ASAN=1 builds check themselves).
@@ -25,6 +26,7 @@ UNIT_VG := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-k
 endif
 endif
 UNIT_CMDS := --unit "$(UNIT_VG) $(UNIT_FORMAT)" --unit "$(UNIT_VG) $(UNIT_COMPENSATE)" \
+	--unit "$(UNIT_CALIB)" \
 	--unit "$(UNIT_SYMBOLS) $(FIXTURES)"
 
 $(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
@@ -36,6 +38,11 @@ $(UNIT_COMPENSATE): tests/unit/test_compensate.c tool/analysis/compensate.c \
 		tool/analysis/compensate.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
+$(UNIT_CALIB): tests/unit/test_calib_math.c runtime/stats.c tool/analysis/clock_error.c \
+		tool/analysis/clock_error.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
 # test_symbols.c defines _GNU_SOURCE itself: -U keeps the command line's from clashing with it.
 $(TEST_BUILD)/test_symbols.o: tests/unit/test_symbols.c tool/symbols.h tool/elfinfo.h

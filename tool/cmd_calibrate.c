@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock_error.h"
 #include "cmds.h"
 #include "profile.h"
 #include "report.h"
@@ -19,10 +20,6 @@
 
 typedef int (*calibrate_fn)(struct sprof_calib *out, unsigned size, int cpu);
 
-static double shortest(double err_units, double e)
-{
-	return err_units / e + err_units;
-}
 
 static void print_text(const struct sprof_calib *c, int n, int cpu)
 {
@@ -40,12 +37,12 @@ static void print_text(const struct sprof_calib *c, int n, int cpu)
 	       "batches dropped)\n", n, c->samples);
 	printf("shortest interval with relative error <= 1 %%: %s by the clock alone, %s for a "
 	       "profiled call\n",
-	       fmt_time(a, sizeof(a), shortest(c->dt_ns, 0.01)),
-	       fmt_time(b, sizeof(b), shortest(probe_err, 0.01)));
+	       fmt_time(a, sizeof(a), clock_min_interval(c->dt_ns, 0.01)),
+	       fmt_time(b, sizeof(b), clock_min_interval(probe_err, 0.01)));
 	printf("shortest interval with relative error <= 5 %%: %s by the clock alone, %s for a "
 	       "profiled call\n",
-	       fmt_time(d, sizeof(d), shortest(c->dt_ns, 0.05)),
-	       fmt_time(f, sizeof(f), shortest(probe_err, 0.05)));
+	       fmt_time(d, sizeof(d), clock_min_interval(c->dt_ns, 0.05)),
+	       fmt_time(f, sizeof(f), clock_min_interval(probe_err, 0.05)));
 	printf("implies    each profiled call adds %.1f ns before compensation: a function of 100 ns "
 	       "per call\n           runs %.2fx slower measured; compensation removes the mean, "
 	       "the ±%.1f ns spread stays\n",
@@ -60,7 +57,7 @@ static void print_json(const struct sprof_calib *c)
 	       "\"min_interval_1pct_ns\":%.1f,\"min_interval_5pct_ns\":%.1f}\n",
 	       c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->ticks_per_ns, c->clock_ns,
 	       c->clock_sd, c->dt_ns, c->o_in, c->o_in_sd, c->o_full, c->o_full_sd, c->o_skip,
-	       c->o_skip_sd, shortest(c->dt_ns, 0.01), shortest(c->dt_ns, 0.05));
+	       c->o_skip_sd, clock_min_interval(c->dt_ns, 0.01), clock_min_interval(c->dt_ns, 0.05));
 }
 
 static int cmp_full(const void *a, const void *b)
