@@ -39,12 +39,12 @@ static inline __attribute__((always_inline, no_instrument_function)) uint64_t sp
 	return x;
 }
 
-NOIPA uint64_t leaf_mul(uint64_t x)
+static NOIPA uint64_t leaf_mul(uint64_t x)
 {
 	return spin(x, LEAF_WORK) ^ (x >> 29);
 }
 
-NOIPA uint64_t leaf_mix(uint64_t x)
+static NOIPA uint64_t leaf_mix(uint64_t x)
 {
 	x ^= x << 13;
 	x ^= x >> 7;
@@ -52,12 +52,12 @@ NOIPA uint64_t leaf_mix(uint64_t x)
 	return spin(x, LEAF_WORK);
 }
 
-NOIPA uint64_t mid(uint64_t x)
+static NOIPA uint64_t mid(uint64_t x)
 {
 	return leaf_mix(leaf_mul(x) + 1);
 }
 
-NOIPA uint64_t top(uint64_t x)
+static NOIPA uint64_t top(uint64_t x)
 {
 	int k;
 

@@ -62,32 +62,32 @@ static inline __attribute__((always_inline, no_instrument_function)) uint64_t sp
 	return x;
 }
 
-NOIPA uint64_t tiny(uint64_t x)
+static NOIPA uint64_t tiny(uint64_t x)
 {
 	return spin(x, K_TINY);
 }
 
-NOIPA uint64_t little(uint64_t x)
+static NOIPA uint64_t little(uint64_t x)
 {
 	return spin(x, K_LITTLE);
 }
 
-NOIPA uint64_t small(uint64_t x)
+static NOIPA uint64_t small(uint64_t x)
 {
 	return spin(x, K_SMALL);
 }
 
-NOIPA uint64_t medium(uint64_t x)
+static NOIPA uint64_t medium(uint64_t x)
 {
 	return spin(x, K_MEDIUM);
 }
 
-NOIPA uint64_t large(uint64_t x)
+static NOIPA uint64_t large(uint64_t x)
 {
 	return spin(x, K_LARGE);
 }
 
-NOIPA uint64_t inner(uint64_t x, int kids)
+static NOIPA uint64_t inner(uint64_t x, int kids)
 {
 	int i;
 
@@ -101,7 +101,7 @@ NOIPA uint64_t inner(uint64_t x, int kids)
 	return x;
 }
 
-NOIPA uint64_t outer(uint64_t x, int kids)
+static NOIPA uint64_t outer(uint64_t x, int kids)
 {
 	int i;
 
@@ -115,7 +115,7 @@ NOIPA uint64_t outer(uint64_t x, int kids)
 	return x;
 }
 
-NOIPA uint64_t rec(uint64_t x, int depth)
+static NOIPA uint64_t rec(uint64_t x, int depth)
 {
 	x = spin(x, K_REC);
 	if (depth > 0)

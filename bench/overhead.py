@@ -108,6 +108,14 @@ for v in variants:
     fig[v.name] = med
     print("%-15s %12.1f %12.1f %9.2f %9.2f..%-9.2f %15.2f" % (v.name, t / 1e6, pt / 1e6, med, lo,
                                                          hi, pmed))
+# the same run seen by sonde's own model: T_a against the uninstrumented process
+Tb = bl.median([w for w, _ in res["uninstrumented"]])
+print("sonde's compensated total on this workload (last run): T_m %.1f ms, T_a %.1f ms vs "
+      "uninstrumented process %.1f ms: error %+.2f %%; in situ %.2f ns per probe pair vs "
+      "calibrated o_full %.2f ns" % (proc["T_m_ns"] / 1e6, proc["T_a_ns"] / 1e6, Tb / 1e6,
+                                    100 * (proc["T_a_ns"] - Tb) / Tb,
+                                    (proc["T_m_ns"] - Tb) / proc["probes"],
+                                    cal.get("o_full_ns", 0)))
 uft = None
 if have_uftrace:
     uname = min(("uftrace-pg", "uftrace-cyg"), key=lambda k: fig[k])
