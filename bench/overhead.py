@@ -50,6 +50,8 @@ variants = [
     bl.Variant("ideal", [inst, N], env={"LD_PRELOAD": ideal}),
     bl.Variant("sonde", [SONDE, "run", "-o", sonde_dir, "--throttle", "off", "--", inst, N],
                before=rm(sonde_dir)),
+    bl.Variant("sonde-precise", [SONDE, "run", "-o", sonde_dir, "--throttle", "off", "--precise",
+                                 "--", inst, N], before=rm(sonde_dir)),
     bl.Variant("gprof", [pg, N], cwd=gprof_dir),
 ]
 have_uftrace = shutil.which("uftrace") is not None
@@ -73,6 +75,9 @@ try:
             f = bl.fields(out)
             if f.get("checksum") != ref["checksum"] or f.get("calls") != calls:
                 raise SystemExit("bench: %s computed something else: %r" % (name, out))
+    # the default mode's profile, for its calibration and totals
+    subprocess.run([SONDE, "run", "-o", sonde_dir, "--throttle", "off", "--", inst, N], check=True,
+                   stdout=subprocess.DEVNULL)
     rep = json.loads(subprocess.run([SONDE, "report", "--json", sonde_dir], check=True,
                                     stdout=subprocess.PIPE, text=True).stdout)
     proc = rep["processes"][0]

@@ -85,6 +85,8 @@ static void read_options(void)
 		rt_cfg.depth = 65536;
 	rt_cfg.cpu = env_u64("SONDE_CPU", 0) != 0;
 	rt_cfg.follow_exec = env_u64("SONDE_FOLLOW_EXEC", 0) != 0;
+	rt_cfg.precise = env_u64("SONDE_PRECISE", 0) != 0 && rt_clock_tsc;
+	rt_precise = rt_cfg.precise;
 	parse_throttle();
 	set_throttle_mask();
 }

@@ -16,6 +16,7 @@
 RT_TLS struct rt_thread *rt_self;
 RT_TLS int rt_busy;
 static uint64_t throttle_mask = ~0ull; /* check the throttle when (calls & mask) == 0 */
+int rt_precise; /* exits read the TSC with rdtscp */
 
 static inline uintptr_t stack_address(void)
 {
@@ -249,7 +250,7 @@ static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
 
 static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uintptr_t fn)
 {
-	uint64_t now = rt_rdtsc();
+	uint64_t now = likely(!rt_precise) ? rt_rdtsc() : rt_rdtscp();
 	struct rt_frame *top = t->top;
 	struct rt_node *n = top->node;
 

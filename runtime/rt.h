@@ -33,6 +33,17 @@ static inline uint64_t rt_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* rdtscp waits for the instructions before it: an exit timestamp that includes all of the
+ * function's work (SONDE_PRECISE), at the price of a slower read. */
+static inline uint64_t rt_rdtscp(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi) : : "rcx");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+extern int rt_precise;
 uint64_t rt_mono_ns(void);
 
 /* The timestamp clock, in ticks: the TSC where usable, else ns of CLOCK_MONOTONIC. */
@@ -196,7 +207,7 @@ struct rt_config {
 	uint32_t depth;           /* frames kept per thread, at most */
 	uint64_t throttle_calls;  /* 0: throttling off */
 	uint64_t throttle_ticks;  /* per-call inclusive time under which to throttle */
-	int cpu, follow_exec;
+	int cpu, follow_exec, precise;
 	int have_select;
 };
 extern struct rt_config rt_cfg;

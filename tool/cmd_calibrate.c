@@ -80,8 +80,10 @@ int cmd_calibrate(int argc, char **argv)
 			json = 1;
 		else if (!strcmp(argv[i], "--cpu"))
 			cpu = 1;
+		else if (!strcmp(argv[i], "--precise"))
+			setenv("SONDE_PRECISE", "1", 1); /* read by the runtime as it loads */
 		else
-			return error("calibrate: unknown option '%s' (options: --json, --cpu)",
+			return error("calibrate: unknown option '%s' (options: --json, --cpu, --precise)",
 				     argv[i]), EXIT_USAGE;
 	}
 	if (runtime_path(rt, sizeof(rt)) != 0)

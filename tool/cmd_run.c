@@ -25,7 +25,7 @@
 struct run_opts {
 	const char *dir;
 	const char *depth, *throttle;
-	int cpu, follow_exec, verbose;
+	int cpu, follow_exec, verbose, precise;
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
 	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
 	int ninclude, nexclude, ninclude_file, nexclude_file;
@@ -46,6 +46,8 @@ static void run_usage(FILE *out)
 		"  --include-file GLOB    measure only functions from source files matching\n"
 		"  --exclude-file GLOB    do not measure functions from source files matching\n"
 		"  --follow-exec          keep measuring programs that this one execs\n"
+		"  --precise              ordered exit timestamps (rdtscp): short functions' times\n"
+		"                         come out closer to the truth, each call costs more\n"
 		"  -v, --verbose          say where the profiles went\n");
 }
 
@@ -67,6 +69,8 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->cpu = 1;
 	if (!strcmp(argv[*i], "--follow-exec"))
 		return o->follow_exec = 1;
+	if (!strcmp(argv[*i], "--precise"))
+		return o->precise = 1;
 	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
 		return o->verbose = 1;
 	if ((r = opt_value(argc, argv, i, "-o", &o->dir)) ||
@@ -287,6 +291,8 @@ static int set_env(const struct run_opts *o, const char *dir, const char *select
 		setenv("SONDE_CPU", "1", 1);
 	if (o->follow_exec)
 		setenv("SONDE_FOLLOW_EXEC", "1", 1);
+	if (o->precise)
+		setenv("SONDE_PRECISE", "1", 1);
 	if (select)
 		setenv("SONDE_SELECT", select, 1);
 	return 0;

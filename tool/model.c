@@ -327,7 +327,8 @@ static void flag_unreliable(struct model *m)
 
 		if (f->calls)
 			f->unreliable = f->incl_c / (double)f->calls < c->o_full ||
-					f->incl / (double)f->calls < c->dt_ns;
+					f->incl / (double)f->calls < c->dt_ns ||
+					f->excl - f->excl_c > 0.5 * f->excl;
 	}
 }
 

@@ -20,8 +20,16 @@ struct m_func {
 	uint64_t throttled_at, throttled_calls;
 	uint64_t calls, child_calls;
 	double incl, excl, incl_c, excl_c, cpu_incl, cpu_excl; /* ns; incl counts outermost calls */
-	int unreliable; /* time per call below the probe's cost or the clock's period */
+	int unreliable; /* time per call below the probe's cost or the clock's period, or more
+			 * than half of the measured exclusive time was probe cost */
 };
+
+/*
+ * How far off a compensated value may be: the in-situ cost of a probe pair differs from its
+ * in-vitro calibration by up to this fraction (docs/benchmarks.md), so that fraction of what
+ * was removed is uncertain.
+ */
+#define M_COMP_UNCERTAINTY 0.10
 
 struct m_node {
 	uint32_t func, parent, first_child, next_sibling;

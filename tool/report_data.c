@@ -98,11 +98,13 @@ static void json_processes(FILE *out, const struct model *m)
 		fprintf(out, ",\"cmdline\":");
 		json_str(out, p->cmdline);
 		fprintf(out,
-			",\"end\":\"%s\",\"signal\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"probes\":%llu,"
+			",\"end\":\"%s\",\"signal\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"T_a_err_ns\":%llu,"
+			"\"probes\":%llu,"
 			"\"unmeasured_probes\":%llu,\"depth_limit\":%u,\"throttle_calls\":%llu,"
 			"\"throttle_ns\":%llu,\"calibration\":",
 			end_names[p->end_reason < 3 ? p->end_reason : 0], p->end_signal, ns(p->t_m),
-			ns(p->t_a), (unsigned long long)p->probes,
+			ns(p->t_a), ns(M_COMP_UNCERTAINTY * (p->t_m - p->t_a)),
+			(unsigned long long)p->probes,
 			(unsigned long long)p->unmeasured, p->depth,
 			(unsigned long long)p->throttle_calls, (unsigned long long)p->throttle_ns);
 		json_calib(out, &p->calib);
@@ -123,10 +125,12 @@ static void json_func(FILE *out, const struct m_func *f, int cpu)
 	json_str(out, f->resource);
 	fprintf(out,
 		",\"kind\":\"%s\",\"calls\":%llu,\"child_calls\":%llu,\"incl_ns\":%llu,"
-		"\"excl_ns\":%llu,\"incl_c_ns\":%llu,\"excl_c_ns\":%llu,",
+		"\"excl_ns\":%llu,\"incl_c_ns\":%llu,\"excl_c_ns\":%llu,\"incl_c_err_ns\":%llu,"
+		"\"excl_c_err_ns\":%llu,",
 		f->kind == SPROF_REGION ? "region" : "function", (unsigned long long)f->calls,
 		(unsigned long long)f->child_calls, ns(f->incl), ns(f->excl), ns(f->incl_c),
-		ns(f->excl_c));
+		ns(f->excl_c), ns(M_COMP_UNCERTAINTY * (f->incl - f->incl_c)),
+		ns(M_COMP_UNCERTAINTY * (f->excl - f->excl_c)));
 	if (cpu)
 		fprintf(out, "\"cpu_incl_ns\":%llu,\"cpu_excl_ns\":%llu,", ns(f->cpu_incl),
 			ns(f->cpu_excl));

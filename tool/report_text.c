@@ -66,7 +66,7 @@ static double total_t_a(const struct model *m)
 static void print_process(FILE *out, const struct m_process *p)
 {
 	const struct sprof_calib *c = &p->calib;
-	char a[32], b[32], d[32];
+	char a[32], b[32], d[32], e[32];
 	double removed = p->t_m - p->t_a;
 
 	fprintf(out, "process %u  %s  (ended by %s", p->pid, p->cmdline,
@@ -78,8 +78,10 @@ static void print_process(FILE *out, const struct m_process *p)
 		     "o_full %.1f±%.1f ns, unmeasured call %.1f±%.1f ns\n",
 		c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
 		c->o_in, c->o_in_sd, c->o_full, c->o_full_sd, c->o_skip, c->o_skip_sd);
-	fprintf(out, "  T_m %s   T_a %s   (%llu probe pairs, %llu unmeasured; removed %s = %.1f %%)\n",
+	fprintf(out, "  T_m %s   T_a %s ± %s   (%llu probe pairs, %llu unmeasured; removed %s = "
+		     "%.1f %%)\n",
 		fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
+		fmt_time(e, sizeof(e), M_COMP_UNCERTAINTY * removed),
 		(unsigned long long)p->probes, (unsigned long long)p->unmeasured,
 		fmt_time(d, sizeof(d), removed), p->t_m > 0 ? 100.0 * removed / p->t_m : 0.0);
 }
@@ -147,8 +149,10 @@ static void print_notes(FILE *out, const struct model *m)
 		if (f->flags & SPROF_FN_EXCLUDED)
 			fprintf(out, "  excluded: %s\n", f->name);
 	}
-	fprintf(out, "  ~ time per call below the probe's cost or the clock period: not reliably "
-		     "measurable\n");
+	fprintf(out, "  ~ not reliably measurable: time per call below the probe's cost or the clock "
+		     "period, or mostly probe cost\n");
+	fprintf(out, "  (c) values are uncertain by about %.0f %% of what was removed (in-situ vs "
+		     "calibrated probe cost)\n", 100 * M_COMP_UNCERTAINTY);
 }
 
 static void print_flat(FILE *out, const struct model *m, const struct report_opts *o)
