@@ -93,15 +93,24 @@ static RT_COLD struct rt_node *find_child(struct rt_thread *t, struct rt_node *p
 	return n;
 }
 
-/* A call that is not measured still keeps the stack balanced; its probe cost is counted. */
-static void push_skip(struct rt_thread *t, uintptr_t fn, uintptr_t sp)
+/* Push a frame; the caller sets its start time (last, to leave the push out of the call). */
+static inline __attribute__((always_inline)) struct rt_frame *push(struct rt_thread *t,
+								   struct rt_node *n,
+								   uintptr_t fn, uintptr_t sp)
 {
 	struct rt_frame *f = t->top + 1;
 
-	f->node = t->top->node;
-	f->fn = fn ^ RT_FN_SKIP;
+	f->node = n;
+	f->fn = fn;
 	f->sp = sp;
 	t->top = f;
+	return f;
+}
+
+/* A call that is not measured still keeps the stack balanced; its probe cost is counted. */
+static void push_skip(struct rt_thread *t, uintptr_t fn, uintptr_t sp)
+{
+	push(t, t->top->node, fn ^ RT_FN_SKIP, sp);
 }
 
 /* The general enter: everything the fast path leaves out. */
@@ -130,11 +139,7 @@ static RT_COLD void enter_slow(struct rt_thread *t, uintptr_t fn, uintptr_t sp, 
 		push_skip(t, fn, sp);
 		return;
 	}
-	top++;
-	top->node = n;
-	top->fn = fn;
-	top->sp = sp;
-	t->top = top;
+	top = push(t, n, fn, sp);
 	if (slow & RT_SLOW_CPU)
 		top->cpu_start = rt_thread_cpu_ns();
 	top->start = rt_now();
@@ -155,12 +160,7 @@ static inline __attribute__((always_inline)) void enter(struct rt_thread *t, uin
 		enter_slow(t, fn, sp, kind, name);
 		return;
 	}
-	top++;
-	top->node = n;
-	top->fn = fn;
-	top->sp = sp;
-	t->top = top;
-	top->start = rt_rdtsc();
+	push(t, n, fn, sp)->start = rt_rdtsc();
 }
 
 /* Tell every thread to refresh its nodes' copies of `off` at its next probe. */

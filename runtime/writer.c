@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h> /* rename(2) only */
 
 #include <sys/stat.h>
@@ -304,6 +305,40 @@ static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 	w_flush(w);
 }
 
+static double mean2(double a, double b)
+{
+	return (a + b) / 2;
+}
+
+/* Pooled standard deviation of two calibrations (their spread, plus how far apart they are). */
+static double sd2(double sa, double sb, double a, double b)
+{
+	return sqrt((sa * sa + sb * sb) / 2 + (a - b) * (a - b) / 4);
+}
+
+/*
+ * Calibrate again at the end and keep the mean of both: the probes cost what the machine's speed
+ * makes them cost, and on a shared machine that drifts during a run. Not in a signal handler,
+ * where the process should end promptly.
+ */
+static void recalibrate(void)
+{
+	struct sprof_calib e = { 0 }, *c = &rt_calib;
+
+	rt_calibrate(&e, rt_cfg.cpu);
+	if (!(e.o_full > 0))
+		return;
+	c->o_in_sd = sd2(c->o_in_sd, e.o_in_sd, c->o_in, e.o_in);
+	c->o_full_sd = sd2(c->o_full_sd, e.o_full_sd, c->o_full, e.o_full);
+	c->o_skip_sd = sd2(c->o_skip_sd, e.o_skip_sd, c->o_skip, e.o_skip);
+	c->clock_sd = sd2(c->clock_sd, e.clock_sd, c->clock_ns, e.clock_ns);
+	c->o_in = mean2(c->o_in, e.o_in);
+	c->o_full = mean2(c->o_full, e.o_full);
+	c->o_skip = mean2(c->o_skip, e.o_skip);
+	c->clock_ns = mean2(c->clock_ns, e.clock_ns);
+	c->samples += e.samples;
+}
+
 /*
  * Write the profile once. The calling thread's open frames are closed first (it is exiting,
  * or being killed); other threads still running are written as they stand.
@@ -322,6 +357,8 @@ int rt_write_profile(int end_reason, int signo)
 	rt_clock_mark_end();
 	if (rt_self)
 		rt_thread_finish(rt_self, now);
+	if (end_reason != SPROF_END_SIGNAL)
+		recalibrate();
 	rt_modules_refresh();
 	mkdir(rt_cfg.dir, 0755); /* made only now: a run that measures nothing leaves nothing */
 	w.fd = open_out(final, sizeof(final), tmp);
