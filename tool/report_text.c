@@ -121,10 +121,13 @@ static const char *flags_of(const struct m_func *f)
 	return f->unreliable ? "~" : "";
 }
 
-static void print_flat_row(FILE *out, const struct m_func *f, double total)
+static void print_flat_row(FILE *out, const struct m_func *f, double total, int cpu)
 {
-	char e[32], ec[32], in[32], ic[32], pc[32];
+	char e[32], ec[32], in[32], ic[32], pc[32], ce[32], ci[32];
 
+	if (cpu) /* CPU time is shown as measured: its probes' cost is not calibrated apart */
+		fprintf(out, "%11s %11s ", fmt_time(ce, sizeof(ce), f->cpu_excl),
+			fmt_time(ci, sizeof(ci), f->cpu_incl));
 	fprintf(out, "%6.1f%% %11s %11s %11s %11s %10llu %11s %-2s %s  (%s:%d)\n",
 		100.0 * f->excl_c / total, fmt_time(ec, sizeof(ec), f->excl_c),
 		fmt_time(e, sizeof(e), f->excl), fmt_time(ic, sizeof(ic), f->incl_c),
@@ -163,6 +166,8 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 
 	fprintf(out, "\nFlat profile by %s; (c) = compensated, overhead removed\n",
 		keys[o->sort]);
+	if (m->has_cpu)
+		fprintf(out, "%11s %11s ", "cpu excl", "cpu incl");
 	fprintf(out, "%7s %11s %11s %11s %11s %10s %11s %-2s %s\n", "excl%", "excl(c)", "excl",
 		"incl(c)", "incl", "calls", "call(c)", "", "function  (file:line)");
 	for (i = 0; i < m->nfuncs && (!o->limit || shown < (uint32_t)o->limit); i++) {
@@ -170,7 +175,7 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 
 		if (!f->calls)
 			continue;
-		print_flat_row(out, f, total);
+		print_flat_row(out, f, total, m->has_cpu);
 		shown++;
 	}
 	print_notes(out, m);
