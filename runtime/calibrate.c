@@ -88,6 +88,38 @@ static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *p
 		rt_trimmed_stats(vi, BATCHES, in, in_sd);
 }
 
+#define SAMPLE_PAIRS 64
+
+/*
+ * One batch measured while the program runs (probe.c), with the thread's own stand-in state:
+ * o_full and o_in per pair as the machine's speed is now. -1 when it could not be measured.
+ */
+int rt_calib_sample(struct rt_thread *scratch, double *full, double *in)
+{
+	struct rt_thread *saved = rt_self;
+	uint64_t s, p, e, incl0;
+	struct rt_node *n;
+	int i;
+
+	rt_self = scratch;
+	measured_fn(); /* its node, on the first sample */
+	n = scratch->root->first_child;
+	s = rt_now();
+	for (i = 0; i < SAMPLE_PAIRS; i++)
+		plain_fn();
+	p = rt_now();
+	incl0 = n ? n->incl : 0;
+	for (i = 0; i < SAMPLE_PAIRS; i++)
+		measured_fn();
+	e = rt_now();
+	rt_self = saved;
+	if (!n)
+		return -1;
+	*full = (double)((e - p) - (p - s)) / SAMPLE_PAIRS / rt_ticks_per_ns();
+	*in = (double)(n->incl - incl0) / SAMPLE_PAIRS / rt_ticks_per_ns();
+	return 0;
+}
+
 /* Measure everything with a private, unpublished thread state standing in for the caller's. */
 void rt_calibrate(struct sprof_calib *c, int cpu)
 {
@@ -102,6 +134,7 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	t = rt_thread_new(0);
 	if (!t)
 		return;
+	t->scratch = 1;
 	t->cpu = cpu;
 	rt_self = t;
 	loop_batches(&plain_fn, plain);

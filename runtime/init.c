@@ -61,18 +61,15 @@ static void parse_throttle(void)
 	rt_cfg.throttle_ticks = (uint64_t)(usec * 1000.0 * rt_ticks_per_ns());
 }
 
-/* Check the throttle every 2^k calls of a node, often enough for small limits. */
+/* Periodic work every 2^k calls of a node (k <= 12), often enough for small throttle limits. */
 static void set_throttle_mask(void)
 {
 	uint64_t mask = 4095;
 
-	if (!rt_cfg.throttle_calls) {
-		rt_probe_set_throttle_mask(~0ull);
-		return;
-	}
-	while (mask > 15 && mask + 1 > rt_cfg.throttle_calls / 4)
+	while (rt_cfg.throttle_calls && mask > 15 && mask + 1 > rt_cfg.throttle_calls / 4)
 		mask >>= 1;
 	rt_probe_set_throttle_mask(mask);
+	rt_sample_every = (uint32_t)(65536 / (mask + 1)); /* a calibration batch per 2^16 calls */
 }
 
 static void read_options(void)

@@ -15,7 +15,8 @@
 
 RT_TLS struct rt_thread *rt_self;
 RT_TLS int rt_busy;
-static uint64_t throttle_mask = ~0ull; /* check the throttle when (calls & mask) == 0 */
+static uint64_t periodic_mask = 4095; /* periodic work when (calls & mask) == 0 */
+uint32_t rt_sample_every = 16;
 int rt_precise; /* exits read the TSC with rdtscp */
 
 static inline uintptr_t stack_address(void)
@@ -175,7 +176,7 @@ void rt_threads_refresh(void)
 }
 
 /* TAU's throttle: a function called very often for very little time stops being measured. */
-static RT_COLD void throttle_check(struct rt_node *n, uint64_t now)
+static void throttle_check(struct rt_node *n, uint64_t now)
 {
 	struct rt_func *f = n->func;
 	uint64_t dc = n->calls - n->throttle_calls, dt = n->incl - n->throttle_ticks;
@@ -198,6 +199,59 @@ static RT_COLD void throttle_check(struct rt_node *n, uint64_t now)
 	}
 }
 
+/* Keep a batch; when the reservoir is full, keep every other one and sample half as often. */
+static void keep_sample(struct rt_thread *t, double full, double in)
+{
+	uint32_t i;
+
+	if (t->nsamples == RT_SAMPLES) {
+		for (i = 0; i < RT_SAMPLES / 2; i++) {
+			t->sample_full[i] = t->sample_full[2 * i];
+			t->sample_in[i] = t->sample_in[2 * i];
+		}
+		t->nsamples = RT_SAMPLES / 2;
+		t->sample_every *= 2;
+	}
+	t->sample_full[t->nsamples] = (float)full;
+	t->sample_in[t->nsamples] = (float)in;
+	t->nsamples++;
+}
+
+/*
+ * In-run calibration: now and then, measure the probes again on this thread, as the machine's
+ * speed is now. The time it takes is moved out of every open interval (their starts are shifted
+ * by it), so no function and no total includes it.
+ */
+static void sample_costs(struct rt_thread *t)
+{
+	uint64_t begin = rt_now(), d;
+	struct rt_frame *f;
+	double full, in;
+
+	if (!t->calib) {
+		t->calib = rt_thread_new(0);
+		if (!t->calib)
+			return;
+		t->calib->scratch = 1;
+	}
+	if (rt_calib_sample(t->calib, &full, &in) == 0)
+		keep_sample(t, full, in);
+	d = rt_now() - begin;
+	for (f = t->frames; f <= t->top; f++)
+		f->start += d;
+	t->calib_ticks += d;
+}
+
+/* Every 2^k calls of a call path: the throttle, and in-run calibration now and then. */
+static RT_COLD void periodic(struct rt_thread *t, struct rt_node *n, uint64_t now)
+{
+	throttle_check(n, now);
+	if (t->scratch || ++t->sample_tick < t->sample_every)
+		return;
+	t->sample_tick = 0;
+	sample_costs(t);
+}
+
 /* Close the top frame at time `now`: the accounting shared by exits and unwinding. */
 void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now)
 {
@@ -213,8 +267,8 @@ void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now)
 	n->incl += now - f->start;
 	if (atomic_load_explicit(&t->slow, memory_order_relaxed) & RT_SLOW_CPU)
 		n->cpu_incl += cpu_now - f->cpu_start;
-	if (unlikely((n->calls & throttle_mask) == 0))
-		throttle_check(n, now);
+	if (unlikely((n->calls & periodic_mask) == 0))
+		periodic(t, n, now);
 }
 
 /* The general exit: the depth limit, unmeasured calls, longjmp, CPU time, no TSC. */
@@ -261,8 +315,8 @@ static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uin
 	n->calls++;
 	n->incl += now - top->start;
 	t->top = top - 1;
-	if (unlikely((n->calls & throttle_mask) == 0))
-		throttle_check(n, now);
+	if (unlikely((n->calls & periodic_mask) == 0))
+		periodic(t, n, now);
 }
 
 /* The first probe of a thread (or one that fires while the runtime is busy) comes here. */
@@ -282,7 +336,7 @@ static inline struct rt_thread *self(void)
 
 void rt_probe_set_throttle_mask(uint64_t mask)
 {
-	throttle_mask = mask;
+	periodic_mask = mask;
 }
 
 RT_EXPORT void __cyg_profile_func_enter(void *fn, void *site)

@@ -146,6 +146,7 @@ struct rt_phase {
 
 #define RT_MAX_COUNTERS 64
 #define RT_JMPS 16 /* jump buffers remembered per thread (setjmp trampolines) */
+#define RT_SAMPLES 128 /* in-run calibration batches kept per thread */
 
 struct rt_jmp {
 	const void *env;
@@ -175,6 +176,12 @@ struct rt_thread {
 	struct rt_thread *next;  /* global list, push-only */
 	uint32_t ncounters, nphases, jmp_next;
 	struct rt_jmp jmps[RT_JMPS];
+	/* in-run calibration (probe.c: sample_costs): batches spread over the whole run */
+	int scratch;                 /* this is a calibration stand-in, not a program thread */
+	struct rt_thread *calib;     /* this thread's stand-in, made on first use */
+	uint64_t calib_ticks;        /* time spent calibrating, kept out of every interval */
+	uint32_t nsamples, sample_every, sample_tick;
+	float sample_full[RT_SAMPLES], sample_in[RT_SAMPLES];
 	struct rt_counter counters[RT_MAX_COUNTERS];
 	struct rt_phase phases[RT_MAX_PHASES];
 };
@@ -200,6 +207,7 @@ const struct rt_node *rt_chunk_node(const struct rt_chunk *c, uint32_t i);
 void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now);
 void rt_threads_refresh(void);
 void rt_probe_set_throttle_mask(uint64_t mask);
+extern uint32_t rt_sample_every; /* periodic checks between two in-run calibrations */
 
 /* ---- configuration (init.c) ---- */
 struct rt_config {
@@ -220,6 +228,7 @@ extern uint64_t rt_start_ticks;
 extern struct sprof_calib rt_calib;
 void rt_calibrate(struct sprof_calib *out, int cpu);
 void rt_trimmed_stats(double *v, int n, double *mean, double *sd);
+int rt_calib_sample(struct rt_thread *scratch, double *full, double *in);
 
 /* ---- writing the profile (writer.c) ---- */
 int rt_write_profile(int end_reason, int signo);

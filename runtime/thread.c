@@ -135,6 +135,7 @@ struct rt_thread *rt_thread_new(int publish)
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->start = rt_now();
 	t->frames[0].start = t->start;
+	t->sample_every = rt_sample_every;
 	if (publish) {
 		t->index = atomic_fetch_add(&thread_count, 1);
 		t->next = atomic_load(&rt_threads);
@@ -168,7 +169,7 @@ void rt_thread_finish(struct rt_thread *t, uint64_t now)
 		return;
 	rt_unwind_to(t, t->frames, now);
 	t->end = now;
-	t->root->incl = now - t->start;
+	t->root->incl = now - t->frames[0].start; /* its start moved past in-run calibrations */
 	if (t->cpu)
 		t->cpu_end = rt_thread_cpu_ns();
 }
@@ -242,6 +243,9 @@ void rt_thread_after_fork(void)
 	t->start = now;
 	t->tid = (pid_t)syscall(SYS_gettid);
 	t->depth_skips = t->lost_calls = 0;
+	t->calib_ticks = 0;
+	t->nsamples = t->sample_tick = 0;
+	t->sample_every = rt_sample_every;
 	t->nphases = t->ncounters = 0;
 	t->next = NULL;
 	t->index = atomic_fetch_add(&thread_count, 1);

@@ -81,6 +81,17 @@ static uint64_t ns_signed(uint64_t ticks)
 	return (int64_t)ticks < 0 ? 0 : ns(ticks);
 }
 
+/* In-run calibrations of the main thread took time that is not the program's. */
+static uint64_t main_calib_ticks(void)
+{
+	struct rt_thread *t;
+
+	for (t = atomic_load(&rt_threads); t; t = t->next)
+		if (t->index == 0)
+			return t->calib_ticks;
+	return 0;
+}
+
 static void write_run(struct writer *w, int reason, int signo, uint64_t now, uint32_t nthreads)
 {
 	uint32_t exe_len = rt_module_count() ? str_len(rt_module_at(0)->path) : 0;
@@ -91,7 +102,7 @@ static void write_run(struct writer *w, int reason, int signo, uint64_t now, uin
 	sprof_put_u32(b, (uint32_t)rt_pid);
 	sprof_put_u32(b, (uint32_t)getppid());
 	sprof_put_u64(b, rt_start_unix_ns);
-	sprof_put_u64(b, ns(now - rt_start_ticks));
+	sprof_put_u64(b, ns(now - rt_start_ticks - main_calib_ticks()));
 	sprof_put_u32(b, (uint32_t)reason);
 	sprof_put_u32(b, (uint32_t)signo);
 	sprof_put_u32(b, rt_cfg.depth);
@@ -199,7 +210,7 @@ static void write_thread(struct writer *w, struct rt_thread *t, uint64_t now)
 	uint32_t nnodes = t->nnodes, done = 0, i;
 
 	if (!t->exited) /* still running in another thread: its root, as of now */
-		t->root->incl = now - t->start;
+		t->root->incl = now - t->frames[0].start;
 	w_record(w, SPROF_REC_THREAD, 56 + nnodes * node_bytes);
 	b = w_room(w, 56);
 	sprof_put_u32(b, t->index);
@@ -339,6 +350,38 @@ static void recalibrate(void)
 	c->samples += e.samples;
 }
 
+static double in_run_full[4096], in_run_in[4096];
+
+/*
+ * With enough batches measured during the run, they decide the probe costs: they saw the
+ * machine as the program did. The unmeasured-call cost, not sampled, is scaled alike.
+ */
+static void use_in_run_samples(void)
+{
+	struct sprof_calib *c = &rt_calib;
+	struct rt_thread *t;
+	double full, full_sd, in, in_sd;
+	int n = 0;
+	uint32_t i;
+
+	for (t = atomic_load(&rt_threads); t; t = t->next)
+		for (i = 0; i < t->nsamples && n < 4096; i++, n++) {
+			in_run_full[n] = t->sample_full[i];
+			in_run_in[n] = t->sample_in[i];
+		}
+	if (n < 16 || !(c->o_full > 0))
+		return;
+	rt_trimmed_stats(in_run_full, n, &full, &full_sd);
+	rt_trimmed_stats(in_run_in, n, &in, &in_sd);
+	c->o_skip *= full / c->o_full;
+	c->o_skip_sd *= full / c->o_full;
+	c->o_full = full;
+	c->o_full_sd = full_sd;
+	c->o_in = in;
+	c->o_in_sd = in_sd;
+	c->samples = (uint32_t)n;
+}
+
 /*
  * Write the profile once. The calling thread's open frames are closed first (it is exiting,
  * or being killed); other threads still running are written as they stand.
@@ -359,6 +402,7 @@ int rt_write_profile(int end_reason, int signo)
 		rt_thread_finish(rt_self, now);
 	if (end_reason != SPROF_END_SIGNAL)
 		recalibrate();
+	use_in_run_samples();
 	rt_modules_refresh();
 	mkdir(rt_cfg.dir, 0755); /* made only now: a run that measures nothing leaves nothing */
 	w.fd = open_out(final, sizeof(final), tmp);

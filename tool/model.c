@@ -119,8 +119,15 @@ static uint32_t *map_funcs(struct model *m, const struct sprof_file *f, struct s
 	uint32_t *map = xmalloc((f->func_id_cap ? f->func_id_cap : 1) * sizeof(*map));
 	uint32_t i;
 
-	for (i = 0; i < f->nmodules; i++)
-		check_build_id(&f->modules[i]);
+	uint8_t *used = xcalloc(f->nmodules, 1);
+
+	for (i = 0; i < f->nfuncs; i++)
+		if (f->funcs[i].module >= 0)
+			used[f->funcs[i].module] = 1;
+	for (i = 0; i < f->nmodules; i++) /* only where names are looked up */
+		if (used[i])
+			check_build_id(&f->modules[i]);
+	free(used);
 	for (i = 0; i < f->nfuncs; i++) {
 		const struct sprof_func *fn = &f->funcs[i];
 		struct sym_info si = { fn->name, "[region]", "", 0 };
