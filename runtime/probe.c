@@ -157,8 +157,12 @@ static inline __attribute__((always_inline)) void enter(struct rt_thread *t, uin
 		return;
 	}
 	n = top->node->kids[RT_KID_SLOT(fn)];
-	if (unlikely(!n || n->fn != fn || n->off)) {
+	if (unlikely(!n || n->fn != fn)) {
 		enter_slow(t, fn, sp, kind, name);
+		return;
+	}
+	if (unlikely(n->off)) { /* throttled or excluded: no clock, just keep the stack */
+		push_skip(t, fn, sp);
 		return;
 	}
 	push(t, n, fn, sp)->start = rt_rdtsc();
@@ -302,16 +306,26 @@ static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
 	rt_close_frame(t, now, cpu_now);
 }
 
+/*
+ * The TSC is read after the frame check: rdtsc does not wait for the loads before it, so this
+ * costs the measured interval nothing, and an unmeasured call's exit reads no clock at all.
+ */
 static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uintptr_t fn)
 {
-	uint64_t now = likely(!rt_precise) ? rt_rdtsc() : rt_rdtscp();
 	struct rt_frame *top = t->top;
 	struct rt_node *n = top->node;
+	uint64_t now;
 
 	if (unlikely((top->fn != fn) | atomic_load_explicit(&t->slow, memory_order_relaxed))) {
+		if (top->fn == (fn ^ RT_FN_SKIP) && !t->overflow) {
+			t->top = top - 1;
+			n->skipped++;
+			return;
+		}
 		exit_slow(t, fn);
 		return;
 	}
+	now = likely(!rt_precise) ? rt_rdtsc() : rt_rdtscp();
 	n->calls++;
 	n->incl += now - top->start;
 	t->top = top - 1;
