@@ -200,6 +200,23 @@ static void write_node(struct writer *w, const struct rt_node *n, int cpu)
 	}
 }
 
+/*
+ * A thread still running in another thread's exit (or signal): its calls in progress count as
+ * calls that last until now. The process is ending, so the thread's own later updates no longer
+ * matter; a racing update can only blur the values being written.
+ */
+static void count_open_calls(struct rt_thread *t, uint64_t now)
+{
+	struct rt_frame *f, *top = t->top;
+
+	t->root->incl = now - t->frames[0].start;
+	for (f = t->frames + 1; f <= top; f++)
+		if (f->fn == f->node->fn && now > f->start) {
+			f->node->calls++;
+			f->node->incl += now - f->start;
+		}
+}
+
 /* Walk the node arena in allocation order: parents always precede their children. */
 static void write_thread(struct writer *w, struct rt_thread *t, uint64_t now)
 {
@@ -209,8 +226,8 @@ static void write_thread(struct writer *w, struct rt_thread *t, uint64_t now)
 	struct sprof_buf *b;
 	uint32_t nnodes = t->nnodes, done = 0, i;
 
-	if (!t->exited) /* still running in another thread: its root, as of now */
-		t->root->incl = now - t->frames[0].start;
+	if (!t->exited)
+		count_open_calls(t, now);
 	w_record(w, SPROF_REC_THREAD, 56 + nnodes * node_bytes);
 	b = w_room(w, 56);
 	sprof_put_u32(b, t->index);

@@ -980,6 +980,12 @@ def t_running_thread(o):
         eq(len(proc(js)['threads']), 2, 'threads')
         eq([calls(js, f) for f in ('main', 'finish')], [1, 1], 'main finish')
         expect(pcalls(js, 'spinner', 'spin') >= 5, f'spinner/spin {pcalls(js, "spinner", "spin")}')
+    with check('running_thread: the call in progress counts, lasting until the end'):
+        eq(calls(js, 'spinner'), 1, 'spinner calls')
+        sp = next(f for f in js['functions'] if f['name'] == 'spinner')
+        th = [t for t in proc(js)['threads'] if t['index'] == 1][0]
+        expect(sp['incl_ns'] > 0.9 * th['T_m_ns'],
+               f"spinner incl {sp['incl_ns']} vs its thread's T_m {th['T_m_ns']}")
 
 
 @test()
