@@ -78,11 +78,9 @@ static void func_fill(struct rt_func *f, uintptr_t addr, int kind, const char *n
 	f->name = name;
 	f->module = -1;
 	if (kind == SPROF_FUNC) {
+		/* a module loaded since start is found when writing (rt_funcs_locate): asking the
+		 * loader here could deadlock a probe that fires inside a signal handler */
 		f->module = module_of(addr);
-		if (f->module < 0) {
-			rt_modules_refresh();
-			f->module = module_of(addr);
-		}
 		f->vaddr = f->module >= 0 ? addr - modules[f->module].bias : addr;
 		if (excluded(f)) {
 			f->flags |= SPROF_FN_EXCLUDED;
@@ -215,6 +213,22 @@ void rt_modules_refresh(void)
 		return;
 	dl_iterate_phdr(add_module, NULL);
 	atomic_store(&refreshing, 0);
+}
+
+/* Place the functions first seen in modules loaded after the snapshot (before writing). */
+void rt_funcs_locate(void)
+{
+	uint32_t i, n = rt_func_count();
+
+	for (i = 0; i < n; i++) {
+		struct rt_func *f = &funcs[i];
+
+		if (f->kind != SPROF_FUNC || f->module >= 0)
+			continue;
+		f->module = module_of(f->addr);
+		if (f->module >= 0)
+			f->vaddr = f->addr - modules[f->module].bias;
+	}
 }
 
 uint32_t rt_module_count(void)

@@ -83,6 +83,7 @@ struct rt_func *rt_func_get(uintptr_t addr, int kind, const char *name);
 uint32_t rt_func_count(void);
 struct rt_func *rt_func_at(uint32_t id);
 void rt_modules_refresh(void);
+void rt_funcs_locate(void);
 uint32_t rt_module_count(void);
 const struct rt_module *rt_module_at(uint32_t i);
 int rt_select_load(const char *path);

@@ -420,7 +420,10 @@ int rt_write_profile(int end_reason, int signo)
 	if (end_reason != SPROF_END_SIGNAL)
 		recalibrate();
 	use_in_run_samples();
-	rt_modules_refresh();
+	if (end_reason != SPROF_END_SIGNAL) { /* the loader's lock may be held where a signal hit */
+		rt_modules_refresh();
+		rt_funcs_locate();
+	}
 	mkdir(rt_cfg.dir, 0755); /* made only now: a run that measures nothing leaves nothing */
 	w.fd = open_out(final, sizeof(final), tmp);
 	if (w.fd < 0) {

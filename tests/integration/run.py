@@ -989,6 +989,26 @@ def t_running_thread(o):
 
 
 @test()
+def t_plugin(o):
+    """An instrumented library loaded with dlopen after start: measured, named from its DWARF."""
+    lib = os.path.join(TMP, 'libplugin_lib.so')
+    pb = run([SONDE, 'cc', '--', CC, '-O0', '-shared', '-fPIC', '-o', lib,
+              os.path.join(PROGS, 'plugin_lib.c')])
+    with check('plugin: library builds'):
+        expect(pb.returncode == 0, describe(pb))
+    b = build('plugin_host')
+    p, d = srun(b, [lib])
+    with check('plugin: output and status as a direct run'):
+        same_output(p, direct(b, [lib]))
+    with check('plugin: dlopened functions measured, named, in their call path'):
+        js = report(d)
+        expect_path(js, ['main', 'plug_work'], 3)
+        expect_path(js, ['main', 'plug_work', 'plug_leaf'], 30)
+        f = funcs(js)['plug_leaf']
+        eq((f['file'], f['resource']), ('plugin_lib.c', '/Code/plugin_lib.c/plug_leaf'), 'where')
+
+
+@test()
 def t_options(o):
     """Report formats and options, on one recursion run."""
     b = build('recursion')
