@@ -153,6 +153,11 @@ def analyse(name):
     print("max excl error over functions >= 1 %% of T and >= 10 x o_full (%.0f ns) per call: %.2f %%"
           % (10 * cal["o_full_ns"], worst_long))
     total_err = 100 * abs(Ta_ - T) / T
+    # paired by round: each round's T_a against the same round's uninstrumented T (runs close in
+    # time), which takes the host's slow drift out of the comparison
+    paired = sorted(100 * (a - t) / t for a, t in zip(Ta, T_main))
+    print("paired by round: T_a error median %+.2f %% (rounds %s)" % (
+        bl.median(paired), " ".join("%+.1f" % e for e in paired)))
     return T, Tm_, Ta_, total_err, worst
 
 
