@@ -135,7 +135,11 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	if (!t)
 		return;
 	t->scratch = 1;
-	t->cpu = cpu;
+	t->cpu = cpu; /* `sonde calibrate --cpu` asks for it whatever the configuration */
+	if (cpu)
+		atomic_fetch_or(&t->slow, RT_SLOW_CPU);
+	else
+		atomic_fetch_and(&t->slow, ~RT_SLOW_CPU);
 	rt_self = t;
 	loop_batches(&plain_fn, plain);
 	pair_cost(t, &measured_fn, plain, &c->o_full, &c->o_full_sd, &c->o_in, &c->o_in_sd);
