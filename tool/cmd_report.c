@@ -128,6 +128,7 @@ int cmd_report(int argc, char **argv)
 
 	if (parse_opts(&o, argc, argv))
 		return EXIT_USAGE;
+	unsetenv("DEBUGINFOD_URLS"); /* symbols come from the files at hand, never the network */
 	if (model_load(&m, o.dir, &o.flt))
 		return 1;
 	if (o.diff)

@@ -246,11 +246,19 @@ static int write_selection(const struct run_opts *o, const char *exe, const char
 			   char *out, size_t cap)
 {
 	struct select_ctx c = { .o = o, .module = exe };
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	char *saved = urls ? xstrdup(urls) : NULL;
 	FILE *fp;
 	size_t i;
+	int bad;
 
+	unsetenv("DEBUGINFOD_URLS"); /* no network; put back for the program below */
 	c.st = symtab__new();
-	if (!c.st || symtab__foreach(c.st, exe, select_cb, &c) < 0) {
+	bad = !c.st || symtab__foreach(c.st, exe, select_cb, &c) < 0;
+	if (saved)
+		setenv("DEBUGINFOD_URLS", saved, 1);
+	free(saved);
+	if (bad) {
 		symtab__delete(c.st);
 		return error("run: cannot read the symbols of '%s' to apply the globs", exe);
 	}
