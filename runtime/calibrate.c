@@ -135,8 +135,7 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	if (!t)
 		return;
 	t->scratch = 1;
-	t->cpu = cpu; /* `sonde calibrate --cpu` asks for it whatever the configuration */
-	if (cpu)
+	if (cpu) /* `sonde calibrate --cpu` asks for it whatever the configuration */
 		atomic_fetch_or(&t->slow, RT_SLOW_CPU);
 	else
 		atomic_fetch_and(&t->slow, ~RT_SLOW_CPU);

@@ -168,7 +168,6 @@ struct rt_thread {
 	uint32_t nnodes;
 	uint32_t index;
 	pid_t tid;
-	int cpu;                 /* also measure thread CPU time */
 	uint64_t start, end;     /* ticks */
 	uint64_t cpu_end;
 	uint64_t overflow;       /* calls currently open beyond the frame stack */
@@ -186,6 +185,12 @@ struct rt_thread {
 	struct rt_counter counters[RT_MAX_COUNTERS];
 	struct rt_phase phases[RT_MAX_PHASES];
 };
+
+/* Whether a thread measures CPU time too: its slow flags are the one place that says so. */
+static inline int rt_thread_cpu(const struct rt_thread *t)
+{
+	return (atomic_load_explicit(&t->slow, memory_order_relaxed) & RT_SLOW_CPU) != 0;
+}
 
 extern RT_TLS struct rt_thread *rt_self;
 extern RT_TLS int rt_busy; /* recursion guard while the runtime itself runs */
@@ -217,7 +222,6 @@ struct rt_config {
 	uint64_t throttle_calls;  /* 0: throttling off */
 	uint64_t throttle_ticks;  /* per-call inclusive time under which to throttle */
 	int cpu, follow_exec, precise;
-	int have_select;
 };
 extern struct rt_config rt_cfg;
 extern _Atomic int rt_ready;

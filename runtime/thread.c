@@ -95,7 +95,7 @@ struct rt_node *rt_node_child(struct rt_thread *t, struct rt_node *parent, uintp
 /* Close every frame above `keep`, as if their exits had run at `now`. */
 void rt_unwind_to(struct rt_thread *t, struct rt_frame *keep, uint64_t now)
 {
-	uint64_t cpu_now = t->cpu ? rt_thread_cpu_ns() : 0;
+	uint64_t cpu_now = rt_thread_cpu(t) ? rt_thread_cpu_ns() : 0;
 
 	while (t->top > keep)
 		rt_close_frame(t, now, cpu_now);
@@ -123,7 +123,6 @@ struct rt_thread *rt_thread_new(int publish)
 
 	if (!t)
 		return NULL;
-	t->cpu = rt_cfg.cpu;
 	atomic_store(&t->slow, (rt_cfg.cpu ? RT_SLOW_CPU : 0u) | (rt_clock_tsc ? 0u : RT_SLOW_MONO));
 	t->root = node_alloc(t);
 	if (!t->root)
@@ -170,7 +169,7 @@ void rt_thread_finish(struct rt_thread *t, uint64_t now)
 	rt_unwind_to(t, t->frames, now);
 	t->end = now;
 	t->root->incl = now - t->frames[0].start; /* its start moved past in-run calibrations */
-	if (t->cpu)
+	if (rt_thread_cpu(t))
 		t->cpu_end = rt_thread_cpu_ns();
 }
 
@@ -237,7 +236,7 @@ void rt_thread_after_fork(void)
 	tree_reset(t);
 	for (f = t->frames; f <= t->top; f++) {
 		f->start = now;
-		if (t->cpu)
+		if (rt_thread_cpu(t))
 			f->cpu_start = rt_thread_cpu_ns();
 	}
 	t->start = now;

@@ -234,7 +234,7 @@ static void write_thread(struct writer *w, struct rt_thread *t, uint64_t now)
 	sprof_put_u32(b, (uint32_t)t->tid);
 	sprof_put_u64(b, ns(t->start - rt_start_ticks));
 	sprof_put_u64(b, ns(end - rt_start_ticks));
-	sprof_put_u64(b, t->cpu ? t->cpu_end : 0);
+	sprof_put_u64(b, rt_thread_cpu(t) ? t->cpu_end : 0);
 	sprof_put_u32(b, t->exited ? 1u : 0u);
 	sprof_put_u32(b, nnodes);
 	sprof_put_u64(b, t->depth_skips);
