@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The validating reader of trace files (tool side), and the writer of traces the tool makes
+ * (approximated traces from `sonde analyze`). Every byte read is hostile: sizes, ids, chunk
+ * offsets and strings are checked before use. A file cut short (a killed process, a full disk)
+ * reads up to its last complete record with a warning; anything else wrong refuses the file with
+ * a one-line reason.
+ */
+#ifndef SONDE_FORMAT_TRACE_READ_H
+#define SONDE_FORMAT_TRACE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "trace.h"
+
+/* One decoded event. Times are absolute ticks of the trace's clock. */
+struct strc_event {
+	uint64_t t;
+	uint64_t arg;  /* edge, pthread_t, depth, calls, ticks, tid: by type (trace.h) */
+	double value;  /* STRC_USER only */
+	uint32_t id;   /* function / region / name id, STRC_ID_NONE when none */
+	uint16_t type; /* enum strc_type */
+	uint16_t pad;
+};
+
+struct strc_thread {
+	uint32_t index, tid;
+	uint64_t self;      /* pthread_t, from THREAD_END (0 if it did not end) */
+	uint64_t edge;      /* create edge of THREAD_BEGIN (0: none) */
+	uint64_t dropped;   /* events dropped (drop mode), from DROPPED records */
+	uint64_t flushes, flush_ticks;
+	uint32_t chunks;
+	int complete;       /* its stream ended with an END record */
+	struct strc_event *ev;
+	size_t nev;
+};
+
+struct strc_func {
+	uint32_t id, kind, flags; /* kind: SPROF_FUNC / SPROF_REGION; flags: SPROF_FN_* */
+	int32_t module;
+	uint64_t addr, vaddr;
+	char *name; /* regions, phases, counters: the user's string; functions: "" */
+};
+
+struct strc_module {
+	uint32_t index, build_id_len;
+	uint64_t bias, lo, hi;
+	uint8_t build_id[32];
+	char *path;
+};
+
+struct strc_file {
+	uint16_t version;
+	uint32_t features;
+	uint32_t pid, ppid, run_flags, end_reason, end_signal;
+	int ended;             /* a PROC_END record was seen */
+	uint64_t start_unix_ns, start_ticks;
+	uint64_t rate_limit;   /* events per second per function, 0: off */
+	uint64_t chunk_bytes;
+	double ticks_per_ns;
+	char *exe, *cmdline;   /* cmdline: arguments separated by spaces */
+	struct sprof_calib calib;     /* the last CALIB record (end of run if present) */
+	struct sprof_calib calib_start;
+	int has_calib;
+	struct strc_module *modules;
+	struct strc_func *funcs;     /* sorted by id */
+	struct strc_thread *threads; /* sorted by index */
+	uint32_t nmodules, nfuncs, nthreads;
+	uint32_t *func_by_id;        /* id -> index in funcs, UINT32_MAX when absent */
+	uint32_t func_id_cap;
+	int truncated;               /* some stream was cut short: see warning */
+	char warning[256];
+};
+
+/* 0 on success (check `truncated` and `warning`); -1 with a one-line reason in err. */
+int strc_read_file(const char *path, struct strc_file **out, char *err, size_t errlen);
+int strc_read_mem(const uint8_t *data, size_t len, struct strc_file **out, char *err,
+		  size_t errlen);
+void strc_free(struct strc_file *f);
+const struct strc_func *strc_func_of(const struct strc_file *f, uint32_t id);
+double strc_ticks_to_ns(const struct strc_file *f, uint64_t ticks);
+
+/* Write f as a trace file (one closed chunk per thread). 0, or -1 with a reason in err. */
+int strc_write_file(const char *path, const struct strc_file *f, char *err, size_t errlen);
+
+#endif
