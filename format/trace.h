@@ -31,6 +31,7 @@
 
 /* chunk flags */
 #define STRC_CHUNK_CLOSED 0x1u /* `used` is exact; otherwise scan to the first zero word */
+#define STRC_CHUNK_FINAL 0x2u  /* the process ended while this stream was open: complete */
 
 enum strc_type {
 	STRC_ENTER = 1,        /* id: function */
@@ -106,7 +107,8 @@ struct strc_header {
 	uint64_t start_unix_ns;
 	uint64_t start_ticks; /* clock at the runtime's start */
 	double ticks_per_ns;  /* first estimate; CALIB records refine it */
-	uint64_t reserved[2];
+	uint64_t first_chunk; /* offset of the first chunk; 0 means right after the header */
+	uint64_t reserved;
 };
 
 /* Chunk header: 32 bytes, at an 8-aligned offset; records follow. */

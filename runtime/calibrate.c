@@ -69,19 +69,23 @@ static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *p
 	struct rt_node *n;
 	int b, i;
 
-	(*fn)(); /* make its node */
+	(*fn)(); /* make its node, or its trace definition */
 	n = t->root->first_child;
-	if (!n) { /* the program's hooks are not ours (sonde calibrate must use RTLD_DEEPBIND) */
+	if (!n && !rt_trace_on) { /* the hooks are not ours (sonde calibrate uses RTLD_DEEPBIND) */
 		*full = *full_sd = 0;
 		return;
 	}
 	for (b = 0; b < BATCHES; b++) {
-		uint64_t incl0 = n->incl, s = rt_now();
+		uint64_t incl0 = n ? n->incl : 0, s;
 
+		if (rt_trace_on)
+			rt_trace_scratch_rewind(t);
+		s = rt_now();
 		for (i = 0; i < PER_BATCH; i++)
 			(*fn)();
 		vf[b] = (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns() - plain[b];
-		vi[b] = (double)(n->incl - incl0) / PER_BATCH / rt_ticks_per_ns();
+		incl0 = rt_trace_on ? rt_trace_exit_ticks(t) : n->incl - incl0;
+		vi[b] = (double)incl0 / PER_BATCH / rt_ticks_per_ns();
 	}
 	rt_trimmed_stats(vf, BATCHES, full, full_sd);
 	if (in)
@@ -135,6 +139,10 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	if (!t)
 		return;
 	t->scratch = 1;
+	if (rt_trace_on && rt_trace_scratch(t) != 0) {
+		rt_thread_release(t);
+		return;
+	}
 	if (cpu) /* `sonde calibrate --cpu` asks for it whatever the configuration */
 		atomic_fetch_or(&t->slow, RT_SLOW_CPU);
 	else

@@ -128,6 +128,11 @@ uint32_t rt_func_count(void)
 	return n < MAX_FUNCS ? n : MAX_FUNCS;
 }
 
+uint32_t rt_func_capacity(void)
+{
+	return MAX_FUNCS;
+}
+
 struct rt_func *rt_func_at(uint32_t id)
 {
 	return &funcs[id];

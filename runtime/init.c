@@ -84,6 +84,12 @@ static void read_options(void)
 	rt_cfg.follow_exec = env_u64("SONDE_FOLLOW_EXEC", 0) != 0;
 	rt_cfg.precise = env_u64("SONDE_PRECISE", 0) != 0 && rt_clock_tsc;
 	rt_precise = rt_cfg.precise;
+	rt_cfg.trace = env_u64("SONDE_TRACE", 0) != 0;
+	rt_cfg.trace_drop = env_u64("SONDE_TRACE_DROP", 0) != 0;
+	rt_cfg.trace_rate = env_u64("SONDE_TRACE_RATE", 0);
+	rt_cfg.trace_chunk = env_u64("SONDE_TRACE_BUFFER", 1u << 20) & ~(uint64_t)4095;
+	if (rt_cfg.trace_chunk < 65536)
+		rt_cfg.trace_chunk = 65536;
 	parse_throttle();
 	set_throttle_mask();
 }
@@ -175,6 +181,7 @@ static void after_fork_child(void)
 	rt_writer_after_fork();
 	rt_thread_after_fork();
 	read_cmdline();
+	rt_trace_after_fork();
 }
 
 static uint64_t unix_ns(void)
@@ -203,6 +210,8 @@ __attribute__((constructor(101))) static void rt_init(void)
 		rt_log("unreadable selection file: measuring every function");
 	rt_thread_init_keys();
 	rt_wrap_init();
+	rt_start_ticks = rt_now();
+	rt_trace_init(); /* before calibrating: the trace probes are the ones to measure */
 	rt_calibrate(&rt_calib, rt_cfg.cpu);
 	pthread_atfork(NULL, NULL, after_fork_child);
 	install_signals();

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "../format/profile.h"
+#include "../format/trace.h"
 
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_HOT __attribute__((hot))
@@ -70,6 +71,7 @@ struct rt_func {
 	_Atomic uint64_t seen_calls, seen_ticks; /* throttle bookkeeping, all threads */
 	uint64_t throttled_at, throttled_calls;
 	const char *name;         /* regions only: the user's string */
+	_Atomic uint8_t traced;   /* its DEF_FUNC is in the trace (trace.c) */
 };
 
 struct rt_module {
@@ -81,6 +83,7 @@ struct rt_module {
 
 struct rt_func *rt_func_get(uintptr_t addr, int kind, const char *name);
 uint32_t rt_func_count(void);
+uint32_t rt_func_capacity(void);
 struct rt_func *rt_func_at(uint32_t id);
 void rt_modules_refresh(void);
 void rt_funcs_locate(void);
@@ -134,6 +137,38 @@ struct rt_frame {
 
 struct rt_chunk;
 
+/* ---- event traces: per-thread state (trace.c; the probes in probe.c) ---- */
+#define RT_TCACHE 1024 /* direct-mapped cache: code address -> the id part of an event word */
+#define RT_TC_SLOT(fn) (((fn) >> 4) & (RT_TCACHE - 1))
+#define RT_TC_SLOW 1u  /* in a cached word: this function's events take the slow path */
+#define RT_RATED_MAX 1024
+
+struct rt_tcache {
+	uintptr_t addr;
+	uint64_t word; /* strc_word(0, 1, id, 0), | RT_TC_SLOW when excluded or rate-limited */
+};
+
+struct rt_rate; /* rate throttling state of one function on one thread (trace.c) */
+
+struct rt_trace {
+	uint64_t *pos, *end;     /* records go at pos; end leaves room for the closing records */
+	uint64_t last;           /* time of the thread's previous event, ticks */
+	uint32_t depth;          /* ENTERs open: what setjmp remembers and UNWIND restores */
+	uint32_t seq;            /* chunks taken */
+	struct strc_chunk *chunk; /* the mapped chunk records go to; NULL before the first */
+	uint64_t cap;            /* its size */
+	uint64_t dropped;        /* events dropped, not yet written in a DROPPED record */
+	uint64_t edge;           /* create edge this thread was started with */
+	int ended, scratch;      /* stream closed; calibration stand-in (anonymous buffer) */
+	int closing;             /* writing the closing records: the kept room is open */
+	int failed;              /* no new chunk could be had: events are dropped and counted */
+	uint64_t *scratch_buf;
+	struct rt_rate *rate;    /* by function id, mapped when rate throttling is on */
+	uint32_t nrated;
+	uint32_t rated[RT_RATED_MAX]; /* ids that have had calls counted */
+	struct rt_tcache cache[RT_TCACHE];
+};
+
 struct rt_counter {
 	const char *name;
 	uint64_t count;
@@ -184,6 +219,7 @@ struct rt_thread {
 	float sample_full[RT_SAMPLES], sample_in[RT_SAMPLES];
 	struct rt_counter counters[RT_MAX_COUNTERS];
 	struct rt_phase phases[RT_MAX_PHASES];
+	struct rt_trace tr;
 };
 
 /* Whether a thread measures CPU time too: its slow flags are the one place that says so. */
@@ -215,6 +251,24 @@ void rt_threads_refresh(void);
 void rt_probe_set_throttle_mask(uint64_t mask);
 extern uint32_t rt_sample_every; /* periodic checks between two in-run calibrations */
 
+/* ---- event traces (trace.c) ---- */
+extern int rt_trace_on; /* probes record events instead of profiling */
+void rt_trace_init(void);
+void rt_trace_thread_begin(struct rt_thread *t);
+void rt_trace_thread_end(struct rt_thread *t);
+int rt_trace_end(int reason, int signo);
+void rt_trace_after_fork(void);
+void rt_trace_slow(struct rt_thread *t, unsigned type, uintptr_t fn, int kind, const char *name);
+void rt_trace_record(struct rt_thread *t, unsigned type, uint32_t id, const uint64_t *payload,
+		     unsigned nwords);
+uint32_t rt_trace_name_id(const char *name);
+void rt_trace_unwind(struct rt_thread *t, uint32_t depth);
+int rt_trace_scratch(struct rt_thread *t);
+uint64_t rt_trace_exit_ticks(const struct rt_thread *t);
+void rt_trace_scratch_rewind(struct rt_thread *t);
+void rt_trace_release(struct rt_thread *t);
+void rt_trace_set_edge(uint64_t edge);
+
 /* ---- configuration (init.c) ---- */
 struct rt_config {
 	char dir[512];
@@ -222,6 +276,9 @@ struct rt_config {
 	uint64_t throttle_calls;  /* 0: throttling off */
 	uint64_t throttle_ticks;  /* per-call inclusive time under which to throttle */
 	int cpu, follow_exec, precise;
+	int trace, trace_drop;
+	uint64_t trace_chunk;     /* bytes per trace chunk (per-thread buffer) */
+	uint64_t trace_rate;      /* events per second per function before counting; 0: off */
 };
 extern struct rt_config rt_cfg;
 extern _Atomic int rt_ready;

@@ -158,6 +158,7 @@ void rt_thread_release(struct rt_thread *t)
 	}
 	if (t->frames)
 		rt_unmap(t->frames, t->frames_cap * sizeof(struct rt_frame));
+	rt_trace_release(t);
 	rt_unmap(t, sizeof(*t));
 }
 
@@ -181,6 +182,8 @@ static void on_thread_exit(void *arg)
 	rt_busy = 1;
 	rt_self = NULL;
 	rt_thread_finish(t, rt_now());
+	if (rt_trace_on)
+		rt_trace_thread_end(t);
 }
 
 /* First probe of a thread: make its state. */
@@ -193,6 +196,8 @@ struct rt_thread *rt_thread_attach(void)
 	if (t && exit_key_ok)
 		pthread_setspecific(exit_key, t);
 	rt_self = t;
+	if (t && rt_trace_on)
+		rt_trace_thread_begin(t);
 	rt_busy = 0;
 	atomic_store(&rt_used, 1);
 	return t;

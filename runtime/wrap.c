@@ -44,7 +44,7 @@ void *rt_note_setjmp(const void *env, int which)
 		if (i == RT_JMPS)
 			i = t->jmp_next++ % RT_JMPS;
 		t->jmps[i].env = env;
-		t->jmps[i].depth = (uint32_t)(t->top - t->frames);
+		t->jmps[i].depth = rt_trace_on ? t->tr.depth : (uint32_t)(t->top - t->frames);
 		t->jmps[i].overflow = t->overflow;
 	}
 	if (!real_setjmp[which]) /* called before our constructor ran */
@@ -68,6 +68,10 @@ static void note_jump(const void *env)
 
 		if (t->jmps[i].env != env)
 			continue;
+		if (rt_trace_on) {
+			rt_trace_unwind(t, t->jmps[i].depth);
+			return;
+		}
 		if (keep <= t->top) {
 			rt_unwind_to(t, keep, rt_now());
 			t->overflow = t->jmps[i].overflow;

@@ -415,6 +415,11 @@ int rt_write_profile(int end_reason, int signo)
 	rt_busy = 1;
 	now = rt_now();
 	rt_clock_mark_end();
+	if (rt_trace_on) { /* the trace is the record of this run; `sonde report` reads it */
+		if (end_reason != SPROF_END_SIGNAL)
+			recalibrate();
+		return rt_trace_end(end_reason, signo);
+	}
 	if (rt_self)
 		rt_thread_finish(rt_self, now);
 	if (end_reason != SPROF_END_SIGNAL)

@@ -25,7 +25,8 @@
 struct run_opts {
 	const char *dir;
 	const char *depth, *throttle;
-	int cpu, follow_exec, verbose, precise;
+	const char *trace_buffer, *trace_rate;
+	int cpu, follow_exec, verbose, precise, trace, trace_drop;
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
 	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
 	int ninclude, nexclude, ninclude_file, nexclude_file;
@@ -48,6 +49,12 @@ static void run_usage(FILE *out)
 		"  --follow-exec          keep measuring programs that this one execs\n"
 		"  --precise              ordered exit timestamps (rdtscp): short functions' times\n"
 		"                         come out closer to the truth, each call costs more\n"
+		"  --trace                record an event trace (trace.PID.strc) instead of a profile\n"
+		"  --trace-buffer SIZE    per-thread trace buffer, e.g. 4M (default 1M)\n"
+		"  --trace-drop           when a thread's buffer is full, drop (and count) events\n"
+		"                         instead of flushing it to the file\n"
+		"  --trace-rate N         above N events per second of one function, record counts\n"
+		"                         instead of events until the rate falls (default: off)\n"
 		"  -v, --verbose          say where the profiles went\n");
 }
 
@@ -71,12 +78,18 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->follow_exec = 1;
 	if (!strcmp(argv[*i], "--precise"))
 		return o->precise = 1;
+	if (!strcmp(argv[*i], "--trace"))
+		return o->trace = 1;
+	if (!strcmp(argv[*i], "--trace-drop"))
+		return o->trace_drop = o->trace = 1;
 	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
 		return o->verbose = 1;
 	if ((r = opt_value(argc, argv, i, "-o", &o->dir)) ||
 	    (r = opt_value(argc, argv, i, "--output", &o->dir)) ||
 	    (r = opt_value(argc, argv, i, "--depth", &o->depth)) ||
-	    (r = opt_value(argc, argv, i, "--throttle", &o->throttle)))
+	    (r = opt_value(argc, argv, i, "--throttle", &o->throttle)) ||
+	    (r = opt_value(argc, argv, i, "--trace-buffer", &o->trace_buffer)) ||
+	    (r = opt_value(argc, argv, i, "--trace-rate", &o->trace_rate)))
 		return r;
 	if ((r = opt_value(argc, argv, i, "--include-file", &v)) != 0)
 		return r < 0 ? r : add_glob(o->include_file, &o->ninclude_file, v) ?: 1;
@@ -101,6 +114,12 @@ static int check_values(const struct run_opts *o)
 	    (sscanf(o->throttle, "%llu:%lf%c", &n, &us, &extra) != 2 || n == 0 || us <= 0))
 		return error("run: --throttle wants CALLS:USEC (e.g. 100000:10) or 'off', not '%s'",
 			     o->throttle);
+	if (o->trace_buffer && (parse_size(o->trace_buffer, &n) || n < 65536 || n > (1ull << 32)))
+		return error("run: --trace-buffer wants a size from 64K to 4G, not '%s'",
+			     o->trace_buffer);
+	if (o->trace_rate && (parse_u64(o->trace_rate, &n) || n == 0))
+		return error("run: --trace-rate wants a positive number of events per second, "
+			     "not '%s'", o->trace_rate);
 	return 0;
 }
 
@@ -168,7 +187,8 @@ static int prepare_dir(const char *dir)
 	if (!d)
 		return error("run: cannot open '%s': %s", dir, strerror(errno));
 	while ((e = readdir(d))) {
-		if (fnmatch("profile.*.sprof*", e->d_name, 0) && strcmp(e->d_name, "runtime.log") &&
+		if (fnmatch("profile.*.sprof*", e->d_name, 0) &&
+		    fnmatch("trace.*.strc", e->d_name, 0) && strcmp(e->d_name, "runtime.log") &&
 		    strcmp(e->d_name, "select.txt"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -280,6 +300,25 @@ static int write_selection(const struct run_opts *o, const char *exe, const char
 	return 0;
 }
 
+static int set_trace_env(const struct run_opts *o)
+{
+	unsigned long long n;
+	char v[32];
+
+	if (!o->trace)
+		return 0;
+	setenv("SONDE_TRACE", "1", 1);
+	if (o->trace_drop)
+		setenv("SONDE_TRACE_DROP", "1", 1);
+	if (o->trace_rate)
+		setenv("SONDE_TRACE_RATE", o->trace_rate, 1);
+	if (o->trace_buffer && parse_size(o->trace_buffer, &n) == 0) {
+		snprintf(v, sizeof(v), "%llu", n);
+		setenv("SONDE_TRACE_BUFFER", v, 1);
+	}
+	return 0;
+}
+
 static int set_env(const struct run_opts *o, const char *dir, const char *select)
 {
 	char rt[PATH_MAX], preload[PATH_MAX * 2];
@@ -303,7 +342,7 @@ static int set_env(const struct run_opts *o, const char *dir, const char *select
 		setenv("SONDE_PRECISE", "1", 1);
 	if (select)
 		setenv("SONDE_SELECT", select, 1);
-	return 0;
+	return set_trace_env(o);
 }
 
 /* Become what the program became: the same exit code, or death by the same signal. */
@@ -332,7 +371,8 @@ static int count_profiles(const char *dir)
 	int n = 0;
 
 	while (d && (e = readdir(d)))
-		n += fnmatch("profile.*.sprof", e->d_name, 0) == 0;
+		n += fnmatch("profile.*.sprof", e->d_name, 0) == 0 ||
+		     fnmatch("trace.*.strc", e->d_name, 0) == 0;
 	if (d)
 		closedir(d);
 	return n;
@@ -382,9 +422,10 @@ int cmd_run(int argc, char **argv)
 		return 1;
 	nprof = count_profiles(dir);
 	if (!nprof)
-		warning("no profile was written to %s (see %s/runtime.log if present)", o.dir,
-			o.dir);
+		warning("no %s was written to %s (see %s/runtime.log if present)",
+			o.trace ? "trace" : "profile", o.dir, o.dir);
 	else if (o.verbose)
-		fprintf(stderr, "sonde: %d profile%s in %s\n", nprof, nprof > 1 ? "s" : "", o.dir);
+		fprintf(stderr, "sonde: %d %s%s in %s\n", nprof, o.trace ? "trace" : "profile",
+			nprof > 1 ? "s" : "", o.dir);
 	return pass_status(status);
 }

@@ -140,6 +140,32 @@ int parse_u64(const char *s, unsigned long long *out)
 	return errno || *end ? -1 : 0;
 }
 
+/* A size in bytes with an optional K, M or G suffix (powers of 1024). */
+int parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -1;
+	*out = strtoull(s, &end, 10);
+	if (end == s || errno)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || *out > (~0ull >> shift))
+		return -1;
+	*out <<= shift;
+	return 0;
+}
+
 int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
 {
 	size_t n = strlen(name);

@@ -26,6 +26,7 @@ int include_dir(char *out, size_t cap);
 /* Resolve a program name like execvp would; 0 and the path in out, or -1 with errno. */
 int find_program(const char *name, char *out, size_t cap);
 int parse_u64(const char *s, unsigned long long *out);
+int parse_size(const char *s, unsigned long long *out);
 
 /* Option parsing shared by commands: "--name VALUE" and "--name=VALUE". */
 int opt_value(int argc, char **argv, int *i, const char *name, const char **value);
