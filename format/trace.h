@@ -107,7 +107,7 @@ struct strc_header {
 	uint64_t start_unix_ns;
 	uint64_t start_ticks; /* clock at the runtime's start */
 	double ticks_per_ns;  /* first estimate; CALIB records refine it */
-	uint64_t first_chunk; /* offset of the first chunk; 0 means right after the header */
+	uint64_t first_chunk; /* offset of the first chunk; 0: right after the header (64) */
 	uint64_t reserved;
 };
 

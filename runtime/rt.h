@@ -155,8 +155,11 @@ struct rt_trace {
 	uint64_t last;           /* time of the thread's previous event, ticks */
 	uint32_t depth;          /* ENTERs open: what setjmp remembers and UNWIND restores */
 	uint32_t seq;            /* chunks taken */
-	struct strc_chunk *chunk; /* the mapped chunk records go to; NULL before the first */
-	uint64_t cap;            /* its size */
+	struct strc_chunk *chunk; /* the chunk records go to: bufs[cur]; NULL when none */
+	uint64_t cap;            /* bytes of a buffer */
+	uint64_t *bufs[2];       /* the thread's two buffers (trace_file.c) */
+	_Atomic int state[2];    /* free, filling, ready for the writer, being written */
+	int cur;
 	uint64_t dropped;        /* events dropped, not yet written in a DROPPED record */
 	uint64_t edge;           /* create edge this thread was started with */
 	int ended, scratch;      /* stream closed; calibration stand-in (anonymous buffer) */
@@ -268,6 +271,13 @@ uint64_t rt_trace_exit_ticks(const struct rt_thread *t);
 void rt_trace_scratch_rewind(struct rt_thread *t);
 void rt_trace_release(struct rt_thread *t);
 void rt_trace_set_edge(uint64_t edge);
+#define RT_TRACE_CLOSING 1024 /* bytes kept free in a chunk for the records ending a stream */
+int rt_tfile_open(int with_writer);
+int rt_tfile_after_fork(void);
+int rt_tfile_ok(void);
+int rt_tchunk_next(struct rt_thread *t);
+void rt_tchunk_last(struct rt_thread *t, uint32_t flags);
+void rt_tfile_finish(void);
 
 /* ---- configuration (init.c) ---- */
 struct rt_config {

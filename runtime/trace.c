@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Event traces (docs/format-trace.md): each thread appends 8-byte event words to a chunk of the
- * process's trace file, mapped MAP_SHARED so that what is written survives even SIGKILL. A full
- * chunk is closed and a new one taken at the end of the file (one atomic add, no lock); the
- * flush's cost is itself recorded as an event, so the analysis removes it. In drop mode a thread
- * keeps one chunk and counts what does not fit.
+ * Event traces (docs/format-trace.md): each thread appends 8-byte event words to a chunk of its
+ * own; a full chunk goes to the file (trace_file.c) and the thread goes on in the next. The time
+ * a thread spends getting a new chunk is itself recorded (FLUSH), so the analysis removes it. In
+ * drop mode a thread keeps one chunk and counts what does not fit.
  *
  * The probes' fast path lives in probe.c; this file holds everything slower: first sight of a
  * function, full chunks, big time gaps, rate throttling, and the records that are not calls.
@@ -19,18 +18,13 @@
 #include <unistd.h>
 
 int rt_trace_on;
-static int trace_fd = -1;
-static _Atomic uint64_t file_end;
 static _Atomic int proc_records_done; /* RUN, CALIB and modules are in some stream */
 static _Atomic uint32_t modules_defined;
 static _Atomic int trace_done;
-static _Atomic int full_disk_logged;
 static uint64_t rate_window_shift = 23; /* ~4 ms at 2 GHz */
 static uint64_t rate_limit;             /* calls per window above which calls are counted */
 
-#define CLOSING_BYTES 1024 /* kept free in every chunk for the records that end a stream */
 #define SCRATCH_WORDS 8192
-#define FIRST_CHUNK 4096 /* chunks are mapped: their offsets are multiples of the page size */
 
 struct rt_rate {
 	uint64_t window;  /* window number of `n` */
@@ -40,117 +34,6 @@ struct rt_rate {
 	uint32_t counting;
 	uint32_t listed;
 };
-
-/* ---- the file and its chunks ---- */
-
-static void put_header(int fd)
-{
-	struct strc_header h = { .version = STRC_VERSION, .min_version = STRC_MIN_VERSION };
-
-	__builtin_memcpy(h.magic, STRC_MAGIC, 8);
-	h.features = (rt_cfg.trace_drop ? STRC_F_DROP : 0) | (rt_cfg.trace_rate ? STRC_F_RATE : 0);
-	h.header_size = STRC_HEADER_SIZE;
-	h.pid = (uint32_t)rt_pid;
-	h.start_unix_ns = rt_start_unix_ns;
-	h.start_ticks = rt_start_ticks;
-	h.ticks_per_ns = rt_ticks_per_ns();
-	h.first_chunk = FIRST_CHUNK;
-	if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		rt_log("cannot write the trace file's header");
-}
-
-/* RUNDIR/trace.PID.strc, or trace.PID.N.strc when an exec'd image of this pid made one. */
-static int open_trace_file(void)
-{
-	char path[600], *e;
-	int n, fd;
-
-	mkdir(rt_cfg.dir, 0755);
-	for (n = 0; n < 100; n++) {
-		e = rt_stpcpy(path, rt_cfg.dir, path + sizeof(path));
-		e = rt_stpcpy(e, "/trace.", path + sizeof(path));
-		e = rt_utoa(e, (uint64_t)rt_pid, path + sizeof(path));
-		if (n) {
-			e = rt_stpcpy(e, ".", path + sizeof(path));
-			e = rt_utoa(e, (uint64_t)n, path + sizeof(path));
-		}
-		rt_stpcpy(e, ".strc", path + sizeof(path));
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0 || errno != EEXIST)
-			return fd;
-	}
-	return -1;
-}
-
-static int open_file(void)
-{
-	trace_fd = open_trace_file();
-	if (trace_fd < 0) {
-		rt_log("cannot create the trace file in the run directory: not tracing");
-		return -1;
-	}
-	atomic_store(&file_end, FIRST_CHUNK);
-	put_header(trace_fd);
-	return 0;
-}
-
-/* Space for [off, off+len) in the file; never shrinks it, as another thread may be past us. */
-static int grow_file(uint64_t off, uint64_t len)
-{
-	static const char zero;
-
-	if (fallocate(trace_fd, 0, (off_t)off, (off_t)len) == 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != ENOSYS)
-		return -1;
-	return pwrite(trace_fd, &zero, 1, (off_t)(off + len - 1)) == 1 ? 0 : -1;
-}
-
-static void close_chunk(struct rt_trace *tr, uint32_t flags)
-{
-	struct strc_chunk *c = tr->chunk;
-
-	if (!c)
-		return;
-	c->used = (uint64_t)((uint8_t *)tr->pos - (uint8_t *)(c + 1));
-	atomic_thread_fence(memory_order_release);
-	c->flags |= flags;
-	tr->pos = tr->end = NULL;
-	tr->chunk = NULL;
-	rt_unmap(c, tr->cap);
-}
-
-/* Map a new chunk for this thread; its pages are touched now, inside the flush's time. */
-static int take_chunk(struct rt_thread *t)
-{
-	struct rt_trace *tr = &t->tr;
-	uint64_t cap = rt_cfg.trace_chunk, off, i;
-	struct strc_chunk *c;
-
-	if (trace_fd < 0 || atomic_load(&trace_done) || tr->failed)
-		return -1;
-	off = atomic_fetch_add(&file_end, cap);
-	c = grow_file(off, cap) == 0 ? mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED,
-					       trace_fd, (off_t)off)
-				       : MAP_FAILED;
-	if (c == MAP_FAILED) { /* from now on this thread's events are dropped and counted */
-		tr->failed = 1;
-		if (!atomic_exchange(&full_disk_logged, 1))
-			rt_log("the trace file cannot grow (disk full?): events are dropped and counted");
-		return -1;
-	}
-	for (i = 0; i < cap; i += 4096)
-		((volatile uint8_t *)c)[i] = 0;
-	c->magic = STRC_CHUNK_MAGIC;
-	c->thread = t->index;
-	c->seq = tr->seq++;
-	c->capacity = cap;
-	tr->chunk = c;
-	tr->cap = cap;
-	tr->pos = (uint64_t *)(c + 1);
-	tr->end = (uint64_t *)((uint8_t *)c + cap - (tr->closing ? 0 : CLOSING_BYTES));
-	return 0;
-}
 
 /* ---- appending records ---- */
 
@@ -178,11 +61,12 @@ static int room(struct rt_thread *t, unsigned words, uint64_t now, uint64_t *flu
 		if (tr->scratch) {
 			tr->pos = tr->scratch_buf;
 		} else {
-			if (tr->chunk && rt_cfg.trace_drop)
+			if (tr->failed || (tr->chunk && rt_cfg.trace_drop) || atomic_load(&trace_done))
 				goto drop;
-			close_chunk(tr, STRC_CHUNK_CLOSED);
-			if (take_chunk(t) != 0)
+			if (rt_tchunk_next(t) != 0) {
+				tr->failed = 1;
 				goto drop;
+			}
 			*flush = rt_now() - now;
 		}
 		put_time(tr, now);
@@ -516,13 +400,13 @@ static void close_stream(struct rt_thread *t, uint64_t now)
 	emit(t, STRC_THREAD_END, STRC_ID_NONE, &self, 1, now);
 	emit(t, STRC_END, STRC_ID_NONE, NULL, 0, now);
 	t->tr.ended = 1;
-	close_chunk(&t->tr, STRC_CHUNK_CLOSED);
+	rt_tchunk_last(t, STRC_CHUNK_CLOSED);
 }
 
 /* The thread is exiting (pthread key destructor): end its stream. */
 void rt_trace_thread_end(struct rt_thread *t)
 {
-	if (!t->tr.ended && !t->tr.scratch && t->tr.chunk)
+	if (!t->tr.ended && !t->tr.scratch && t->tr.chunk && !atomic_load(&trace_done))
 		close_stream(t, rt_now());
 }
 
@@ -544,10 +428,10 @@ void rt_trace_unwind(struct rt_thread *t, uint32_t depth)
  */
 int rt_trace_end(int reason, int signo)
 {
-	struct rt_thread *t = rt_self, *o;
+	struct rt_thread *t = rt_self;
 	uint64_t now = rt_now(), w = (uint64_t)(uint32_t)reason | (uint64_t)(uint32_t)signo << 32;
 
-	if (atomic_exchange(&trace_done, 1) || trace_fd < 0)
+	if (!rt_tfile_ok() || atomic_exchange(&trace_done, 1))
 		return 0;
 	if (t && !t->tr.ended && t->tr.chunk) {
 		open_reserve(&t->tr);
@@ -558,14 +442,7 @@ int rt_trace_end(int reason, int signo)
 		emit(t, STRC_PROC_END, STRC_ID_NONE, &w, 1, now);
 		close_stream(t, now);
 	}
-	for (o = atomic_load(&rt_threads); o; o = o->next)
-		if (o != t && !o->tr.ended && o->tr.chunk) {
-			struct strc_chunk *c = o->tr.chunk;
-
-			c->used = (uint64_t)((uint8_t *)o->tr.pos - (uint8_t *)(c + 1));
-			atomic_thread_fence(memory_order_release);
-			c->flags |= STRC_CHUNK_CLOSED | STRC_CHUNK_FINAL;
-		}
+	rt_tfile_finish();
 	return 0;
 }
 
@@ -617,7 +494,7 @@ void rt_trace_init(void)
 
 	if (!rt_cfg.trace)
 		return;
-	if (open_file() != 0)
+	if (rt_tfile_open(1) != 0)
 		return;
 	per_window = (double)rt_cfg.trace_rate * (double)(1ull << rate_window_shift) /
 		     (rt_ticks_per_ns() * 1e9);
@@ -633,21 +510,18 @@ void rt_trace_after_fork(void)
 
 	if (!rt_trace_on)
 		return;
-	close(trace_fd);
 	atomic_store(&trace_done, 0);
 	atomic_store(&proc_records_done, 0);
 	atomic_store(&modules_defined, 0);
 	for (i = 0; i < n; i++)
 		atomic_store(&rt_func_at(i)->traced, 0);
-	if (open_file() != 0) {
+	if (rt_tfile_after_fork() != 0) {
 		atomic_store(&trace_done, 1);
 		return;
 	}
 	if (!t)
 		return;
-	if (t->tr.chunk)
-		rt_unmap(t->tr.chunk, t->tr.cap); /* mapped shared with the parent: not ours */
-	t->tr.chunk = NULL;
+	t->tr.chunk = NULL; /* what it held was the parent's: the buffer is reused from the start */
 	t->tr.pos = t->tr.end = NULL;
 	t->tr.seq = 0;
 	t->tr.ended = 0;
