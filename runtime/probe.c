@@ -358,25 +358,26 @@ void rt_probe_set_throttle_mask(uint64_t mask)
  * clock read, one 8-byte store. Any unusual case goes to rt_trace_slow.
  */
 static inline __attribute__((always_inline)) void trace_event(struct rt_thread *t,
-							       unsigned type, uintptr_t fn)
+							       unsigned type, uintptr_t fn,
+							       int kind, const char *name)
 {
 	const struct rt_tcache *c = &t->tr.cache[RT_TC_SLOT(fn)];
 	uint64_t *p = t->tr.pos, now, d;
 
 	if (unlikely((c->addr != fn) | (c->word & RT_TC_SLOW))) {
-		rt_trace_slow(t, type, fn, SPROF_FUNC, NULL);
+		rt_trace_slow(t, type, fn, kind, name);
 		return;
 	}
 	now = rt_now();
 	d = now - t->tr.last;
 	if (unlikely((p >= t->tr.end) | (d > STRC_DELTA_MAX))) {
-		rt_trace_slow(t, type, fn, SPROF_FUNC, NULL);
+		rt_trace_slow(t, type, fn, kind, name);
 		return;
 	}
 	*p = c->word | type | d << 28;
 	t->tr.pos = p + 1;
 	t->tr.last = now;
-	t->tr.depth += type == STRC_ENTER ? 1u : (uint32_t)-1;
+	t->tr.depth += type == STRC_ENTER || type == STRC_REGION_BEGIN ? 1u : (uint32_t)-1;
 }
 
 RT_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
@@ -387,7 +388,7 @@ RT_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	if (unlikely(!t))
 		return;
 	if (unlikely(rt_trace_on))
-		trace_event(t, STRC_ENTER, (uintptr_t)fn);
+		trace_event(t, STRC_ENTER, (uintptr_t)fn, SPROF_FUNC, NULL);
 	else
 		enter(t, (uintptr_t)fn, stack_address(), SPROF_FUNC, NULL);
 }
@@ -400,7 +401,7 @@ RT_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	if (unlikely(!t))
 		return;
 	if (unlikely(rt_trace_on))
-		trace_event(t, STRC_EXIT, (uintptr_t)fn);
+		trace_event(t, STRC_EXIT, (uintptr_t)fn, SPROF_FUNC, NULL);
 	else
 		leave(t, (uintptr_t)fn);
 }
@@ -414,7 +415,7 @@ RT_EXPORT void sonde__region_begin(const char *name)
 	if (!t || !name)
 		return;
 	if (rt_trace_on)
-		rt_trace_slow(t, STRC_REGION_BEGIN, (uintptr_t)name, SPROF_REGION, name);
+		trace_event(t, STRC_REGION_BEGIN, (uintptr_t)name, SPROF_REGION, name);
 	else
 		enter_slow(t, (uintptr_t)name, stack_address(), SPROF_REGION, name);
 }
@@ -426,7 +427,7 @@ RT_EXPORT void sonde__region_end(const char *name)
 	if (!t || !name)
 		return;
 	if (rt_trace_on)
-		rt_trace_slow(t, STRC_REGION_END, (uintptr_t)name, SPROF_REGION, name);
+		trace_event(t, STRC_REGION_END, (uintptr_t)name, SPROF_REGION, name);
 	else
 		exit_slow(t, (uintptr_t)name);
 }
