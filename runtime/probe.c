@@ -380,6 +380,17 @@ static inline __attribute__((always_inline)) void trace_event(struct rt_thread *
 	t->tr.depth += type == STRC_ENTER || type == STRC_REGION_BEGIN ? 1u : (uint32_t)-1;
 }
 
+/* Out of line, reached by a tail jump: the profile path's register saves are not paid here. */
+static __attribute__((noinline)) void trace_enter(struct rt_thread *t, uintptr_t fn)
+{
+	trace_event(t, STRC_ENTER, fn, SPROF_FUNC, NULL);
+}
+
+static __attribute__((noinline)) void trace_exit(struct rt_thread *t, uintptr_t fn)
+{
+	trace_event(t, STRC_EXIT, fn, SPROF_FUNC, NULL);
+}
+
 RT_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 {
 	struct rt_thread *t = self();
@@ -388,7 +399,7 @@ RT_EXPORT void __cyg_profile_func_enter(void *fn, void *site)
 	if (unlikely(!t))
 		return;
 	if (unlikely(rt_trace_on))
-		trace_event(t, STRC_ENTER, (uintptr_t)fn, SPROF_FUNC, NULL);
+		trace_enter(t, (uintptr_t)fn);
 	else
 		enter(t, (uintptr_t)fn, stack_address(), SPROF_FUNC, NULL);
 }
@@ -401,7 +412,7 @@ RT_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	if (unlikely(!t))
 		return;
 	if (unlikely(rt_trace_on))
-		trace_event(t, STRC_EXIT, (uintptr_t)fn, SPROF_FUNC, NULL);
+		trace_exit(t, (uintptr_t)fn);
 	else
 		leave(t, (uintptr_t)fn);
 }
