@@ -20,8 +20,8 @@ BASE_CFLAGS := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Iinclude -Iformat -DSOND
 # no builtins that could be swapped for libc calls behind our back, no undefined symbols.
 RT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
 RT_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now -ldl -lpthread -lm
-TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis
-TOOL_LIBS := -ldw -lelf -lm -ldl
+TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis $(shell pkg-config --cflags otf2)
+TOOL_LIBS := -ldw -lelf -lm -ldl $(shell pkg-config --libs otf2)
 
 RT_SRC := $(wildcard runtime/*.c) format/profile_codec.c
 RT_ASM := $(wildcard runtime/arch/x86_64/*.S)

@@ -2,9 +2,9 @@
 # Install the Debian packages sonde needs to build, test and benchmark, if any is missing.
 # Quiet and quick when everything is there already. Used by `make demo` and `make check`.
 set -e
-need="gcc make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutils"
-# peers for `make bench` (optional: the benchmarks skip what is missing)
-optional="uftrace"
+need="gcc make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutils libotf2-trace-dev"
+# peers for `make bench`, otf2-print for the OTF2 export's tests (optional: skipped when missing)
+optional="uftrace otf2-tools"
 
 missing=""
 for p in $need $optional; do

@@ -7,5 +7,6 @@ int cmd_cc(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run a program with the runtime: sonde run [-o DIR] -- ./app args" },
 	{ "report", cmd_report, "tables and call-path tree of a run: sonde report [DIR]" },
 	{ "calibrate", cmd_calibrate, "clock and probe costs on this machine" },
+	{ "export", cmd_export, "traces for other tools: sonde export --chrome|--otf2 [DIR]" },
 };
 
 static void usage(FILE *out)

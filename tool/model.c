@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/compensate.h"
 #include "elfinfo.h"
 #include "profile_read.h"
 #include "symbols.h"
+#include "trace_profile.h"
 #include "util.h"
 
 static uint32_t hash_str(const char *s)
@@ -344,40 +346,85 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Profile files of the directory, sorted (so the launched process, the oldest pid, is first). */
+static char *path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = xmalloc(n);
+
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+/* The pid in a file name "profile.PID[.N].sprof" or "trace.PID.strc". */
+static unsigned long pid_of(const char *name)
+{
+	return strtoul(name + strcspn(name, ".") + 1, NULL, 10);
+}
+
+/* A trace stands in for a profile only where its process wrote none (`sonde run --trace`). */
+static int wanted(const char *name, char **names, uint32_t n)
+{
+	uint32_t i;
+
+	if (!fnmatch("profile.*.sprof", name, 0))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (!fnmatch("profile.*.sprof", names[i], 0) && pid_of(names[i]) == pid_of(name))
+			return 0;
+	return 1;
+}
+
+/* Paths of the profiles of a directory, and of traces of processes without a profile, sorted
+ * (so the launched process, the oldest pid, is first); or the file named, if it is one. */
 static char **list_profiles(const char *dir, uint32_t *n)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char **names = NULL;
+	char **names = NULL, **paths;
+	uint32_t i, k = 0;
 
 	*n = 0;
-	if (!d)
-		return NULL;
+	if (!d) {
+		if (access(dir, R_OK) != 0 || (fnmatch("*.sprof", dir, 0) && fnmatch("*.strc", dir, 0)))
+			return NULL;
+		paths = xmalloc(sizeof(*paths));
+		paths[(*n)++] = xstrdup(dir);
+		return paths;
+	}
 	while ((e = readdir(d)))
-		if (!fnmatch("profile.*.sprof", e->d_name, 0)) {
+		if (!fnmatch("profile.*.sprof", e->d_name, 0) || !fnmatch("trace.*.strc", e->d_name, 0)) {
 			names = xrealloc(names, (*n + 1) * sizeof(*names));
 			names[(*n)++] = xstrdup(e->d_name);
 		}
 	closedir(d);
+	paths = xmalloc((*n ? *n : 1) * sizeof(*paths));
+	for (i = 0; i < *n; i++)
+		if (wanted(names[i], names, *n))
+			paths[k++] = path_join(dir, names[i]);
+	for (i = 0; i < *n; i++)
+		free(names[i]);
+	free(names);
+	*n = k;
 	if (*n)
-		qsort(names, *n, sizeof(*names), cmp_str);
-	return names;
+		qsort(paths, *n, sizeof(*paths), cmp_str);
+	return *n ? paths : (free(paths), NULL);
 }
 
-static int load_files(struct model *m, char **names, uint32_t n, const struct model_filter *flt)
+static int load_files(struct model *m, char **paths, uint32_t n, const struct model_filter *flt)
 {
 	struct symtab *st = symtab__new();
-	char path[4096], err[256];
+	char err[256];
 	uint32_t i;
 	int ret = 0;
 
 	for (i = 0; i < n && !ret; i++) {
 		struct sprof_file *f;
+		int bad = fnmatch("*.strc", paths[i], 0)
+				  ? sprof_read_file(paths[i], &f, err, sizeof(err))
+				  : trace_profile_read(paths[i], &f, err, sizeof(err));
 
-		snprintf(path, sizeof(path), "%s/%s", m->dir, names[i]);
-		if (sprof_read_file(path, &f, err, sizeof(err)) != 0) {
-			ret = error("%s: %s", path, err);
+		if (bad) {
+			ret = error("%s: %s", paths[i], err);
 			break;
 		}
 		if (!flt->pid || f->run.pid == flt->pid)

@@ -1201,6 +1201,206 @@ def t_bad_input(o):
 
 
 # ---------------------------------------------------------------------------------------------
+# Traces: `sonde report` on a trace, `sonde export --chrome|--otf2` (docs/export.md)
+
+
+def traces(d):
+    try:
+        return sorted(f for f in os.listdir(d) if f.endswith('.strc'))
+    except FileNotFoundError:
+        return []
+
+
+def trun(binary, tag='trace'):
+    """`sonde run --trace`: the program behaves as alone, one trace per process, no profile."""
+    p, d = srun(binary, opts=['--trace'], tag=tag)
+    same_output(p, direct(binary))
+    expect(traces(d), f'no trace written: {describe(p)}')
+    eq(profiles(d), [], 'profiles of a --trace run')
+    return d
+
+
+def path_calls(js):
+    out = {}
+    for path, n in walk(js):
+        out[path] = out.get(path, 0) + n['calls']
+    return {k: v for k, v in out.items() if v}
+
+
+@test('-O0', '-O2')
+def t_trace_report(o):
+    """A trace run reports the profile a profile run gives: the same calls on the same paths."""
+    for prog in ('recursion', 'threads', 'api', 'longjmp'):
+        name = f'trace report {prog}{o}'
+        b = build(prog, o)
+        with check(f'{name}: recorded'):
+            d = trun(b)
+        with check(f'{name}: report consistent'):
+            tj = report(d)
+            sanity(tj)
+            pr = proc(tj)
+            eq([t['index'] for t in pr['threads']], list(range(len(pr['threads']))), 'threads')
+            expect(pr['exe'].endswith('/' + os.path.basename(b)), f'exe {pr["exe"]!r}')
+        with check(f'{name}: same calls per call path as a profile run'):
+            _, dp = srun(b, tag='profile')
+            pj = report(dp)
+            eq(path_calls(tj), path_calls(pj), 'calls per call-path (trace, profile)')
+            eq({f['name']: f['calls'] for f in tj['functions'] if f['calls']},
+               {f['name']: f['calls'] for f in pj['functions'] if f['calls']}, 'function calls')
+            eq(tj['counters'], pj['counters'], 'counters')
+            eq([x['name'] for x in tj['phases']], [x['name'] for x in pj['phases']], 'phases')
+        if prog == 'recursion':
+            with check(f'{name}: exact counts; sonde report FILE.strc'):
+                eq([calls(tj, f) for f in ('main', 'fib', 'is_even', 'is_odd')],
+                   [1, 1973, 6, 5], 'main, fib, is_even, is_odd')
+                eq(depth(tj), 16, 'call-path depth')
+                fj = report(os.path.join(d, traces(d)[0]))
+                eq(path_calls(fj), path_calls(tj), 'calls per call-path (file, directory)')
+
+
+def chrome(d, *opts):
+    p = run([SONDE, 'export', '--chrome'] + list(opts) + [d])
+    expect(p.returncode == 0, f'sonde export --chrome {" ".join(opts)}: {describe(p)}')
+    if '-o' in opts and opts[opts.index('-o') + 1] == '-':
+        js = parse_json(p.stdout)
+    else:
+        out = opts[opts.index('-o') + 1] if '-o' in opts else os.path.join(d, 'trace.json')
+        with open(out, 'rb') as fh:
+            js = parse_json(fh.read())
+    expect(isinstance(js, dict) and isinstance(js.get('traceEvents'), list),
+           'no "traceEvents" list')
+    return js['traceEvents']
+
+
+def phs(evs, ph, **kv):
+    return [e for e in evs if e['ph'] == ph and all(e.get(k) == v for k, v in kv.items())]
+
+
+def nested(evs):
+    """Per thread, B and E in time order and properly nested; all closed."""
+    open_, last = {}, {}
+    for e in evs:
+        if e['ph'] not in 'BE':
+            continue
+        key = (e['pid'], e['tid'])
+        st = open_.setdefault(key, [])
+        expect(e['ts'] >= last.get(key, 0), f'{key}: event at {e["ts"]} after later ones')
+        last[key] = e['ts']
+        if e['ph'] == 'B':
+            st.append(e['name'])
+        else:
+            expect(st, f'{key}: E without B at {e["ts"]}')
+            st.pop()
+    eq({k: v for k, v in open_.items() if v}, {}, 'calls left open')
+
+
+def otf2_print(path):
+    p = run(['otf2-print', path])
+    expect(p.returncode == 0, f'otf2-print {path}: {describe(p)}')
+    counts = {}
+    for line in p.stdout.decode(errors='replace').splitlines():
+        w = line.split(' ', 1)[0]
+        if w.isupper():
+            counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+@test()
+def t_export(o):
+    b = build('recursion')
+    d = trun(b, tag='export')
+    ncalls = 1 + 1973 + 6 + 5
+    with check('export --chrome: RUNDIR/trace.json, one B and one E per call, nested'):
+        evs = chrome(d)
+        eq((len(phs(evs, 'B')), len(phs(evs, 'E'))), (ncalls, ncalls), 'B, E events')
+        eq(len(phs(evs, 'B', name='fib')), 1973, 'B events of fib')
+        eq(len(phs(evs, 'B', name='main')), 1, 'B events of main')
+        nested(evs)
+        eq([e['args']['name'] for e in phs(evs, 'M', name='thread_name')], ['main thread'],
+           'thread names')
+        eq(len(phs(evs, 'M', name='process_name')), 1, 'process names')
+        expect(all(isinstance(e['ts'], (int, float)) and e['ts'] >= 0 for e in evs),
+               'timestamps')
+    with check('export --chrome -o - and -o FILE, from the trace file'):
+        f = os.path.join(d, traces(d)[0])
+        eq(len(phs(chrome(f, '-o', '-'), 'B')), ncalls, 'B events on stdout')
+        out = os.path.join(TMP, 'chrome-out.json')
+        eq(len(phs(chrome(d, '-o', out), 'E')), ncalls, 'E events in -o FILE')
+    bt = build('threads')
+    dt = trun(bt, tag='export-threads')
+    with check('export --chrome threads: 5 threads, create and join flows'):
+        evs = chrome(dt)
+        eq(len(phs(evs, 'B', name='work')), 4000, 'B events of work')
+        eq(len(phs(evs, 'M', name='thread_name')), 5, 'thread names')
+        nested(evs)
+        for name in ('create', 'join'):
+            s, f = phs(evs, 's', name=name), phs(evs, 'f', name=name)
+            eq((len(s), len(f)), (4, 4), f'{name} flow starts and ends')
+            eq(sorted(e['id'] for e in s), sorted(e['id'] for e in f), f'{name} flow ids')
+    ba = build('api')
+    da = trun(ba, tag='export-api')
+    with check('export --chrome api: regions, counters, phases'):
+        evs = chrome(da)
+        eq([len(phs(evs, 'B', name=r, cat='region')) for r in ('solve', 'inner')], [3, 3],
+           'region B events')
+        eq([e['args']['value'] for e in phs(evs, 'C', name='items')], list(range(1, 11)),
+           'counter values')
+        eq([e['name'] for e in phs(evs, 'b', cat='phase')], ['setup', 'compute', 'report'],
+           'phases begun')
+        eq(sorted(e['id'] for e in phs(evs, 'e', cat='phase')),
+           sorted(e['id'] for e in phs(evs, 'b', cat='phase')), 'phases ended')
+        nested(evs)
+    if not shutil.which('otf2-print'):
+        emit(True, 'export --otf2: # SKIP otf2-print is not installed (Debian: otf2-tools)')
+        return
+    with check('export --otf2: RUNDIR/otf2/traces.otf2, otf2-print reads it'):
+        p = run([SONDE, 'export', '--otf2', d])
+        expect(p.returncode == 0, describe(p))
+        c = otf2_print(os.path.join(d, 'otf2', 'traces.otf2'))
+        eq((c.get('ENTER'), c.get('LEAVE')), (ncalls, ncalls), 'ENTER, LEAVE lines')
+    with check('export --otf2 again: the archive is replaced'):
+        p = run([SONDE, 'export', '--otf2', d])
+        expect(p.returncode == 0, describe(p))
+        eq(otf2_print(os.path.join(d, 'otf2', 'traces.otf2')).get('ENTER'), ncalls, 'ENTER')
+    with check('export --otf2 -o DIR threads: thread create, begin, wait, end'):
+        out = os.path.join(TMP, 'otf2-threads')
+        p = run([SONDE, 'export', '--otf2', '-o', out, dt])
+        expect(p.returncode == 0, describe(p))
+        c = otf2_print(os.path.join(out, 'traces.otf2'))
+        eq([c.get(k) for k in ('THREAD_CREATE', 'THREAD_BEGIN', 'THREAD_WAIT', 'THREAD_END')],
+           [4, 4, 4, 4], 'thread events')
+        eq(c.get('ENTER'), 4000 + 4 + 1, 'ENTER lines')
+    with check('export --otf2 api: metrics and phase parameters'):
+        p = run([SONDE, 'export', '--otf2', da])
+        expect(p.returncode == 0, describe(p))
+        c = otf2_print(os.path.join(da, 'otf2', 'traces.otf2'))
+        eq((c.get('METRIC'), c.get('PARAMETER_STRING')), (10, 3), 'METRIC, PARAMETER_STRING')
+
+
+@test()
+def t_export_errors(o):
+    b = build('recursion')
+    _, dp = srun(b, tag='profile-only')
+    for args, what, status in ((['export', dp], 'export without a format', 2),
+                               (['export', '--chrome', '--otf2', dp], 'export with two formats', 2),
+                               (['export', '--chrome', '--bogus', dp], 'export --bogus', 2),
+                               (['export', '--chrome', dp], 'export of a run without traces', 1),
+                               (['export', '--otf2', os.path.join(TMP, 'no-such-dir')],
+                                'export of a missing directory', 1)):
+        with check(f'export error: {what}'):
+            expect_error(run([SONDE] + args), what, status=status)
+    d = trun(b, tag='corrupt-trace')
+    data = open(os.path.join(d, traces(d)[0]), 'rb').read()
+    cd = new_dir('corrupt-trace')
+    os.makedirs(cd)
+    with open(os.path.join(cd, 'trace.99999.strc'), 'wb') as fh:
+        fh.write(b'X' + data[1:])
+    with check('corrupt trace: report and export refuse it in one line'):
+        for args in (['report'], ['report', '--json'], ['export', '--chrome'], ['export', '--otf2']):
+            expect_error(run([SONDE] + args + [cd]), ' '.join(args), status=1)
+
+
+# ---------------------------------------------------------------------------------------------
 # Unit tests (cmocka, TAP output)
 
 
