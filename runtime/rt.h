@@ -259,7 +259,8 @@ extern int rt_trace_on; /* probes record events instead of profiling */
 void rt_trace_init(void);
 void rt_trace_thread_begin(struct rt_thread *t);
 void rt_trace_thread_end(struct rt_thread *t);
-int rt_trace_end(int reason, int signo);
+int rt_trace_end(int reason, int signo, uint64_t now);
+void rt_tfile_rewrite_header(void);
 void rt_trace_after_fork(void);
 void rt_trace_slow(struct rt_thread *t, unsigned type, uintptr_t fn, int kind, const char *name);
 void rt_trace_record(struct rt_thread *t, unsigned type, uint32_t id, const uint64_t *payload,

@@ -203,18 +203,21 @@ static void define_run(struct rt_thread *t)
 	char long_buf[LONG_BUF];
 	uint32_t f[4] = { (uint32_t)rt_pid, (uint32_t)getppid(), 0, 0 };
 	uint64_t w[2] = { rt_cfg.trace_rate, rt_cfg.trace_chunk };
-	uint32_t exe = 0, cmd = (uint32_t)rt_cmdline_len;
+	uint32_t exe = rt_module_count() ? (uint32_t)rt_strlen(rt_module_at(0)->path) : 0;
+	uint32_t cmd = (uint32_t)rt_cmdline_len;
 
 	f[2] = (rt_cfg.cpu ? 1u : 0) | (rt_cfg.follow_exec ? 2u : 0);
-	if (cmd > SPROF_MAX_STR)
-		cmd = SPROF_MAX_STR;
+	if (cmd > LONG_BUF - 40 - exe) /* the command line is cut, the record stays whole */
+		cmd = LONG_BUF - 40 - exe;
 	__builtin_memcpy(long_buf, f, 16);
 	__builtin_memcpy(long_buf + 16, w, 16);
 	f[0] = exe;
 	f[1] = cmd;
 	__builtin_memcpy(long_buf + 32, f, 8);
-	__builtin_memcpy(long_buf + 40, rt_cmdline, cmd);
-	emit_long(t, STRC_RUN, long_buf, 40 + cmd);
+	if (exe)
+		__builtin_memcpy(long_buf + 40, rt_module_at(0)->path, exe);
+	__builtin_memcpy(long_buf + 40 + exe, rt_cmdline, cmd);
+	emit_long(t, STRC_RUN, long_buf, 40 + exe + cmd);
 }
 
 /* The id of a user string (region, phase or counter name), defined on first sight. */
@@ -426,10 +429,10 @@ void rt_trace_unwind(struct rt_thread *t, uint32_t depth)
  * calibration and PROC_END and closes its stream; the streams of threads still running are
  * closed as they stand and marked final (we cannot append to them safely while they run).
  */
-int rt_trace_end(int reason, int signo)
+int rt_trace_end(int reason, int signo, uint64_t now)
 {
 	struct rt_thread *t = rt_self;
-	uint64_t now = rt_now(), w = (uint64_t)(uint32_t)reason | (uint64_t)(uint32_t)signo << 32;
+	uint64_t w = (uint64_t)(uint32_t)reason | (uint64_t)(uint32_t)signo << 32;
 
 	if (!rt_tfile_ok() || atomic_exchange(&trace_done, 1))
 		return 0;
@@ -443,6 +446,7 @@ int rt_trace_end(int reason, int signo)
 		close_stream(t, now);
 	}
 	rt_tfile_finish();
+	rt_tfile_rewrite_header(); /* its start time is now the end of the runtime's start-up */
 	return 0;
 }
 

@@ -300,6 +300,12 @@ void rt_tfile_finish(void)
 	}
 }
 
+void rt_tfile_rewrite_header(void)
+{
+	if (trace_fd >= 0)
+		put_header(trace_fd);
+}
+
 int rt_tfile_ok(void)
 {
 	return trace_fd >= 0;

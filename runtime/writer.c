@@ -418,7 +418,7 @@ int rt_write_profile(int end_reason, int signo)
 	if (rt_trace_on) { /* the trace is the record of this run; `sonde report` reads it */
 		if (end_reason != SPROF_END_SIGNAL)
 			recalibrate();
-		return rt_trace_end(end_reason, signo);
+		return rt_trace_end(end_reason, signo, now); /* stamped before recalibrating */
 	}
 	if (rt_self)
 		rt_thread_finish(rt_self, now);
