@@ -31,6 +31,17 @@ UNIT_CMDS := --unit "$(UNIT_VG) $(UNIT_FORMAT)" --unit "$(UNIT_VG) $(UNIT_COMPEN
 	--unit "$(UNIT_CALIB)" --unit "$(UNIT_VG) $(UNIT_TRACE_PROFILE)" \
 	--unit "$(UNIT_SYMBOLS) $(FIXTURES)"
 
+# Trace perturbation analysis (tool/analysis/perturb*.c, trace_compare.c) on hand-built traces.
+UNIT_PERTURB := $(TEST_BUILD)/test_perturb
+UNIT_BINS += $(UNIT_PERTURB)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PERTURB)"
+
+$(UNIT_PERTURB): tests/unit/test_perturb.c tool/analysis/perturb.c \
+		tool/analysis/perturb_events.c tool/analysis/trace_compare.c tool/util.c \
+		tool/analysis/perturb.h tool/analysis/trace_compare.h format/trace_read.h format/trace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 $(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
 		format/profile.h format/profile_read.h
 	@mkdir -p $(dir $@)

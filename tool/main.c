@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "tables and call-path tree of a run: sonde report [DIR]" },
 	{ "calibrate", cmd_calibrate, "clock and probe costs on this machine" },
 	{ "export", cmd_export, "traces for other tools: sonde export --chrome|--otf2 [DIR]" },
+	{ "analyze", cmd_analyze, "perturbation analysis of a trace: sonde analyze [TRACE|DIR]" },
 };
 
 static void usage(FILE *out)
