@@ -63,6 +63,7 @@ $(BUILD)/bin/sonde: $(TOOL_OBJ)
 	$(CC) $(OPT) -o $@ $^ $(TOOL_LIBS)
 
 check: deps
+include fuzz/fuzz.mk
 include tests/tests.mk
 include bench/bench.mk
 

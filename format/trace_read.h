@@ -15,14 +15,22 @@
 #include "profile.h"
 #include "trace.h"
 
-/* One decoded event. Times are absolute ticks of the trace's clock. */
+/*
+ * One decoded event: every short record but TIME (it only sets the clock) and END (it sets the
+ * thread's `complete`). Times are absolute ticks of the trace's clock; a FLUSH's ticks move the
+ * clock after it, so the next event is at least that much later.
+ */
 struct strc_event {
 	uint64_t t;
-	uint64_t arg;  /* edge, pthread_t, depth, calls, ticks, tid: by type (trace.h) */
+	uint64_t arg;  /* the record's last payload word: CREATE, THREAD_BEGIN: create edge (the
+			* tid is in the thread's `tid`); THREAD_END, JOIN: pthread_t; UNWIND: depth;
+			* COUNT: calls; FLUSH: ticks; DROPPED: events; USER: the bits of `value`;
+			* PROC_END: reason | signal << 32; 0 for one-word records */
 	double value;  /* STRC_USER only */
 	uint32_t id;   /* function / region / name id, STRC_ID_NONE when none */
 	uint16_t type; /* enum strc_type */
-	uint16_t pad;
+	uint16_t depth; /* set by the reader: calls and regions open below this event (an ENTER
+			 * and its EXIT have the same depth); saturates at 65535 */
 };
 
 struct strc_thread {
@@ -33,13 +41,15 @@ struct strc_thread {
 	uint64_t flushes, flush_ticks;
 	uint32_t chunks;
 	int complete;       /* its stream ended with an END record */
+	int final;          /* no END, but its last chunk is final: still running at the end */
 	struct strc_event *ev;
 	size_t nev;
 };
 
 struct strc_func {
 	uint32_t id, kind, flags; /* kind: SPROF_FUNC / SPROF_REGION; flags: SPROF_FN_* */
-	int32_t module;
+	int32_t module;     /* index in modules, -1 unknown; a function written with -1 gets the
+			     * module whose span holds its addr, and vaddr = addr - bias */
 	uint64_t addr, vaddr;
 	char *name; /* regions, phases, counters: the user's string; functions: "" */
 };
@@ -60,11 +70,11 @@ struct strc_file {
 	uint64_t rate_limit;   /* events per second per function, 0: off */
 	uint64_t chunk_bytes;
 	double ticks_per_ns;
-	char *exe, *cmdline;   /* cmdline: arguments separated by spaces */
+	char *exe, *cmdline;   /* never NULL; cmdline: arguments separated by spaces */
 	struct sprof_calib calib;     /* the last CALIB record (end of run if present) */
 	struct sprof_calib calib_start;
-	int has_calib;
-	struct strc_module *modules;
+	int has_calib;                /* bit 0: a start CALIB (calib_start), bit 1: an end CALIB */
+	struct strc_module *modules; /* modules[i].index == i */
 	struct strc_func *funcs;     /* sorted by id */
 	struct strc_thread *threads; /* sorted by index */
 	uint32_t nmodules, nfuncs, nthreads;
@@ -82,7 +92,15 @@ void strc_free(struct strc_file *f);
 const struct strc_func *strc_func_of(const struct strc_file *f, uint32_t id);
 double strc_ticks_to_ns(const struct strc_file *f, uint64_t ticks);
 
-/* Write f as a trace file (one closed chunk per thread). 0, or -1 with a reason in err. */
+/*
+ * Write f as a trace file (one closed chunk per thread, threads with distinct indexes). The
+ * first thread's stream gets the RUN, CALIB, DEF_MODULE and DEF_FUNC records, and PROC_END if
+ * f->ended and no thread has a PROC_END event; END ends the streams that are `complete`. The
+ * features are f's: set STRC_F_APPROX for approximated times. 0, or -1 with a reason in err.
+ */
 int strc_write_file(const char *path, const struct strc_file *f, char *err, size_t errlen);
+/* The same into memory: *out (free it) of *len bytes. */
+int strc_write_mem(const struct strc_file *f, uint8_t **out, size_t *len, char *err,
+		   size_t errlen);
 
 #endif

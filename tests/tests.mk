@@ -12,12 +12,13 @@ UNIT_FORMAT := $(TEST_BUILD)/test_format
 UNIT_COMPENSATE := $(TEST_BUILD)/test_compensate
 UNIT_SYMBOLS := $(TEST_BUILD)/test_symbols
 UNIT_CALIB := $(TEST_BUILD)/test_calib_math
+UNIT_TRACE_FORMAT := $(TEST_BUILD)/test_trace_format
 UNIT_TRACE_PROFILE := $(TEST_BUILD)/test_trace_profile
 FIXTURE_SRC := tests/unit/fixture_syms.c tests/unit/fixture_syms2.c
 FIXTURES := $(TEST_BUILD)/fixture_syms_O0 $(TEST_BUILD)/fixture_syms_O2 \
 	$(TEST_BUILD)/fixture_syms_O2_stripped $(TEST_BUILD)/fixture_syms_instr
 UNIT_BINS := $(UNIT_FORMAT) $(UNIT_COMPENSATE) $(UNIT_SYMBOLS) $(UNIT_CALIB) $(FIXTURES) \
-	$(UNIT_TRACE_PROFILE)
+	$(UNIT_TRACE_PROFILE) $(UNIT_TRACE_FORMAT) $(FUZZ_TRACE)
 
 # Memory errors and leaks in the format reader and the compensation count as failures
 # (under valgrind when it is installed; ASAN=1 builds check themselves).
@@ -29,7 +30,8 @@ endif
 endif
 UNIT_CMDS := --unit "$(UNIT_VG) $(UNIT_FORMAT)" --unit "$(UNIT_VG) $(UNIT_COMPENSATE)" \
 	--unit "$(UNIT_CALIB)" --unit "$(UNIT_VG) $(UNIT_TRACE_PROFILE)" \
-	--unit "$(UNIT_SYMBOLS) $(FIXTURES)"
+	--unit "$(UNIT_SYMBOLS) $(FIXTURES)" --unit "$(UNIT_VG) $(UNIT_TRACE_FORMAT)" \
+	--unit "$(FUZZ_SMOKE)"
 
 # Trace perturbation analysis (tool/analysis/perturb*.c, trace_compare.c) on hand-built traces.
 UNIT_PERTURB := $(TEST_BUILD)/test_perturb
@@ -55,6 +57,11 @@ $(UNIT_COMPENSATE): tests/unit/test_compensate.c tool/analysis/compensate.c \
 $(UNIT_TRACE_PROFILE): tests/unit/test_trace_profile.c tool/trace_profile.c tool/util.c \
 		format/trace_read.c format/profile_read.c format/profile_codec.c \
 		tool/trace_profile.h format/trace_read.h format/profile_read.h format/profile.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
+$(UNIT_TRACE_FORMAT): tests/unit/test_trace_format.c format/trace_read.c format/profile_codec.c \
+		format/trace_read.h format/trace.h format/profile.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "run", cmd_run, "run a program with the runtime: sonde run [-o DIR] -- ./app args" },
 	{ "report", cmd_report, "tables and call-path tree of a run: sonde report [DIR]" },
 	{ "calibrate", cmd_calibrate, "clock and probe costs on this machine" },
+	{ "trace", cmd_trace, "a trace as text: sonde trace dump [--limit N] TRACE|DIR" },
 	{ "export", cmd_export, "traces for other tools: sonde export --chrome|--otf2 [DIR]" },
 	{ "analyze", cmd_analyze, "perturbation analysis of a trace: sonde analyze [TRACE|DIR]" },
 };
