@@ -40,7 +40,8 @@ UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PERTURB)"
 
 $(UNIT_PERTURB): tests/unit/test_perturb.c tool/analysis/perturb.c \
 		tool/analysis/perturb_events.c tool/analysis/trace_compare.c tool/util.c \
-		tool/analysis/perturb.h tool/analysis/trace_compare.h format/trace_read.h format/trace.h
+		format/trace_read.c format/profile_codec.c tool/analysis/perturb.h \
+		tool/analysis/trace_compare.h format/trace_read.h format/trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 

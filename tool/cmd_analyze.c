@@ -504,37 +504,16 @@ static void print_order(struct an_trace *a)
 
 /* ---- outputs ---- */
 
-/* The approximated trace: every time replaced, FLUSH events left out (their time was the
- * runtime's, and is gone from the times), feature STRC_F_APPROX. */
+/* The approximated trace (pt_approx_file), feature STRC_F_APPROX. */
 static int write_approx(const struct an_trace *a, const char *path)
 {
-	struct strc_file out = *a->f;
+	struct strc_file out;
 	char err[256];
-	uint32_t k;
 	int ret;
 
-	out.features |= STRC_F_APPROX;
-	out.threads = xcalloc(a->f->nthreads, sizeof(*out.threads));
-	for (k = 0; k < a->f->nthreads; k++) {
-		const struct pt_thread *th = &a->t.th[k];
-		struct strc_thread *ot = &out.threads[k];
-		size_t i, n = 0;
-
-		*ot = a->f->threads[k];
-		ot->ev = xmalloc((th->nev + 1) * sizeof(*ot->ev));
-		ot->flushes = ot->flush_ticks = 0;
-		for (i = 0; i < th->nev; i++) {
-			if (th->ev[i].type == STRC_FLUSH)
-				continue;
-			ot->ev[n] = th->ev[i];
-			ot->ev[n++].t = a->t.t0 + (uint64_t)llround(fmax(th->ta[i], 0));
-		}
-		ot->nev = n;
-	}
+	pt_approx_file(&a->t, a->f, &out);
 	ret = strc_write_file(path, &out, err, sizeof(err));
-	for (k = 0; k < a->f->nthreads; k++)
-		free(out.threads[k].ev);
-	free(out.threads);
+	pt_approx_free(&out);
 	if (ret != 0)
 		return error("analyze: %s: %s", path, err);
 	return 0;

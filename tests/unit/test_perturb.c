@@ -465,6 +465,64 @@ static void test_events_begin_before_create(void **state)
 	fixture_free(&x);
 }
 
+/* ---- the approximated trace ---- */
+
+/*
+ * The fork-join trace with a FLUSH in main, approximated by the event model, written and read
+ * back: the same events but the FLUSH, at the approximated times, feature STRC_F_APPROX.
+ */
+static void test_approx_trace_round_trip(void **state)
+{
+	static const uint64_t va[] = { 0x100 };
+	static const struct ev m[] = { EF(ENTER, 0, 1), EA(FLUSH, 50, 40), EA(CREATE, 100, 1),
+				       EA(CREATE, 110, 2), EA(JOIN, 1000, 0x71),
+				       EA(JOIN, 1200, 0x72), EF(EXIT, 1300, 1) };
+	struct fixture x = { 0 };
+	struct strc_file out, *back = NULL;
+	struct pt_trace t;
+	uint8_t *buf = NULL;
+	size_t len = 0, i, j;
+	char err[256];
+	uint32_t k;
+
+	(void)state;
+	fork_join_trace(&x);
+	free(x.th[0].ev); /* main again, with a FLUSH */
+	x.f.nthreads = 0;
+	add_thread(&x, m, 7);
+	x.f.nthreads = 3;
+	add_funcs(&x, 1, va, 1);
+	x.f.start_ticks = 0;
+	init(&t, &x, 10, 0, 0);
+	pt_events(&t);
+	pt_approx_file(&t, &x.f, &out);
+	assert_int_equal(out.threads[0].nev, 6);
+	assert_int_equal(strc_write_mem(&out, &buf, &len, err, sizeof(err)), 0);
+	if (strc_read_mem(buf, len, &back, err, sizeof(err)) != 0)
+		fail_msg("read back: %s", err);
+	assert_true(back->features & STRC_F_APPROX);
+	assert_int_equal(back->nthreads, 3);
+	for (k = 0; k < 3; k++) {
+		const struct strc_thread *b = &back->threads[k];
+
+		assert_int_equal(b->nev, t.th[k].nev - (k == 0));
+		for (i = j = 0; i < t.th[k].nev; i++) {
+			if (t.th[k].ev[i].type == STRC_FLUSH)
+				continue;
+			assert_int_equal(b->ev[j].type, t.th[k].ev[i].type);
+			assert_int_equal(b->ev[j].t, (uint64_t)(t.th[k].ta[i] + 0.5));
+			j++;
+		}
+	}
+	assert_int_equal(back->threads[1].edge, 1);
+	assert_int_equal(back->threads[0].flushes, 0);
+	strc_free(back);
+	free(buf);
+	pt_approx_free(&out);
+	pt_free(&t);
+	fixture_free(&x);
+}
+
 /* ---- reorderings and ties ---- */
 
 /*
@@ -651,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_events_dependency_satisfied),
 		cmocka_unit_test(test_events_no_wait),
 		cmocka_unit_test(test_events_begin_before_create),
+		cmocka_unit_test(test_approx_trace_round_trip),
 		cmocka_unit_test(test_reordering_detected),
 		cmocka_unit_test(test_ties_within_dt),
 		cmocka_unit_test(test_reorderings_many_threads),

@@ -546,6 +546,44 @@ void pt_run(struct pt_trace *t, enum pt_model m)
 		pt_events(t);
 }
 
+/* ---- the approximated trace ---- */
+
+void pt_approx_file(const struct pt_trace *t, const struct strc_file *f, struct strc_file *out)
+{
+	uint32_t k;
+
+	*out = *f;
+	out->features |= STRC_F_APPROX;
+	out->threads = xcalloc(f->nthreads, sizeof(*out->threads));
+	for (k = 0; k < f->nthreads; k++) {
+		const struct pt_thread *th = &t->th[k];
+		struct strc_thread *ot = &out->threads[k];
+		size_t i, n = 0;
+
+		*ot = f->threads[k];
+		ot->ev = xmalloc((th->nev + 1) * sizeof(*ot->ev));
+		ot->flushes = ot->flush_ticks = 0;
+		for (i = 0; i < th->nev; i++) {
+			if (th->ev[i].type == STRC_FLUSH)
+				continue;
+			ot->ev[n] = th->ev[i];
+			ot->ev[n++].t = t->t0 + (uint64_t)llround(fmax(th->ta[i], 0));
+		}
+		ot->nev = n;
+	}
+}
+
+void pt_approx_free(struct strc_file *out)
+{
+	uint32_t k;
+
+	for (k = 0; k < out->nthreads; k++)
+		free(out->threads[k].ev);
+	free(out->threads);
+	out->threads = NULL;
+	out->nthreads = 0;
+}
+
 /* ---- total execution time ---- */
 
 static double cost_range(const struct pt_trace *t, const struct pt_thread *th, size_t from,

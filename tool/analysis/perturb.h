@@ -188,6 +188,15 @@ void pt_reset(struct pt_trace *t, enum pt_model m);
  * order reverses their measured order by more than dt; closer ones are ties. */
 void pt_reorders(struct pt_trace *t);
 
+/*
+ * The approximated trace of the last model run, for strc_write_file: out shares everything with
+ * f but its threads, whose events carry the approximated times (rounded to ticks, from t0) and
+ * leave out FLUSH events (their time was the runtime's, and is gone from the times); feature
+ * STRC_F_APPROX is set. Free with pt_approx_free.
+ */
+void pt_approx_file(const struct pt_trace *t, const struct strc_file *f, struct strc_file *out);
+void pt_approx_free(struct strc_file *out);
+
 /* Total execution time (MODELS §2.2), ticks. */
 struct pt_totals {
 	double t_m;               /* the process's first to last event */
