@@ -50,11 +50,12 @@ static void run_usage(FILE *out)
 		"  --precise              ordered exit timestamps (rdtscp): short functions' times\n"
 		"                         come out closer to the truth, each call costs more\n"
 		"  --trace                record an event trace (trace.PID.strc) instead of a profile\n"
-		"  --trace-buffer SIZE    per-thread trace buffer, e.g. 4M (default 1M)\n"
+		"  --trace-buffer SIZE    per-thread trace buffer, e.g. 4M (default 1M); implies --trace\n"
 		"  --trace-drop           when a thread's buffer is full, drop (and count) events\n"
 		"                         instead of flushing it to the file\n"
 		"  --trace-rate N         above N events per second of one function, record counts\n"
-		"                         instead of events until the rate falls (default: off)\n"
+		"                         instead of events until the rate falls (default: off);\n"
+		"                         implies --trace\n"
 		"  -v, --verbose          say where the profiles went\n");
 }
 
@@ -84,12 +85,13 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->trace_drop = o->trace = 1;
 	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
 		return o->verbose = 1;
+	if ((r = opt_value(argc, argv, i, "--trace-buffer", &o->trace_buffer)) ||
+	    (r = opt_value(argc, argv, i, "--trace-rate", &o->trace_rate)))
+		return r < 0 ? r : (o->trace = 1);
 	if ((r = opt_value(argc, argv, i, "-o", &o->dir)) ||
 	    (r = opt_value(argc, argv, i, "--output", &o->dir)) ||
 	    (r = opt_value(argc, argv, i, "--depth", &o->depth)) ||
-	    (r = opt_value(argc, argv, i, "--throttle", &o->throttle)) ||
-	    (r = opt_value(argc, argv, i, "--trace-buffer", &o->trace_buffer)) ||
-	    (r = opt_value(argc, argv, i, "--trace-rate", &o->trace_rate)))
+	    (r = opt_value(argc, argv, i, "--throttle", &o->throttle)))
 		return r;
 	if ((r = opt_value(argc, argv, i, "--include-file", &v)) != 0)
 		return r < 0 ? r : add_glob(o->include_file, &o->ninclude_file, v) ?: 1;

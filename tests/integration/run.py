@@ -1400,6 +1400,131 @@ def t_export_errors(o):
             expect_error(run([SONDE] + args + [cd]), ' '.join(args), status=1)
 
 
+
+def dump(path, *opts):
+    """`sonde trace dump`: (header lines, per-type event counts, event lines, stderr)."""
+    p = run([SONDE, 'trace', 'dump'] + list(opts) + [path])
+    expect(p.returncode == 0, f'sonde trace dump: {describe(p)}')
+    head, counts, events = [], {}, []
+    for line in p.stdout.decode(errors='replace').splitlines():
+        m = re.match(r'^\s*(\d+)\s+(-?[\d.]+)\s+(\S+)\s*(.*)$', line)
+        if m and not line.startswith('    thread'):
+            events.append((int(m.group(1)), float(m.group(2)), m.group(3), m.group(4).strip()))
+            counts[m.group(3)] = counts.get(m.group(3), 0) + 1
+        else:
+            head.append(line)
+    return head, counts, events, p.stderr.decode(errors='replace')
+
+
+def head_field(head, key):
+    for line in head:
+        if line.strip().startswith(key + ' '):
+            return line.strip()[len(key):].strip()
+    raise Fail(f'no "{key}" line in the dump header')
+
+
+@test()
+def t_trace_runtime(o):
+    """Trace mode's runtime: threads' edges, signals, fork, exact counts."""
+    b = build('threads')
+    d = trun(b, tag='trace-threads')
+    head, n, ev, _ = dump(d)
+    with check('trace threads: one stream per thread, all complete; create/join edges paired'):
+        eq(head_field(head, 'threads'), '5', 'threads')
+        eq(head_field(head, 'complete'), 'yes', 'complete')
+        eq(head_field(head, 'end'), 'exit', 'end')
+        eq((n.get('CREATE'), n.get('JOIN'), n.get('THREAD_BEGIN'), n.get('THREAD_END')),
+           (4, 4, 5, 5), 'CREATE, JOIN, THREAD_BEGIN, THREAD_END')
+        edges = sorted(e[3].split('edge ')[1] for e in ev if e[2] == 'CREATE')
+        begun = sorted(e[3].split('edge ')[1] for e in ev if e[2] == 'THREAD_BEGIN'
+                       and 'edge' in e[3])
+        eq(begun, edges, 'create edges that began a thread')
+        ended = {e[3] for e in ev if e[2] == 'THREAD_END' and e[0] != 0}
+        joined = {e[3] for e in ev if e[2] == 'JOIN'}
+        eq(joined, ended, 'joined pthreads (the ended worker threads)')
+        eq(n.get('ENTER'), n.get('EXIT'), 'ENTER and EXIT events')
+    b = build('sigterm')
+    p, d = srun(b, opts=['--trace'], tag='trace-sigterm')
+    with check('trace sigterm: program dies by SIGTERM; the trace is complete'):
+        eq(p.returncode, -signal.SIGTERM, 'status')
+        same_output(p, direct(b))
+        head, n, _, err = dump(d)
+        eq((head_field(head, 'complete'), head_field(head, 'end')), ('yes', 'signal 15'),
+           'complete, end')
+        eq(err, '', 'warnings of trace dump')
+        js = report(d)
+        eq([calls(js, f) for f in ('main', 'work', 'die')], [1, 7, 1], 'main, work, die')
+    b = build('fork')
+    p, d = srun(b, opts=['--trace'], tag='trace-fork')
+    with check('trace fork: parent and child each write their own trace'):
+        same_output(p, direct(b))
+        eq(len(traces(d)), 2, f'trace files {traces(d)}')
+        pids = sorted(int(f.split('.')[1]) for f in traces(d))
+        heads = [dump(os.path.join(d, f))[0] for f in traces(d)]
+        eq(sorted(int(head_field(h, 'process').split()[1].rstrip(','))
+                  for h in heads), pids, 'pids in the headers')
+        js = report(d)
+        eq([calls(js, f) for f in ('before_fork', 'child_work', 'parent_work')], [1, 3, 5],
+           'before_fork, child_work, parent_work')
+
+
+@test()
+def t_trace_limits(o):
+    """Drop mode and rate throttling count exactly what they do not record."""
+    b = build('million', '-O2')
+    p, d = srun(b, opts=['--trace-drop', '--trace-buffer', '64K'], tag='trace-drop')
+    with check('trace drop: 64 KiB per thread; recorded + dropped = every event'):
+        same_output(p, direct(b))
+        head, n, ev, _ = dump(d)
+        eq(head_field(head, 'features').split(';')[0], 'drop mode', 'features')
+        dropped = sum(int(e[3].split()[0]) for e in ev if e[2] == 'DROPPED')
+        expect(dropped > 1000000, f'dropped {dropped}')
+        # main's ENTER, 1e6 tiny ENTER+EXIT; main's EXIT is after the buffer filled
+        eq(n.get('ENTER', 0) + n.get('EXIT', 0) + dropped, 2000001 + 1, 'events + dropped')
+    p, d = srun(b, opts=['--trace-rate', '1000'], tag='trace-rate')
+    with check('trace rate: calls above 1000/s are counted; events + counts = every call'):
+        same_output(p, direct(b))
+        head, n, ev, _ = dump(d)
+        counted = sum(int(re.search(r'\((\d+) calls counted\)', e[3]).group(1))
+                      for e in ev if e[2] == 'COUNT')
+        expect(counted > 500000, f'counted {counted}')
+        eq(n.get('ENTER', 0) - 1 + counted, 1000000, 'tiny events + counted calls')
+        eq(n.get('ENTER'), n.get('EXIT'), 'ENTER and EXIT stay paired')
+    with check('trace options: bad values refused in one line'):
+        for opts in (['--trace-buffer', '1K'], ['--trace-buffer', 'lots'],
+                     ['--trace-rate', '0'], ['--trace-rate', 'x']):
+            expect_error(run([SONDE, 'run', '-o', new_dir('bad')] + opts + ['--', b]),
+                         ' '.join(opts), status=2)
+
+
+@test()
+def t_trace_sigkill(o):
+    """After SIGKILL the trace holds every buffer handed off: read with a warning."""
+    b = build('spin', '-O2')
+    d = new_dir('trace-kill')
+    sp = subprocess.Popen([SONDE, 'run', '--trace', '--trace-buffer', '64K', '-o', d, '--', b],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, cwd=TMP)
+    with check('trace sigkill: the program is killed once busy'):
+        try:
+            pid = int(sp.stdout.readline().decode().split()[1])
+            eq(sp.stdout.readline().decode().strip(), 'busy', 'second line')
+            os.kill(pid, signal.SIGKILL)
+            eq(sp.wait(timeout=20), -signal.SIGKILL, 'status of sonde run')
+        finally:
+            if sp.poll() is None:
+                sp.kill()
+                sp.wait()
+    with check('trace sigkill: dump warns that the trace was cut short and reads it'):
+        head, n, ev, err = dump(d)
+        expect('cut short' in err, f'stderr {err!r}')
+        expect(head_field(head, 'complete').startswith('no'), 'complete: ' +
+               head_field(head, 'complete'))
+        expect(n.get('ENTER', 0) > 1000000, f'ENTER events {n.get("ENTER")}')
+        expect(n['ENTER'] - n['EXIT'] in (1, 2), f'open calls {n["ENTER"] - n["EXIT"]}')
+        js = report(d)
+        expect(calls(js, 'step') > 1000000, f'step calls {calls(js, "step")}')
+
 # ---------------------------------------------------------------------------------------------
 # Unit tests (cmocka, TAP output)
 

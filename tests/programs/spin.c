@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Calls a small function until it is killed: for tests that kill a traced program (SIGKILL) and
+ * check what the trace kept. Prints its pid first, then "busy" once it has made many calls.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+int step(int i);
+
+int step(int i)
+{
+	return (i * 7) & 15;
+}
+
+int main(void)
+{
+	volatile long sum = 0;
+	long i;
+
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
+	for (i = 0;; i++) {
+		sum += step((int)i);
+		if (i == 2000000) {
+			printf("busy\n");
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
