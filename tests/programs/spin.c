@@ -2,6 +2,7 @@
 /*
  * Calls a small function until it is killed: for tests that kill a traced program (SIGKILL) and
  * check what the trace kept. Prints its pid first, then "busy" once it has made many calls.
+ * It never outlives a test that failed to kill it by more than a minute (SIGALRM).
  */
 #include <stdio.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@ int main(void)
 	volatile long sum = 0;
 	long i;
 
+	alarm(60);
 	printf("pid %d\n", (int)getpid());
 	fflush(stdout);
 	for (i = 0;; i++) {
