@@ -385,8 +385,9 @@ static inline uint32_t ripe(struct walk *w, uint64_t te)
  * Few threads: the next event by a scan of packed keys ((t - t0) << 4 | thread), which also
  * gives the second, so a thread's run of events ahead of all others goes in one loop; the
  * latest matured time per thread in an array (times only grow, so the maximum over the other
- * threads is kept up to date with one comparison as events mature). Everything the loop
- * touches is local, so the compiler keeps it in registers and on the stack.
+ * threads is kept up to date with one comparison as events mature, once computed: only when
+ * the latest matured time of any thread is ahead of the event). Everything the loop touches is
+ * local, so the compiler keeps it in registers and on the stack.
  */
 struct few {
 	const struct strc_event *ev[FEW_THREADS];
@@ -418,6 +419,7 @@ static void reorders_few(struct pt_trace *t, struct walk *w)
 	uint64_t reorders = 0, ties = 0;
 	uint32_t k, j, n = t->nth;
 	int tries = LIST_TRIES;
+	double mall = -HUGE_VAL; /* the latest matured time of any thread */
 
 	few_init(&f, t);
 	for (;;) {
@@ -426,6 +428,7 @@ static void reorders_few(struct pt_trace *t, struct walk *w)
 		const double *ta;
 		size_t i, nev;
 		double r = -HUGE_VAL;
+		int have_r = 0;
 
 		for (j = 0; j < n; j++) { /* conditional moves, no branch */
 			uint64_t v = f.key[j], hi = v > best ? v : best;
@@ -441,8 +444,6 @@ static void reorders_few(struct pt_trace *t, struct walk *w)
 		nev = f.nev[k];
 		i = f.pos[k];
 		lim = next;
-		for (j = 0; j < n; j++)
-			r = j != k && f.m[j] > r ? f.m[j] : r;
 		do {
 			uint64_t te = ev[i].t;
 			double gap;
@@ -462,7 +463,15 @@ static void reorders_few(struct pt_trace *t, struct walk *w)
 					f.m[g] = f.ta[g][li];
 					f.mi[g] = li;
 					r = g != k && f.m[g] > r ? f.m[g] : r;
+					mall = f.m[g] > mall ? f.m[g] : mall;
 				}
+			}
+			/* the maximum over the other threads only when it could matter: until then
+			 * r holds what matured during the run, no more than the true maximum */
+			if (mall > ta[i] && !have_r) {
+				for (j = 0; j < n; j++)
+					r = j != k && f.m[j] > r ? f.m[j] : r;
+				have_r = 1;
 			}
 			gap = ev[i].type == STRC_FLUSH ? 0 : r - ta[i];
 			reorders += gap > dtd;
