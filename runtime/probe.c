@@ -377,7 +377,10 @@ static inline __attribute__((always_inline)) void trace_event(struct rt_thread *
 	*p = c->word | type | d << 28;
 	t->tr.pos = p + 1;
 	t->tr.last = now;
-	t->tr.depth += type == STRC_ENTER || type == STRC_REGION_BEGIN ? 1u : (uint32_t)-1;
+	if (type == STRC_ENTER || type == STRC_REGION_BEGIN)
+		t->tr.open[t->tr.depth++ & (RT_TSTACK - 1)] = c->word | type;
+	else
+		t->tr.depth--;
 }
 
 /* Out of line, reached by a tail jump: the profile path's register saves are not paid here. */

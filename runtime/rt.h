@@ -142,6 +142,7 @@ struct rt_chunk;
 #define RT_TC_SLOT(fn) (((fn) >> 4) & (RT_TCACHE - 1))
 #define RT_TC_SLOW 1u  /* in a cached word: this function's events take the slow path */
 #define RT_RATED_MAX 1024
+#define RT_TSTACK 1024 /* open calls remembered, for a forked child's stream */
 
 struct rt_tcache {
 	uintptr_t addr;
@@ -170,6 +171,7 @@ struct rt_trace {
 	uint32_t nrated;
 	uint32_t rated[RT_RATED_MAX]; /* ids that have had calls counted */
 	struct rt_tcache cache[RT_TCACHE];
+	uint64_t open[RT_TSTACK]; /* id words of the innermost open calls, by depth */
 };
 
 struct rt_counter {

@@ -339,7 +339,10 @@ void rt_trace_slow(struct rt_thread *t, unsigned type, uintptr_t fn, int kind, c
 	now = rt_now();
 	if (t->tr.rate && !rate_keep(t, type, id, now))
 		return;
-	t->tr.depth += type == STRC_ENTER || type == STRC_REGION_BEGIN ? 1 : -1;
+	if (type == STRC_ENTER || type == STRC_REGION_BEGIN)
+		t->tr.open[t->tr.depth++ & (RT_TSTACK - 1)] = (c->word & ~(uint64_t)RT_TC_SLOW) | type;
+	else
+		t->tr.depth--;
 	if (room(t, 1, now, &flush) != 0)
 		return;
 	t->tr.pos[0] = (c->word & ~(uint64_t)RT_TC_SLOW) | type | (now - t->tr.last) << 28;
@@ -506,6 +509,30 @@ void rt_trace_init(void)
 	rt_trace_on = 1;
 }
 
+/*
+ * A forked child's stream starts with the calls open at the fork, entered now (as profile mode
+ * restarts them), so their exits have something to close. Their functions are defined again in
+ * this file. Beyond RT_TSTACK open calls the outer ones are not known: their exits stay
+ * unmatched, and readers treat the stream's start as cut.
+ */
+static void reopen_calls(struct rt_thread *t)
+{
+	uint32_t depth = t->tr.depth, i, from = depth > RT_TSTACK ? depth - RT_TSTACK : 0;
+	uint64_t now = rt_now(), flush;
+
+	for (i = from; i < depth; i++) {
+		uint64_t w = t->tr.open[i & (RT_TSTACK - 1)];
+		struct rt_func *f = rt_func_at(strc_id_of(w));
+
+		if (f && !atomic_exchange(&f->traced, 1))
+			define_func(t, f);
+		if (room(t, 1, now, &flush) != 0)
+			return;
+		*t->tr.pos++ = w | (now - t->tr.last) << 28;
+		t->tr.last = now;
+	}
+}
+
 /* A forked child traces into a file of its own; the parent's chunk stays the parent's. */
 void rt_trace_after_fork(void)
 {
@@ -534,4 +561,5 @@ void rt_trace_after_fork(void)
 	t->tr.dropped = 0;
 	__builtin_memset(t->tr.cache, 0, sizeof(t->tr.cache));
 	rt_trace_thread_begin(t);
+	reopen_calls(t);
 }

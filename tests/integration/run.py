@@ -1230,7 +1230,7 @@ def path_calls(js):
 @test('-O0', '-O2')
 def t_trace_report(o):
     """A trace run reports the profile a profile run gives: the same calls on the same paths."""
-    for prog in ('recursion', 'threads', 'api', 'longjmp'):
+    for prog in ('recursion', 'threads', 'api', 'longjmp', 'fork'):
         name = f'trace report {prog}{o}'
         b = build(prog, o)
         with check(f'{name}: recorded'):
