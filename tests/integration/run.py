@@ -1238,7 +1238,7 @@ def t_trace_report(o):
         with check(f'{name}: report consistent'):
             tj = report(d)
             sanity(tj)
-            pr = proc(tj)
+            pr = proc(tj, 2 if prog == 'fork' else 1)
             eq([t['index'] for t in pr['threads']], list(range(len(pr['threads']))), 'threads')
             expect(pr['exe'].endswith('/' + os.path.basename(b)), f'exe {pr["exe"]!r}')
         with check(f'{name}: same calls per call path as a profile run'):
