@@ -180,7 +180,8 @@ static void create_edges(struct pt_trace *t, const struct strc_file *f, struct s
 {
 	uint32_t k;
 
-	qsort(creates->v, creates->n, sizeof(*creates->v), by_key_time);
+	if (creates->n > 1)
+		qsort(creates->v, creates->n, sizeof(*creates->v), by_key_time);
 	for (k = 0; k < t->nth; k++) {
 		struct sync_ev *c;
 
@@ -201,7 +202,8 @@ static void join_edges(struct pt_trace *t, struct sync_list *ends, struct sync_l
 {
 	size_t i;
 
-	qsort(ends->v, ends->n, sizeof(*ends->v), by_key_time);
+	if (ends->n > 1)
+		qsort(ends->v, ends->n, sizeof(*ends->v), by_key_time);
 	for (i = 0; i < joins->n; i++) {
 		struct sync_ev *j = &joins->v[i];
 		const struct sync_ev *e = latest_before(ends, j->key, j->t);
@@ -276,7 +278,8 @@ static void find_phases(struct pt_trace *t, struct sync_list *creates, struct sy
 		}
 		all.v[all.n++] = *s;
 	}
-	qsort(all.v, all.n, sizeof(*all.v), by_time);
+	if (all.n > 1)
+		qsort(all.v, all.n, sizeof(*all.v), by_time);
 	for (i = 0; i < all.n; i++) {
 		const struct sync_ev *s = &all.v[i];
 		uint32_t cur = p ? (uint32_t)(p - t->phases) : PT_NONE;
