@@ -1,10 +1,23 @@
-# Benchmarks (docs/benchmarks.md): figures, not pass/fail; about 4.5 minutes in all.
+# Benchmarks (docs/benchmarks.md): figures, not pass/fail; about 4.5 minutes in all, and 3 to 5
+# more for the two of traces.
 # Each script prints a table and a last line of figures. Tuning: BENCH_RUNS=7 (rounds; figures
 # are medians), BENCH_CPU=1|none (taskset pinning, default the last CPU), BENCH_N (outer loop of
-# bench/callheavy.c, default 4000000), BENCH_R (rounds of bench/known.c, default 100000).
-.PHONY: bench
+# bench/callheavy.c, default 4000000), BENCH_R (rounds of bench/known.c, default 100000);
+# traces: BENCH_TRACE_N (callheavy for trace_cost.sh, default 2000000), BENCH_TRACE_RUNS
+# (rounds of trace_accuracy.sh, default 5), BENCH_KERNELS (a subset of bench/kernels/).
+.PHONY: bench bench-trace-cost bench-trace-accuracy
 
-# One recipe, so that the two never run at once under make -j.
+# One recipe, so that no two of them run at once under make -j.
 bench: all
 	./bench/overhead.sh
 	./bench/accuracy.sh
+	BUILD=$(BUILD) ./bench/trace_cost.sh
+	BUILD=$(BUILD) ./bench/trace_accuracy.sh
+
+# Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
+# accuracy of `sonde analyze` on bench/kernels/.
+bench-trace-cost: all
+	BUILD=$(BUILD) ./bench/trace_cost.sh
+
+bench-trace-accuracy: all
+	BUILD=$(BUILD) ./bench/trace_accuracy.sh

@@ -8,6 +8,7 @@ Figures are medians over rounds. Environment:
   BENCH_CPU    CPU to pin every run to with taskset (default: the last one; "none": no pinning)
 """
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -109,3 +110,50 @@ def machine():
     except OSError:
         pass
     return "%s, %d CPUs, pinned to CPU %s, %d rounds" % (model, os.cpu_count(), cpu(), runs())
+
+
+# ---- traces (bench/trace_cost.py, bench/trace_accuracy.py) ----
+
+def fast_dir(fallback):
+    """Where runs write their data: /dev/shm when writable (no disk in the figures), else
+    fallback."""
+    return "/dev/shm" if os.access("/dev/shm", os.W_OK) else fallback
+
+
+def strc_files(rundir):
+    """The trace files (trace.PID.strc) of a run directory, sorted."""
+    try:
+        names = sorted(os.listdir(rundir))
+    except OSError:
+        return []
+    return [os.path.join(rundir, n) for n in names
+            if n.startswith("trace.") and n.endswith(".strc")]
+
+
+def strc_count(counter, path):
+    """Record counts of a trace file from bench/strc_count (independent of the tool's reader)."""
+    out = subprocess.run([counter, path], check=True, stdout=subprocess.PIPE, text=True).stdout
+    return fields(out)
+
+
+def has_command(sonde, cmd):
+    """Whether `sonde CMD --help` is known to this build of the tool."""
+    p = subprocess.run([sonde, cmd, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    return p.returncode == 0 and "unknown command" not in p.stderr
+
+
+_UNIT = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def parse_analyze(text):
+    """From `sonde analyze` output: T_m and the sequential model's T_a in ns, and its RAE (%),
+    or None when they are not there."""
+    tm = re.search(r"T_m\s+(-?[0-9.]+)\s*(ns|us|ms|s)\b", text)
+    ta = re.search(r"sequential\s+T_a\s+(-?[0-9.]+)\s*(ns|us|ms|s)\b", text)
+    rae = re.search(r"RAE sequential\s+([+-]?[0-9.]+)\s*%", text)
+    if not tm or not ta:
+        return None
+    return {"Tm": float(tm.group(1)) * _UNIT[tm.group(2)],
+            "Ta": float(ta.group(1)) * _UNIT[ta.group(2)],
+            "rae": float(rae.group(1)) if rae else None}
