@@ -129,6 +129,23 @@ static void emit_long(struct rt_thread *t, unsigned type, const void *payload, u
 		put_flush(tr, flush);
 }
 
+/*
+ * The runtime's own work on this thread since `began` (first sight of a function, definitions):
+ * recorded as a FLUSH event, whose duration the analysis removes like a buffer swap's.
+ */
+static void runtime_cost(struct rt_thread *t, uint64_t began)
+{
+	struct rt_trace *tr = &t->tr;
+	uint64_t now = rt_now(), flush;
+
+	if (began < tr->last || room(t, 2, began, &flush) != 0)
+		return;
+	tr->pos[0] = strc_word(STRC_FLUSH, 2, STRC_ID_NONE, began - tr->last);
+	tr->pos[1] = now - began + flush;
+	tr->pos += 2;
+	tr->last = now + flush;
+}
+
 /* ---- definitions ---- */
 
 #define LONG_BUF (SPROF_MAX_STR + 128)
@@ -324,11 +341,16 @@ static struct rt_tcache *cache_fill(struct rt_thread *t, uintptr_t fn, int kind,
 void rt_trace_slow(struct rt_thread *t, unsigned type, uintptr_t fn, int kind, const char *name)
 {
 	struct rt_tcache *c = &t->tr.cache[RT_TC_SLOT(fn)];
-	uint64_t now, flush;
+	uint64_t now, flush, began;
 	uint32_t id;
 
-	if (c->addr != fn && !(c = cache_fill(t, fn, kind, name)))
-		return;
+	if (c->addr != fn) {
+		began = rt_now();
+		c = cache_fill(t, fn, kind, name);
+		if (!c)
+			return;
+		runtime_cost(t, began); /* the look-up and definition are ours, not the program's */
+	}
 	id = strc_id_of(c->word);
 	if (c->word & RT_TC_SLOW) {
 		struct rt_func *f = rt_func_at(id);
@@ -375,9 +397,12 @@ void rt_trace_thread_begin(struct rt_thread *t)
 	}
 	emit(t, STRC_THREAD_BEGIN, STRC_ID_NONE, w, 2, rt_now());
 	if (!atomic_exchange(&proc_records_done, 1)) {
+		uint64_t began = rt_now();
+
 		define_run(t);
 		define_calib(t, 0);
 		define_modules(t);
+		runtime_cost(t, began);
 	}
 }
 
