@@ -1497,6 +1497,71 @@ def t_trace_limits(o):
                          ' '.join(opts), status=2)
 
 
+def analyze(*args, status=0):
+    p = run([SONDE, 'analyze'] + list(args))
+    eq(p.returncode, status, f'sonde analyze {" ".join(args)} status ({describe(p)})')
+    return p.stdout.decode(errors='replace')
+
+
+def ms(text, pattern):
+    """A time printed by sonde (e.g. '2.652 ms', '835.4 us') in ms, found by a regex group."""
+    m = re.search(pattern + r'\s+([\d.]+) (s|ms|us|ns)\b', text)
+    expect(m, f'no match for {pattern!r} in {text[:400]!r}')
+    return float(m.group(1)) * {'s': 1e3, 'ms': 1, 'us': 1e-3, 'ns': 1e-6}[m.group(2)]
+
+
+@test()
+def t_analyze(o):
+    """sonde analyze: totals, the approximated trace, the chart, the comparison."""
+    b = build('recursion')
+    d = trun(b, tag='analyze')
+    with check('analyze: T_a below T_m; sequential model on one thread; AE/RE/RAE with T'):
+        out = analyze(d, '--uninstrumented', '1ms')
+        tm, ta = ms(out, r'T_m'), ms(out, r'sequential\s+T_a')
+        expect(0 < ta < tm, f'T_a {ta} ms, T_m {tm} ms')
+        expect('model: sequential' in out, 'model line')
+        expect(re.search(r'uninstrumented T 1\.000 ms: AE ', out), 'AE/RE/RAE line')
+    approx = os.path.join(d, 'approx.strc')
+    svg = os.path.join(d, 'chart.svg')
+    with check('analyze -o: an approximated trace that dump, report and export read'):
+        analyze(d, '-o', approx, '--gantt', svg)
+        head, n, _, _ = dump(approx)
+        expect(head_field(head, 'features').startswith('approximated times'), 'features')
+        eq(n.get('FLUSH', 0), 0, 'FLUSH events left in the approximated trace')
+        eq(path_calls(report(approx)), path_calls(report(d)), 'calls per call path')
+        evs = chrome(approx, '-o', os.path.join(d, 'approx.json'))
+        eq(len(phs(evs, 'B', name='fib')), 1973, 'B events of fib')
+    with check('analyze --gantt: an SVG with measured and approximated lanes'):
+        import xml.etree.ElementTree as ET
+        root = ET.parse(svg).getroot()
+        expect(root.tag.endswith('svg'), f'root element {root.tag}')
+        text = open(svg).read()
+        expect('measured' in text and 'approx' in text, 'lane labels')
+        expect(text.count('<rect') > 10, f'{text.count("<rect")} rectangles')
+    dp = new_dir('analyze-partial')
+    p = run([SONDE, 'run', '--trace', '--exclude', 'is_odd', '-o', dp, '--', b])
+    with check('analyze --compare: a trace with itself is 0; full vs partial matched'):
+        expect(p.returncode == 0, describe(p))
+        same = analyze('--compare', d, d)
+        expect(re.search(r'all\s+3972\s.*\s0\.0 ns\s+0\.0 ns\s+0\.00%', same), same[-600:])
+        out = analyze('--compare', d, dp)
+        expect(re.search(r'all\s+3972\s+\S+ \S+\s+3962\s+\S+ \S+\s+3962\s', out), out[-800:])
+    b = build('threads')
+    d = trun(b, tag='analyze-threads')
+    with check('analyze threads: event model, 4 create and 4 join edges, T_a <= T_m'):
+        out = analyze(d)
+        expect('model: events' in out, 'model line')
+        expect('happens-before edges: 4 create, 4 join' in out, out[-800:])
+        expect(ms(out, r'events\s+T_a') <= ms(out, r'T_m'), 'T_a <= T_m')
+        forkjoin = analyze(d, '--model', 'forkjoin')
+        expect('model: fork-join' in forkjoin, 'fork-join model line')
+    with check('analyze errors: bad model, bad time, missing trace'):
+        expect_error(run([SONDE, 'analyze', '--model', 'psychic', d]), '--model', status=2)
+        expect_error(run([SONDE, 'analyze', '--uninstrumented', 'soon', d]), 'T', status=2)
+        expect_error(run([SONDE, 'analyze', os.path.join(TMP, 'nothing-here')]), 'missing',
+                     status=1)
+
+
 @test()
 def t_trace_sigkill(o):
     """After SIGKILL the trace holds every buffer handed off: read with a warning."""
