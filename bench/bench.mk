@@ -1,5 +1,5 @@
 # Benchmarks (docs/benchmarks.md): figures, not pass/fail; about 4.5 minutes in all, and 3 to 5
-# more for the two of traces.
+# more for the two trace benchmarks.
 # Each script prints a table and a last line of figures. Tuning: BENCH_RUNS=7 (rounds; figures
 # are medians), BENCH_CPU=1|none (taskset pinning, default the last CPU), BENCH_N (outer loop of
 # bench/callheavy.c, default 4000000), BENCH_R (rounds of bench/known.c, default 100000);

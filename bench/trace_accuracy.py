@@ -131,9 +131,9 @@ for k in KERNELS:
         if any(g != want for g in got):
             print("WARNING: %s.%s: traces hold %r events, the program made %d" % (k, v, got, want))
 
-print("%-9s %-5s %9s %10s %10s %8s %8s %8s %9s %9s %8s %10s %9s %9s" % (
+print("%-9s %-5s %9s %10s %10s %8s %8s %8s %9s %9s %8s %10s %9s %9s %9s" % (
     "kernel", "build", "T (ms)", "T_m (ms)", "T_a (ms)", "Tm/T", "Ta/T", "err %", "paired %",
-    "fastest %", "events", "ns/ev situ", "alpha ns", "outside"))
+    "fastest %", "events", "ns/ev situ", "alpha ns", "left ns", "outside"))
 rows = []
 for k in KERNELS:
     T = bl.median([f["main_ns"] for f in res[k]["base"]])
@@ -153,9 +153,11 @@ for k in KERNELS:
         # T_m beyond the traced program's own timing of its work: start-up and exit in the trace
         outside = bl.median([f["a"]["Tm"] - f["main_ns"] for f in rs])
         rows.append((k, v, T, tm, ta, paired))
+        left = (ta - T) / ev if ev else 0.0
         print("%-9s %-5s %9.1f %10.1f %10.1f %8.2f %8.3f %+8.2f %+9.2f %+9.2f %7.2fM %10.2f %9.2f "
-              "%7.2fms" % (k, v, T / 1e6, tm / 1e6, ta / 1e6, tm / T, ta / T, 100 * (ta / T - 1),
-                           paired, fastest, ev / 1e6, situ, alpha, outside / 1e6))
+              "%+9.2f %7.2fms" % (k, v, T / 1e6, tm / 1e6, ta / 1e6, tm / T, ta / T,
+                                  100 * (ta / T - 1), paired, fastest, ev / 1e6, situ, alpha, left,
+                                  outside / 1e6))
 bad = [(k, v, float(f["c"]["calib_o_full_ns"])) for k in KERNELS for v in TRACED
        for f in res[k][v] if float(f["c"]["calib_o_full_ns"]) <= 0]
 if bad:
@@ -169,7 +171,8 @@ print("noise: the uninstrumented T of one kernel varied by %.0f %% (median over 
 print("(err %: median T_a against median T; paired %: median over rounds of T_a against the "
       "same round's T; fastest %: T_a of the traced run with the least T_m against the least T; "
       "ns/ev situ: (T_m - T) / events; alpha: o_full/2 of the traces' CALIB, "
-      "what the model removes per event; outside: T_m - the traced program's own main_ns)")
+      "what the model removes per event; left ns: (T_a - T) / events, what it left in per event; "
+      "outside: T_m - the traced program's own main_ns)")
 for k, v, T, tm, ta, _ in rows:
     print("trace-accuracy: kernel=%s variant=%s Tm_over_T=%.2f Ta_over_T=%.3f" % (k, v, tm / T,
                                                                                   ta / T))
