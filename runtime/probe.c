@@ -368,7 +368,7 @@ static inline __attribute__((always_inline)) void trace_event(struct rt_thread *
 		rt_trace_slow(t, type, fn, kind, name);
 		return;
 	}
-	now = rt_now();
+	now = rt_rdtsc(); /* without a TSC every cached word is marked slow (trace.c) */
 	d = now - t->tr.last;
 	if (unlikely((p >= t->tr.end) | (d > STRC_DELTA_MAX))) {
 		rt_trace_slow(t, type, fn, kind, name);

@@ -329,7 +329,7 @@ static struct rt_tcache *cache_fill(struct rt_thread *t, uintptr_t fn, int kind,
 		define_func(t, f);
 	c->addr = fn;
 	c->word = strc_word(0, 1, f->id, 0);
-	if (atomic_load(&f->off) || t->tr.rate)
+	if (atomic_load(&f->off) || t->tr.rate || !rt_clock_tsc)
 		c->word |= RT_TC_SLOW;
 	return c;
 }
