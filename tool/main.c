@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "trace", cmd_trace, "a trace as text: sonde trace dump [--limit N] TRACE|DIR" },
 	{ "export", cmd_export, "traces for other tools: sonde export --chrome|--otf2 [DIR]" },
 	{ "analyze", cmd_analyze, "perturbation analysis of a trace: sonde analyze [TRACE|DIR]" },
+	{ "attach", cmd_attach, "load the runtime into a running process: sonde attach PID" },
 };
 
 static void usage(FILE *out)

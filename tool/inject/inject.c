@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Load a library into the stopped target: dlopen(path, RTLD_NOW) on the call thread, then the
+ * library's entry point. Not while a thread is inside the dynamic loader or libc's malloc
+ * family: dlopen would wait for a lock that a stopped thread holds, forever. The check is
+ * cheap and partial (tool/inject/README.md): the PC, and return addresses near the top of
+ * each thread's stack.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RTLD_NOW_ 2
+#define RTLD_DLOPEN_ 0x80000000u	/* __libc_dlopen_mode's flag for a dlopen-like load */
+#define STACK_SCAN 1024			/* bytes above the stack pointer searched for callers */
+
+static const char *const libc_names[] = { "libc.so.", "libc-2.", NULL };
+static const char *const ld_names[] = { "ld-linux-x86-64.so.", "ld-linux.so.", "ld-2.", NULL };
+static const char *const libdl_names[] = { "libdl.so.", "libdl-2.", NULL };
+
+/* libc functions that hold the malloc or loader locks while they run. */
+static const char *const busy_syms[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "malloc_trim", "malloc_usable_size", "malloc_info",
+	"malloc_stats", "mallinfo", "mallinfo2", "mallopt", "__libc_malloc", "__libc_free",
+	"__libc_calloc", "__libc_realloc", "__libc_memalign", "cfree", "fork", "_Fork",
+	"dl_iterate_phdr", "dlopen", "dlclose", "dlsym", "dlvsym", "dlmopen", "dladdr",
+	"dladdr1", "dlinfo", "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlclose",
+};
+#define NBUSY (int)(sizeof(busy_syms) / sizeof(busy_syms[0]))
+
+struct busy_range {
+	uint64_t lo, hi;
+	const char *what;
+};
+
+struct remote_fns {
+	uint64_t dlopen, dlerror, errno_loc;
+	int libc_mode;	/* dlopen is glibc's private __libc_dlopen_mode */
+	struct target_module libc;
+	struct busy_range busy[NBUSY + 1];
+	int nbusy;
+};
+
+/* dlopen: libc's (glibc >= 2.34), else libdl's, else __libc_dlopen_mode; dlerror likewise. */
+static int find_dlopen(struct target *t, struct remote_fns *f)
+{
+	struct target_module dl;
+	char msg[TARGET_ERR];
+
+	if (target_module_symbol(t, &f->libc, "dlopen", &f->dlopen, NULL) == 0) {
+		target_module_symbol(t, &f->libc, "dlerror", &f->dlerror, NULL);
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "%s", t->err);
+	if (target_find_module(t, libdl_names, &dl) == 0 &&
+	    target_module_symbol(t, &dl, "dlopen", &f->dlopen, NULL) == 0) {
+		target_module_symbol(t, &dl, "dlerror", &f->dlerror, NULL);
+		return 0;
+	}
+	f->libc_mode = 1;
+	if (target_module_symbol(t, &f->libc, "__libc_dlopen_mode", &f->dlopen, NULL) == 0)
+		return 0;
+	return tgt_fail(t, "no dlopen in process %d (%s)", t->pid, msg);
+}
+
+static void add_busy(struct remote_fns *f, uint64_t lo, uint64_t hi, const char *what)
+{
+	if (lo < hi && f->nbusy < NBUSY + 1)
+		f->busy[f->nbusy++] = (struct busy_range){ lo, hi, what };
+}
+
+static int find_busy_ranges(struct target *t, struct remote_fns *f)
+{
+	uint64_t val[NBUSY], size[NBUSY];
+	struct target_module ld;
+	char file[4200];
+	int i;
+
+	if (target_find_module(t, ld_names, &ld) == 0)
+		add_busy(f, ld.text_start, ld.text_end, "the dynamic loader");
+	tgt_module_file(t, &f->libc, file, sizeof(file));
+	if (tgt_elf_symbols(file, busy_syms, NBUSY, val, size) != 0)
+		return tgt_fail(t, "cannot read the symbols of %s", file);
+	for (i = 0; i < NBUSY; i++)
+		if (val[i] && size[i])
+			add_busy(f, val[i] + f->libc.bias, val[i] + f->libc.bias + size[i],
+				 busy_syms[i]);
+	return 0;
+}
+
+static int resolve(struct target *t, struct remote_fns *f)
+{
+	memset(f, 0, sizeof(*f));
+	if (target_find_module(t, libc_names, &f->libc) != 0)
+		return tgt_fail(t, "process %d has no glibc (libc.so.6) loaded: cannot load the "
+				"runtime into it", t->pid);
+	if (target_module_symbol(t, &f->libc, "__errno_location", &f->errno_loc, NULL) != 0 ||
+	    find_dlopen(t, f) != 0)
+		return -1;
+	return find_busy_ranges(t, f);
+}
+
+/* Where a thread is busy: the range holding its PC or a return address near the top of its
+ * stack (a function's first byte is a function pointer, not a return address). */
+static const char *busy_in(struct target *t, const struct remote_fns *f,
+			   const struct target_thread *th)
+{
+	uint64_t stack[STACK_SCAN / 8];
+	int i, k, nwords = 0;
+
+	if (target_read(t, th->regs.rsp, stack, sizeof(stack)) == 0)
+		nwords = STACK_SCAN / 8;
+	for (i = 0; i < f->nbusy; i++) {
+		const struct busy_range *b = &f->busy[i];
+
+		if (th->regs.rip >= b->lo && th->regs.rip < b->hi)
+			return b->what;
+		for (k = 0; k < nwords; k++)
+			if (stack[k] > b->lo && stack[k] < b->hi)
+				return b->what;
+	}
+	return NULL;
+}
+
+static const char *world_busy(struct target *t, const struct remote_fns *f, pid_t *tid)
+{
+	const char *what;
+	int i;
+
+	for (i = 0; i < t->nthreads; i++)
+		if ((what = busy_in(t, f, &t->threads[i]))) {
+			*tid = t->threads[i].tid;
+			return what;
+		}
+	return NULL;
+}
+
+/* Let the threads run briefly until none is in the loader or malloc; -1 when they stay. */
+static int wait_for_safe_point(struct target *t, const struct remote_fns *f, int retries)
+{
+	const char *what;
+	pid_t tid = 0;
+	int i, r;
+
+	for (i = 0; (what = world_busy(t, f, &tid)); i++) {
+		if (i >= retries)
+			return tgt_fail(t, "thread %d of process %d is inside %s each time it is "
+					"stopped (%d tries): loading the runtime now could deadlock the "
+					"program; try again", tid, t->pid, what, i + 1);
+		r = target_run_for(t, 1u + 2u * (unsigned)i, NULL);
+		if (r == 1)
+			return tgt_fail(t, "process %d exited", t->pid);
+		if (r != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_string(struct target *t, uint64_t addr, char *out, size_t cap)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < cap; i++)
+		if (target_read(t, addr + i, &out[i], 1) != 0 || !out[i])
+			break;
+	out[i] = 0;
+	return 0;
+}
+
+static int dlopen_failed(struct target *t, const struct remote_fns *f, const char *lib)
+{
+	uint64_t msg = 0;
+	char text[400] = "";
+
+	if (f->dlerror && target_call(t, f->dlerror, NULL, 0, &msg) == 0 && msg)
+		read_string(t, msg, text, sizeof(text));
+	return tgt_fail(t, "dlopen(%s) in process %d failed: %s", lib, t->pid,
+			text[0] ? text : "(no message from dlerror)");
+}
+
+/* The library's entry in the target: its ELF vaddr plus the load bias from the handle (a
+ * glibc dlopen handle is the struct link_map, whose first member is l_addr). */
+static int entry_address(struct target *t, uint64_t handle, uint64_t vaddr, uint64_t *addr)
+{
+	uint64_t l_addr;
+
+	if (target_read(t, handle, &l_addr, sizeof(l_addr)) != 0)
+		return -1;
+	*addr = l_addr + vaddr;
+	return 0;
+}
+
+static int load_and_enter(struct target *t, const struct remote_fns *f,
+			  const struct target_inject_opts *o, uint64_t entry_vaddr, int *ret)
+{
+	uint64_t a[2], handle = 0, entry, rv;
+
+	if (target_scratch(t, o->lib, strlen(o->lib) + 1, &a[0]) != 0)
+		return -1;
+	a[1] = RTLD_NOW_ | (f->libc_mode ? RTLD_DLOPEN_ : 0);
+	if (target_call(t, f->dlopen, a, 2, &handle) != 0)
+		return -1;
+	if (!handle)
+		return dlopen_failed(t, f, o->lib);
+	if (entry_address(t, handle, entry_vaddr, &entry) != 0)
+		return -1;
+	if (target_scratch(t, o->arg ? o->arg : "", strlen(o->arg ? o->arg : "") + 1, &a[0]))
+		return -1;
+	if (target_call(t, entry, a, 1, &rv) != 0)
+		return -1;
+	*ret = (int)(int32_t)rv;
+	return 0;
+}
+
+/* The entry must exist before the library is loaded: a wrong file must not run anything. */
+static int entry_vaddr(struct target *t, const struct target_inject_opts *o, uint64_t *vaddr)
+{
+	uint64_t size;
+
+	if (o->lib[0] != '/')
+		return tgt_fail(t, "%s: the library's path must be absolute", o->lib);
+	if (tgt_elf_symbols(o->lib, &o->entry, 1, vaddr, &size) != 0)
+		return tgt_fail(t, "%s is not a readable ELF file", o->lib);
+	if (!*vaddr)
+		return tgt_fail(t, "%s has no %s (a runtime too old for attaching?)", o->lib,
+				o->entry);
+	return 0;
+}
+
+int target_inject(struct target *t, const struct target_inject_opts *o, int *entry_ret)
+{
+	struct remote_fns f;
+	uint64_t vaddr, err_addr = 0;
+	int saved_errno = 0, r;
+	char why[TARGET_ERR];
+
+	if (entry_vaddr(t, o, &vaddr) != 0 || resolve(t, &f) != 0 ||
+	    wait_for_safe_point(t, &f, o->retries > 0 ? o->retries : 10) != 0)
+		return -1;
+	target_scratch_reset(t);
+	/* the thread's errno is the program's: dlopen and dlerror must not change it */
+	if (target_call(t, f.errno_loc, NULL, 0, &err_addr) != 0 ||
+	    target_read(t, err_addr, &saved_errno, sizeof(saved_errno)) != 0)
+		return -1;
+	r = load_and_enter(t, &f, o, vaddr, entry_ret);
+	memcpy(why, t->err, sizeof(why));
+	if (target_write(t, err_addr, &saved_errno, sizeof(saved_errno)) != 0 && r == 0)
+		r = -1;
+	else if (r != 0)
+		memcpy(t->err, why, sizeof(why)); /* the first failure is the one to tell */
+	target_scratch_reset(t);
+	return r;
+}

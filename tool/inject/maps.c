@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Modules of the target from /proc/PID/maps (libc, the dynamic loader, libdl) and their
+ * symbols from the ELF dynamic symbol table of the mapped file, opened through
+ * /proc/PID/root so that a process in another mount namespace sees its own files.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct map_line {
+	uint64_t start, end, off;
+	char perms[8];
+	char path[4096];
+};
+
+static int parse_map_line(const char *s, struct map_line *m)
+{
+	int pos = 0;
+
+	m->path[0] = 0;
+	if (sscanf(s, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &m->start, &m->end,
+		   m->perms, &m->off, &pos) < 4 || !pos)
+		return -1;
+	snprintf(m->path, sizeof(m->path), "%s", s + pos);
+	m->path[strcspn(m->path, "\n")] = 0;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int matches(const char *path, const char *const *prefixes)
+{
+	const char *b = base_name(path);
+
+	if (path[0] != '/')
+		return 0;
+	for (; *prefixes; prefixes++)
+		if (!strncmp(b, *prefixes, strlen(*prefixes)))
+			return 1;
+	return 0;
+}
+
+/* Fold one mapping of the module's file into *out. */
+static void add_mapping(struct target_module *out, const struct map_line *m, uint64_t *base)
+{
+	if (m->off == 0 && (!*base || m->start < *base))
+		*base = m->start;
+	if (m->perms[2] == 'x') {
+		if (!out->text_start || m->start < out->text_start)
+			out->text_start = m->start;
+		if (m->end > out->text_end)
+			out->text_end = m->end;
+	}
+}
+
+static int scan_maps(struct target *t, const char *const *prefixes, struct target_module *out,
+		     uint64_t *base)
+{
+	char path[80], line[4200];
+	struct map_line m;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/maps", t->proc);
+	f = fopen(path, "re");
+	if (!f)
+		return tgt_fail(t, "cannot read %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (parse_map_line(line, &m) != 0)
+			continue;
+		if (!out->path[0] && matches(m.path, prefixes))
+			snprintf(out->path, sizeof(out->path), "%s", m.path);
+		if (out->path[0] && !strcmp(m.path, out->path))
+			add_mapping(out, &m, base);
+	}
+	fclose(f);
+	return 0;
+}
+
+int target_find_module(struct target *t, const char *const *prefixes, struct target_module *out)
+{
+	uint64_t base = 0, vaddr = 0;
+	char file[4200];
+
+	memset(out, 0, sizeof(*out));
+	if (scan_maps(t, prefixes, out, &base) != 0)
+		return -1;
+	if (!out->path[0])
+		return tgt_fail(t, "process %d has no %s* loaded", t->pid, prefixes[0]);
+	if (strstr(out->path, " (deleted)"))
+		return tgt_fail(t, "%s, mapped in process %d, was deleted (the library was upgraded "
+				"since the program started)", out->path, t->pid);
+	tgt_module_file(t, out, file, sizeof(file));
+	if (!base || !out->text_end || tgt_elf_base_vaddr(file, &vaddr) != 0)
+		return tgt_fail(t, "cannot make sense of %s in process %d", out->path, t->pid);
+	out->bias = base - vaddr;
+	return 0;
+}
+
+void tgt_module_file(const struct target *t, const struct target_module *m, char *out,
+		     size_t cap)
+{
+	snprintf(out, cap, "%s/root%s", t->proc, m->path);
+	if (access(out, R_OK) != 0)
+		snprintf(out, cap, "%s", m->path);
+}
+
+int target_module_symbol(struct target *t, const struct target_module *m, const char *name,
+			 uint64_t *addr, uint64_t *size)
+{
+	char file[4200];
+	uint64_t v = 0, sz = 0;
+
+	tgt_module_file(t, m, file, sizeof(file));
+	if (tgt_elf_symbols(file, &name, 1, &v, &sz) != 0)
+		return tgt_fail(t, "cannot read the symbols of %s", file);
+	if (!v)
+		return tgt_fail(t, "%s has no symbol %s", m->path, name);
+	*addr = v + m->bias;
+	if (size)
+		*size = sz;
+	return 0;
+}
+
+static Elf *open_elf(const char *file, int *fd)
+{
+	Elf *e;
+
+	*fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		return e;
+	if (e)
+		elf_end(e);
+	close(*fd);
+	return NULL;
+}
+
+int tgt_elf_base_vaddr(const char *file, uint64_t *vaddr)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+	int fd, r = -1;
+	Elf *e = open_elf(file, &fd);
+
+	if (!e)
+		return -1;
+	if (!elf_getphdrnum(e, &n))
+		for (i = 0; i < n && r; i++)
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				*vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)4095;
+				r = 0;
+			}
+	elf_end(e);
+	close(fd);
+	return r;
+}
+
+static Elf_Scn *find_section(Elf *e, Elf64_Word type, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	return NULL;
+}
+
+/* A defined function (or object) symbol; a hidden (non-default) version only when nothing
+ * better was found: "dlopen@GLIBC_2.2.5" yields to "dlopen@@GLIBC_2.34". */
+static void take_symbol(const GElf_Sym *s, int hidden, uint64_t *val, uint64_t *size)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	if (s->st_shndx == SHN_UNDEF || !s->st_value)
+		return;
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT && type != STT_NOTYPE)
+		return;
+	if (hidden && *val)
+		return;
+	*val = s->st_value;
+	*size = s->st_size;
+}
+
+static void scan_dynsym(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *const *names,
+			int n, uint64_t *vals, uint64_t *sizes)
+{
+	GElf_Shdr vsh;
+	Elf_Scn *vscn = find_section(e, SHT_GNU_versym, &vsh);
+	Elf_Data *d = elf_getdata(scn, NULL), *vd = vscn ? elf_getdata(vscn, NULL) : NULL;
+	size_t i, count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	GElf_Versym ver;
+	GElf_Sym s;
+	int k;
+
+	for (i = 1; d && i < count; i++) {
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &s))
+			break;
+		name = elf_strptr(e, sh->sh_link, s.st_name);
+		for (k = 0; name && k < n; k++) {
+			int hidden = vd && gelf_getversym(vd, (int)i, &ver) && (ver & 0x8000);
+
+			if (!strcmp(name, names[k]))
+				take_symbol(&s, hidden, &vals[k], &sizes[k]);
+		}
+	}
+}
+
+int tgt_elf_symbols(const char *file, const char *const *names, int n, uint64_t *vals,
+		    uint64_t *sizes)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	int fd, k;
+	Elf *e = open_elf(file, &fd);
+
+	if (!e)
+		return -1;
+	for (k = 0; k < n; k++)
+		vals[k] = sizes[k] = 0;
+	scn = find_section(e, SHT_DYNSYM, &sh);
+	if (scn)
+		scan_dynsym(e, scn, &sh, names, n, vals, sizes);
+	elf_end(e);
+	close(fd);
+	return 0;
+}
