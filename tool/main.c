@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "traces for other tools: sonde export --chrome|--otf2 [DIR]" },
 	{ "analyze", cmd_analyze, "perturbation analysis of a trace: sonde analyze [TRACE|DIR]" },
 	{ "attach", cmd_attach, "load the runtime into a running process: sonde attach PID" },
+	{ "metrics", cmd_metrics, "the metric library, or a metric's plan: sonde metrics [--plan M]" },
 };
 
 static void usage(FILE *out)

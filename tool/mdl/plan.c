@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Plans: a metric and a focus become instrumentation requests (seed 003 §5.3.1, the Metric
+ * Manager). For each resource of the focus below its hierarchy's root, the metric's first
+ * constraint matching it is taken: a select constraint picks the thread's or process's
+ * streams, a flag constraint adds a counter guarding the base's "constrained" requests, a
+ * replace constraint is instantiated instead of the base. $constraint is the focus's procedure
+ * or its module's procedures, $procedures the program's own; with the program's symbols the
+ * sets become concrete procedures, without them they stay wildcards for the session to expand.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mdl.h"
+#include "mdl_int.h"
+#include "util.h"
+
+#define MAX_LOOPS 16
+#define MAX_NAME 256
+
+struct target {
+	const char *module, *name; /* module NULL: wherever the name is */
+	uint64_t addr;
+	int library;
+};
+
+struct focus {
+	int code; /* 0: the whole program, 1: a module, 2: a procedure */
+	char module[MAX_NAME], proc[MAX_NAME];
+	char code_path[2 * MAX_NAME + 8], thread_path[64], pid_path[64];
+	long thread, pid;
+};
+
+struct binding {
+	const char *var;
+	struct target t;
+};
+
+/* The plan's requests by (procedure, point, callee). */
+struct req_index {
+	uint32_t *slot; /* request index + 1; 0: empty */
+	uint32_t cap;   /* a power of two, at least twice the requests */
+};
+
+struct ctx {
+	const struct mdl_lib *lib;
+	const struct mdl_metric *m;
+	const struct mdl_program *prog;
+	struct focus f;
+	struct mdl_plan *plan;
+	const struct mdl_constraint *cons; /* whose body is being instantiated; NULL: the base */
+	uint32_t cons_var;                 /* a flag constraint's counter */
+	uint32_t guard, nguards;           /* flag counters guarding constrained requests */
+	struct binding loops[MAX_LOOPS];
+	int nloops;
+	struct req_index index;
+	char *err;
+	size_t cap;
+};
+
+static int fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->cap, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- the focus ---- */
+
+static int numeric(const char *s, long *out)
+{
+	char *end;
+
+	if (!*s)
+		return -1;
+	*out = strtol(s, &end, 10);
+	return *end || *out < 0 ? -1 : 0;
+}
+
+static int focus_code(struct ctx *c, const char *comp, int depth)
+{
+	struct focus *f = &c->f;
+
+	if (depth > 2)
+		return fail(c, "focus %s: /Code has modules and procedures, nothing below", c->plan->focus);
+	snprintf(depth == 1 ? f->module : f->proc, MAX_NAME, "%s", comp);
+	f->code = depth;
+	snprintf(f->code_path, sizeof(f->code_path), f->code == 1 ? "/Code/%s" : "/Code/%s/%s",
+		 f->module, f->proc);
+	return 0;
+}
+
+static int focus_number(struct ctx *c, const char *root, const char *comp, int depth)
+{
+	struct focus *f = &c->f;
+	int threads = !strcmp(root, "Threads");
+	long v;
+
+	if (depth > 1 || numeric(comp, &v))
+		return fail(c, "focus %s: /%s takes a number, as in /%s/2", c->plan->focus, root,
+			    root);
+	*(threads ? &f->thread : &f->pid) = v;
+	snprintf(threads ? f->thread_path : f->pid_path, 64, "/%s/%ld", root, v);
+	return 0;
+}
+
+/* One component of the focus, below the hierarchy 'root' at 'depth' (the root is 0). */
+static int focus_comp(struct ctx *c, const char **root, const char *comp, int *depth)
+{
+	static const char *const roots[] = { "Code", "Threads", "Process", "SyncObject", "Files",
+					     "Machine" };
+	size_t i;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (!strcmp(comp, roots[i])) {
+			if (i >= 3)
+				return fail(c, "focus %s: resources under /%s are not supported yet",
+					    c->plan->focus, comp);
+			*root = roots[i];
+			*depth = 0;
+			return 0;
+		}
+	if (!*root)
+		return fail(c, "focus %s: a focus starts with /Code, /Threads or /Process",
+			    c->plan->focus);
+	++*depth;
+	return !strcmp(*root, "Code") ? focus_code(c, comp, *depth)
+				      : focus_number(c, *root, comp, *depth);
+}
+
+static int parse_focus(struct ctx *c, const char *focus)
+{
+	const char *p = focus, *root = NULL;
+	char comp[MAX_NAME];
+	int depth = 0;
+
+	c->f.thread = c->f.pid = -1;
+	while (*p) {
+		size_t n = strcspn(p, "/,");
+
+		if (n >= sizeof(comp))
+			return fail(c, "focus %s: a name longer than %d bytes", focus, MAX_NAME - 1);
+		if (n) {
+			memcpy(comp, p, n);
+			comp[n] = 0;
+			if (focus_comp(c, &root, comp, &depth))
+				return -1;
+		}
+		p += n + (p[n] != 0);
+	}
+	return 0;
+}
+
+/* ---- choosing the constraints ---- */
+
+static int path_match(const char *pattern, const char *path)
+{
+	while (*pattern == '/' && *path == '/') {
+		size_t a = strcspn(pattern + 1, "/"), b = strcspn(path + 1, "/");
+
+		if (!(a == 1 && pattern[1] == '*') && (a != b || strncmp(pattern + 1, path + 1, a)))
+			return 0;
+		pattern += a + 1;
+		path += b + 1;
+	}
+	return !*pattern && !*path;
+}
+
+static const struct mdl_constraint *constraint_for(const struct mdl_metric *m, const char *path)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < m->ncons; i++)
+		for (j = 0; j < m->cons[i]->npaths; j++)
+			if (path_match(m->cons[i]->paths[j], path))
+				return m->cons[i];
+	return NULL;
+}
+
+/* The constraints the focus needs, by resource: code, thread, process. */
+static int choose(struct ctx *c, const struct mdl_constraint *chosen[3])
+{
+	const char *paths[3] = { c->f.code ? c->f.code_path : NULL,
+				 c->f.thread >= 0 ? c->f.thread_path : NULL,
+				 c->f.pid >= 0 ? c->f.pid_path : NULL };
+	int i, replace = 0;
+
+	for (i = 0; i < 3; i++) {
+		chosen[i] = paths[i] ? constraint_for(c->m, paths[i]) : NULL;
+		if (paths[i] && !chosen[i])
+			return fail(c, "metric '%s' cannot be constrained to %s (none of its "
+				    "constraints matches)", c->m->name, paths[i]);
+		if (chosen[i] && chosen[i]->kind == MDL_CONS_REPLACE && replace++)
+			return fail(c, "focus %s: two constraints would replace the base of '%s'",
+				    c->plan->focus, c->m->name);
+	}
+	return 0;
+}
+
+/* ---- procedure sets ---- */
+
+typedef int (*target_fn)(struct ctx *c, const struct target *t, const void *arg);
+
+static int module_is(const char *have, const char *want)
+{
+	const char *slash = have ? strrchr(have, '/') : NULL;
+	size_t n = strlen(want);
+
+	if (!have)
+		return 0;
+	have = slash ? slash + 1 : have;
+	return !strncmp(have, want, n) && (have[n] == 0 || have[n] == '.');
+}
+
+static struct target target_of(const struct mdl_proc *p)
+{
+	return (struct target){ p->module, p->name, p->addr, p->library };
+}
+
+static int by_name(struct ctx *c, const char *name, target_fn fn, const void *arg)
+{
+	struct target t = { NULL, name, 0, 0 };
+	uint32_t i, n = 0;
+
+	if (!c->prog)
+		return fn(c, &t, arg);
+	for (i = 0; i < c->prog->n; i++)
+		if (!strcmp(c->prog->procs[i].name, name)) {
+			n++;
+			t = target_of(&c->prog->procs[i]);
+			if (fn(c, &t, arg))
+				return -1;
+		}
+	c->plan->missing += !n;
+	return 0;
+}
+
+/* $procedures: the program's own procedures (not its libraries'). */
+static int all_procs(struct ctx *c, target_fn fn, const void *arg)
+{
+	struct target t = { "*", "*", 0, 0 };
+	uint32_t i;
+
+	if (!c->prog)
+		return fn(c, &t, arg);
+	for (i = 0; i < c->prog->n; i++) {
+		t = target_of(&c->prog->procs[i]);
+		if (!t.library && fn(c, &t, arg))
+			return -1;
+	}
+	return 0;
+}
+
+/* $constraint: the focus's procedure, or every procedure of its module. */
+static int focus_procs(struct ctx *c, target_fn fn, const void *arg)
+{
+	const struct mdl_proc *p;
+	struct target t = { c->f.module, c->f.code == 2 ? c->f.proc : "*", 0, 0 };
+	uint32_t i, n = 0;
+
+	if (!c->f.code)
+		return fail(c, "constraint '%s': $constraint has no procedures for this focus",
+			    c->cons ? c->cons->name : "?");
+	if (!c->prog)
+		return fn(c, &t, arg);
+	for (i = 0; i < c->prog->n; i++) {
+		p = &c->prog->procs[i];
+		if (!module_is(p->module, c->f.module) || (c->f.code == 2 && strcmp(p->name, c->f.proc)))
+			continue;
+		n++;
+		t = target_of(p);
+		if (fn(c, &t, arg))
+			return -1;
+	}
+	if (!n && c->f.code == 2)
+		return fail(c, "no procedure '%s' in module '%s'", c->f.proc, c->f.module);
+	return n ? 0 : fail(c, "no module '%s' in the program", c->f.module);
+}
+
+static int each_target(struct ctx *c, const struct mdl_set *s, target_fn fn, const void *arg)
+{
+	const struct mdl_list *l;
+	uint32_t i;
+	int k;
+
+	switch (s->kind) {
+	case MDL_SET_PROCEDURES:
+		return all_procs(c, fn, arg);
+	case MDL_SET_CONSTRAINT:
+		return focus_procs(c, fn, arg);
+	case MDL_SET_NAME:
+		return by_name(c, s->name, fn, arg);
+	case MDL_SET_LIST:
+		l = mdl_find_list(c->lib, s->name);
+		for (i = 0; l && i < l->n; i++)
+			if (by_name(c, l->items[i], fn, arg))
+				return -1;
+		return 0;
+	case MDL_SET_LOOPVAR:
+		for (k = c->nloops - 1; k >= 0; k--)
+			if (!strcmp(c->loops[k].var, s->name))
+				return fn(c, &c->loops[k].t, arg);
+	}
+	return fail(c, "internal: '%s' is not bound", s->name ? s->name : "?");
+}
+
+/* ---- requests: one per (procedure, point, callee), found through a hash of their keys ---- */
+
+static int same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t key_hash(const char *module, const char *name, uint64_t addr, enum mdl_point pt,
+			 const char *callee)
+{
+	uint64_t h = hash_str(hash_str(hash_str(0xcbf29ce484222325ull, module), name), callee);
+
+	return (h ^ addr ^ (uint64_t)pt) * 0x9e3779b97f4a7c15ull;
+}
+
+static int req_is(const struct mdl_request *r, const struct target *t, enum mdl_point pt,
+		  const char *callee)
+{
+	return r->point == pt && r->addr == t->addr && same(r->module, t->module) &&
+	       !strcmp(r->name, t->name) && same(r->callee, callee);
+}
+
+static void index_put(struct req_index *x, const struct mdl_request *r, uint32_t i)
+{
+	uint32_t h = (uint32_t)key_hash(r->module, r->name, r->addr, r->point, r->callee);
+
+	while (x->slot[h & (x->cap - 1)])
+		h++;
+	x->slot[h & (x->cap - 1)] = i + 1;
+}
+
+static void index_grow(struct req_index *x, const struct mdl_plan *p)
+{
+	uint32_t i;
+
+	if (2 * (p->nreq + 1) <= x->cap)
+		return;
+	free(x->slot);
+	x->cap = x->cap ? 2 * x->cap : 64;
+	x->slot = xcalloc(x->cap, sizeof(*x->slot));
+	for (i = 0; i < p->nreq; i++)
+		index_put(x, &p->req[i], i);
+}
+
+static struct mdl_request *request_for(struct ctx *c, const struct target *t, enum mdl_point pt,
+				       const char *callee)
+{
+	struct mdl_plan *p = c->plan;
+	struct req_index *x = &c->index;
+	struct mdl_request *r;
+	uint32_t h;
+
+	index_grow(x, p);
+	h = (uint32_t)key_hash(t->module, t->name, t->addr, pt, callee);
+	for (; x->slot[h & (x->cap - 1)]; h++)
+		if (req_is(&p->req[x->slot[h & (x->cap - 1)] - 1], t, pt, callee))
+			return &p->req[x->slot[h & (x->cap - 1)] - 1];
+	p->req = xrealloc(p->req, (p->nreq + 1) * sizeof(*p->req));
+	r = &p->req[p->nreq];
+	memset(r, 0, sizeof(*r));
+	r->module = t->module ? xstrdup(t->module) : NULL;
+	r->name = xstrdup(t->name);
+	r->addr = t->addr;
+	r->library = t->library;
+	r->point = pt;
+	r->callee = callee ? xstrdup(callee) : NULL;
+	index_put(x, r, p->nreq++);
+	return r;
+}
+
+/* ---- instantiating statements ---- */
+
+/* The parser allowed only the constraint's own counter in a flag's body, $metric elsewhere. */
+static uint32_t var_index(const struct ctx *c)
+{
+	return c->cons && c->cons->kind == MDL_CONS_FLAG ? c->cons_var : 0;
+}
+
+static int guard(struct ctx *c, const struct mdl_stmt *s, struct mdl_action *a)
+{
+	if (!s->constrained || !c->nguards)
+		return 0;
+	if (c->nguards > 1)
+		return fail(c, "%s:%d:%d: a constrained request of '%s' would test %u flag "
+			    "constraints; the runtime tests one predicate per primitive",
+			    s->loc.file, s->loc.line, s->loc.col, c->m->name, c->nguards);
+	if (a->pred.opd != MDL_OPD_NONE)
+		return fail(c, "%s:%d:%d: a constrained request with a predicate of its own would "
+			    "test two; the runtime tests one per primitive", s->loc.file,
+			    s->loc.line, s->loc.col);
+	a->pred = (struct mdl_pred){ MDL_OPD_COUNTER, c->guard, 0, MDL_GT, 0 };
+	return 0;
+}
+
+static int make_action(struct ctx *c, const struct mdl_stmt *s, const struct mdl_call *k,
+		       struct mdl_action *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->prim = k->prim;
+	a->var = var_index(c);
+	a->value = k->value;
+	a->pred.opd = k->cond.opd;
+	a->pred.counter = k->cond.opd == MDL_OPD_COUNTER ? var_index(c) : 0;
+	a->pred.arg = k->cond.arg;
+	a->pred.op = k->cond.op;
+	a->pred.k = k->cond.k;
+	return guard(c, s, a);
+}
+
+/* A request statement at one procedure: its actions first (prepend) or last (append). */
+static int add_actions(struct ctx *c, const struct target *t, const void *arg)
+{
+	const struct mdl_stmt *s = arg;
+	struct mdl_request *r;
+	uint32_t i, at;
+
+	if (!s->ncalls)
+		return 0;
+	r = request_for(c, t, s->point, s->callee);
+	r->act = xrealloc(r->act, (r->nact + s->ncalls) * sizeof(*r->act));
+	at = s->prepend ? 0 : r->nact;
+	memmove(r->act + at + s->ncalls, r->act + at, (r->nact - at) * sizeof(*r->act));
+	r->nact += s->ncalls;
+	for (i = 0; i < s->ncalls; i++)
+		if (make_action(c, s, &s->calls[i], &r->act[at + i]))
+			return -1;
+	return 0;
+}
+
+static int run_stmt(struct ctx *c, const struct mdl_stmt *s);
+
+static int bind_and_run(struct ctx *c, const struct target *t, const void *arg)
+{
+	const struct mdl_stmt *s = arg;
+	int rc;
+
+	if (c->nloops == MAX_LOOPS)
+		return fail(c, "foreach nested too deep");
+	c->loops[c->nloops++] = (struct binding){ s->var, *t };
+	rc = run_stmt(c, &s->body[0]);
+	c->nloops--;
+	return rc;
+}
+
+static int run_stmt(struct ctx *c, const struct mdl_stmt *s)
+{
+	uint32_t i;
+
+	switch (s->kind) {
+	case MDL_STMT_FOREACH:
+		return each_target(c, &s->set, bind_and_run, s);
+	case MDL_STMT_REQUEST:
+		return each_target(c, &s->set, add_actions, s);
+	case MDL_STMT_BLOCK:
+		break;
+	}
+	for (i = 0; i < s->nbody; i++)
+		if (run_stmt(c, &s->body[i]))
+			return -1;
+	return 0;
+}
+
+static uint32_t add_var(struct mdl_plan *p, const char *name, enum mdl_var_kind kind,
+			enum mdl_role role)
+{
+	p->vars = xrealloc(p->vars, (p->nvars + 1) * sizeof(*p->vars));
+	p->vars[p->nvars] = (struct mdl_var){ name, kind, role };
+	return p->nvars++;
+}
+
+static int run_constraint(struct ctx *c, const struct mdl_constraint *k)
+{
+	int rc;
+
+	c->cons = k;
+	if (k->kind == MDL_CONS_FLAG) {
+		c->cons_var = add_var(c->plan, k->name, MDL_VAR_COUNTER, MDL_ROLE_FLAG);
+		c->guard = c->cons_var;
+		c->nguards++;
+	}
+	rc = run_stmt(c, &k->body);
+	c->cons = NULL;
+	return rc;
+}
+
+/* Flags in the order the metric lists its constraints, then the replacement or the base. */
+static int instantiate(struct ctx *c, const struct mdl_constraint *chosen[3])
+{
+	const struct mdl_constraint *replace = NULL;
+	uint32_t i;
+	int k;
+
+	for (i = 0; i < c->m->ncons; i++)
+		for (k = 0; k < 3; k++) {
+			if (chosen[k] != c->m->cons[i])
+				continue;
+			if (chosen[k]->kind == MDL_CONS_REPLACE)
+				replace = chosen[k];
+			else if (chosen[k]->kind == MDL_CONS_FLAG && run_constraint(c, chosen[k]))
+				return -1;
+		}
+	if (replace) {
+		c->plan->vars[0].kind = replace->var;
+		return run_constraint(c, replace);
+	}
+	if (c->m->base == MDL_BASE_EXTERNAL) {
+		c->plan->external = c->m->external;
+		return 0;
+	}
+	return run_stmt(c, &c->m->body);
+}
+
+/* ---- plans ---- */
+
+struct mdl_plan *mdl_plan(const struct mdl_lib *lib, const char *metric, const char *focus,
+			  const struct mdl_program *prog, char *err, size_t cap)
+{
+	struct ctx c = { .lib = lib, .prog = prog, .err = err, .cap = cap };
+	const struct mdl_constraint *chosen[3];
+	struct mdl_plan *p;
+	int rc;
+
+	c.m = mdl_find_metric(lib, metric);
+	if (!c.m)
+		return fail(&c, "unknown metric '%s' ('sonde metrics' lists them)", metric), NULL;
+	p = c.plan = xcalloc(1, sizeof(*p));
+	p->metric = c.m;
+	p->focus = xstrdup(focus ? focus : "");
+	p->fold = c.m->fold;
+	p->agg = c.m->agg;
+	add_var(p, c.m->name, c.m->var, MDL_ROLE_VALUE);
+	rc = parse_focus(&c, p->focus) || choose(&c, chosen) || instantiate(&c, chosen);
+	free(c.index.slot);
+	p->thread = c.f.thread;
+	p->pid = c.f.pid;
+	if (rc)
+		return mdl_plan_free(p), NULL;
+	return p;
+}
+
+void mdl_plan_free(struct mdl_plan *p)
+{
+	uint32_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nreq; i++) {
+		free(p->req[i].module);
+		free(p->req[i].name);
+		free(p->req[i].callee);
+		free(p->req[i].act);
+	}
+	free(p->req);
+	free(p->vars);
+	free(p->focus);
+	free(p);
+}
+
+/* ---- printing ---- */
+
+static void print_pred(FILE *out, const struct mdl_plan *p, const struct mdl_pred *d)
+{
+	if (d->opd == MDL_OPD_NONE)
+		return;
+	fputs("if (", out);
+	if (d->opd == MDL_OPD_COUNTER)
+		fputs(p->vars[d->counter].name, out);
+	else if (d->opd == MDL_OPD_ARG)
+		fprintf(out, "$arg[%d]", d->arg);
+	else
+		fputs("$return", out);
+	fprintf(out, " %s %lld) ", mdl_relop_name(d->op), (long long)d->k);
+}
+
+static void print_action(FILE *out, const struct mdl_plan *p, const struct mdl_action *a)
+{
+	print_pred(out, p, &a->pred);
+	fprintf(out, "%s(%s", mdl_prim_name(a->prim), p->vars[a->var].name);
+	if (a->prim <= MDL_SUB)
+		fprintf(out, ", %lld", (long long)a->value);
+	fputc(')', out);
+}
+
+static void print_request(FILE *out, const struct mdl_plan *p, const struct mdl_request *r)
+{
+	uint32_t i;
+
+	fprintf(out, "  %s%s%s", r->module ? r->module : "", r->module ? ":" : "", r->name);
+	if (r->addr)
+		fprintf(out, "@0x%llx", (unsigned long long)r->addr);
+	fprintf(out, " %s", mdl_point_name(r->point));
+	if (r->callee)
+		fprintf(out, "(%s)", r->callee);
+	fputs(":", out);
+	for (i = 0; i < r->nact; i++) {
+		fputs(i ? "; " : " ", out);
+		print_action(out, p, &r->act[i]);
+	}
+	fputc('\n', out);
+}
+
+void mdl_plan_print(FILE *out, const struct mdl_plan *p)
+{
+	static const char *const kinds[] = { "counter", "wall timer", "process timer", "timer" };
+	uint32_t i;
+
+	fprintf(out, "%s at %s: ", p->metric->name, *p->focus ? p->focus : "/Code");
+	if (p->external)
+		fprintf(out, "the reading \"%s\"", p->external);
+	else
+		fprintf(out, "%s %s", kinds[p->vars[0].kind], p->vars[0].name);
+	if (p->thread >= 0)
+		fprintf(out, " of thread %ld", p->thread);
+	if (p->pid >= 0)
+		fprintf(out, " of process %ld", p->pid);
+	fprintf(out, "; %s over threads and processes, histogram folded by %s\n",
+		mdl_agg_name(p->agg), mdl_fold_name(p->fold));
+	for (i = 0; i < p->nreq; i++)
+		print_request(out, p, &p->req[i]);
+	if (p->missing)
+		fprintf(out, "  (%u named procedure%s not in the program)\n", p->missing,
+			p->missing == 1 ? "" : "s");
+}
