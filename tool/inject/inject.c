@@ -20,16 +20,19 @@ static const char *const libc_names[] = { "libc.so.", "libc-2.", NULL };
 static const char *const ld_names[] = { "ld-linux-x86-64.so.", "ld-linux.so.", "ld-2.", NULL };
 static const char *const libdl_names[] = { "libdl.so.", "libdl-2.", NULL };
 
-/* libc functions that hold the malloc or loader locks while they run. */
-static const char *const busy_syms[] = {
+/* What the injection calls, then libc functions that hold the malloc or loader locks while
+ * they run (a thread inside one of them makes dlopen unsafe). */
+static const char *const libc_syms[] = {
+	"__errno_location", "dlopen", "dlerror", "__libc_dlopen_mode",
 	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
 	"aligned_alloc", "valloc", "pvalloc", "malloc_trim", "malloc_usable_size", "malloc_info",
 	"malloc_stats", "mallinfo", "mallinfo2", "mallopt", "__libc_malloc", "__libc_free",
 	"__libc_calloc", "__libc_realloc", "__libc_memalign", "cfree", "fork", "_Fork",
-	"dl_iterate_phdr", "dlopen", "dlclose", "dlsym", "dlvsym", "dlmopen", "dladdr",
-	"dladdr1", "dlinfo", "__libc_dlopen_mode", "__libc_dlsym", "__libc_dlclose",
+	"dl_iterate_phdr", "dlclose", "dlsym", "dlvsym", "dlmopen", "dladdr", "dladdr1", "dlinfo",
+	"__libc_dlsym", "__libc_dlclose",
 };
-#define NBUSY (int)(sizeof(busy_syms) / sizeof(busy_syms[0]))
+enum { S_ERRNO, S_DLOPEN, S_DLERROR, S_LIBC_DLOPEN, S_BUSY = S_DLOPEN };
+#define NSYMS (int)(sizeof(libc_syms) / sizeof(libc_syms[0]))
 
 struct busy_range {
 	uint64_t lo, hi;
@@ -39,68 +42,62 @@ struct busy_range {
 struct remote_fns {
 	uint64_t dlopen, dlerror, errno_loc;
 	int libc_mode;	/* dlopen is glibc's private __libc_dlopen_mode */
-	struct target_module libc;
-	struct busy_range busy[NBUSY + 1];
+	struct busy_range busy[NSYMS + 1];
 	int nbusy;
 };
 
-/* dlopen: libc's (glibc >= 2.34), else libdl's, else __libc_dlopen_mode; dlerror likewise. */
-static int find_dlopen(struct target *t, struct remote_fns *f)
-{
-	struct target_module dl;
-	char msg[TARGET_ERR];
-
-	if (target_module_symbol(t, &f->libc, "dlopen", &f->dlopen, NULL) == 0) {
-		target_module_symbol(t, &f->libc, "dlerror", &f->dlerror, NULL);
-		return 0;
-	}
-	snprintf(msg, sizeof(msg), "%s", t->err);
-	if (target_find_module(t, libdl_names, &dl) == 0 &&
-	    target_module_symbol(t, &dl, "dlopen", &f->dlopen, NULL) == 0) {
-		target_module_symbol(t, &dl, "dlerror", &f->dlerror, NULL);
-		return 0;
-	}
-	f->libc_mode = 1;
-	if (target_module_symbol(t, &f->libc, "__libc_dlopen_mode", &f->dlopen, NULL) == 0)
-		return 0;
-	return tgt_fail(t, "no dlopen in process %d (%s)", t->pid, msg);
-}
-
 static void add_busy(struct remote_fns *f, uint64_t lo, uint64_t hi, const char *what)
 {
-	if (lo < hi && f->nbusy < NBUSY + 1)
+	if (lo < hi && f->nbusy < NSYMS + 1)
 		f->busy[f->nbusy++] = (struct busy_range){ lo, hi, what };
 }
 
-static int find_busy_ranges(struct target *t, struct remote_fns *f)
+/* dlopen: libc's (glibc >= 2.34), else libdl's, else __libc_dlopen_mode; dlerror likewise. */
+static int pick_dlopen(struct target *t, struct remote_fns *f, const uint64_t *a,
+		       const struct target_module *dl)
 {
-	uint64_t val[NBUSY], size[NBUSY];
-	struct target_module ld;
-	char file[4200];
-	int i;
+	static const char *const dl_syms[] = { "dlopen", "dlerror" };
+	uint64_t d[2] = { 0, 0 }, size[2];
 
-	if (target_find_module(t, ld_names, &ld) == 0)
-		add_busy(f, ld.text_start, ld.text_end, "the dynamic loader");
-	tgt_module_file(t, &f->libc, file, sizeof(file));
-	if (tgt_elf_symbols(file, busy_syms, NBUSY, val, size) != 0)
-		return tgt_fail(t, "cannot read the symbols of %s", file);
-	for (i = 0; i < NBUSY; i++)
-		if (val[i] && size[i])
-			add_busy(f, val[i] + f->libc.bias, val[i] + f->libc.bias + size[i],
-				 busy_syms[i]);
+	f->dlopen = a[S_DLOPEN];
+	f->dlerror = a[S_DLERROR];
+	if (!f->dlopen && dl->path[0] && target_module_symbols(t, dl, dl_syms, 2, d, size) == 0) {
+		f->dlopen = d[0];
+		f->dlerror = d[1];
+	}
+	if (!f->dlopen) {
+		f->dlopen = a[S_LIBC_DLOPEN];
+		f->libc_mode = 1;
+	}
+	if (!f->dlopen)
+		return tgt_fail(t, "no dlopen in process %d (neither in libc nor in libdl)", t->pid);
 	return 0;
 }
 
 static int resolve(struct target *t, struct remote_fns *f)
 {
+	static const char *const *const sets[] = { libc_names, ld_names, libdl_names };
+	struct target_module m[3];
+	uint64_t a[NSYMS], size[NSYMS];
+	int i;
+
 	memset(f, 0, sizeof(*f));
-	if (target_find_module(t, libc_names, &f->libc) != 0)
+	if (tgt_find_modules(t, sets, 3, m) != 0)
+		return -1;
+	if (!m[0].path[0])
 		return tgt_fail(t, "process %d has no glibc (libc.so.6) loaded: cannot load the "
 				"runtime into it", t->pid);
-	if (target_module_symbol(t, &f->libc, "__errno_location", &f->errno_loc, NULL) != 0 ||
-	    find_dlopen(t, f) != 0)
+	if (target_module_symbols(t, &m[0], libc_syms, NSYMS, a, size) != 0)
 		return -1;
-	return find_busy_ranges(t, f);
+	f->errno_loc = a[S_ERRNO];
+	if (!f->errno_loc)
+		return tgt_fail(t, "%s has no __errno_location", m[0].path);
+	if (m[1].path[0])
+		add_busy(f, m[1].text_start, m[1].text_end, "the dynamic loader");
+	for (i = S_BUSY; i < NSYMS; i++)
+		if (a[i] && size[i])
+			add_busy(f, a[i], a[i] + size[i], libc_syms[i]);
+	return pick_dlopen(t, f, a, &m[2]);
 }
 
 /* Where a thread is busy: the range holding its PC or a return address near the top of its

@@ -33,6 +33,11 @@ struct proc_status {
 };
 int tgt_proc_status(pid_t pid, struct proc_status *st);
 
+/* Modules by sets of base name prefixes, in one pass over the maps (at most 8); a module
+ * that is not there has an empty path. */
+int tgt_find_modules(struct target *t, const char *const *const *sets, int n,
+		     struct target_module *out);
+
 /* ELF files, through libelf. */
 int tgt_elf_symbols(const char *file, const char *const *names, int n, uint64_t *vals,
 		    uint64_t *sizes);

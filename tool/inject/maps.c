@@ -11,8 +11,11 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "util.h"
 
 struct map_line {
 	uint64_t start, end, off;
@@ -65,12 +68,14 @@ static void add_mapping(struct target_module *out, const struct map_line *m, uin
 	}
 }
 
-static int scan_maps(struct target *t, const char *const *prefixes, struct target_module *out,
-		     uint64_t *base)
+/* One pass over the maps: the first module matching each set of prefixes, all its mappings. */
+static int scan_maps(struct target *t, const char *const *const *sets, int n,
+		     struct target_module *out, uint64_t *base)
 {
 	char path[80], line[4200];
 	struct map_line m;
 	FILE *f;
+	int i;
 
 	snprintf(path, sizeof(path), "%s/maps", t->proc);
 	f = fopen(path, "re");
@@ -79,32 +84,56 @@ static int scan_maps(struct target *t, const char *const *prefixes, struct targe
 	while (fgets(line, sizeof(line), f)) {
 		if (parse_map_line(line, &m) != 0)
 			continue;
-		if (!out->path[0] && matches(m.path, prefixes))
-			snprintf(out->path, sizeof(out->path), "%s", m.path);
-		if (out->path[0] && !strcmp(m.path, out->path))
-			add_mapping(out, &m, base);
+		for (i = 0; i < n; i++) {
+			if (!out[i].path[0] && matches(m.path, sets[i]))
+				snprintf(out[i].path, sizeof(out[i].path), "%s", m.path);
+			if (out[i].path[0] && !strcmp(m.path, out[i].path))
+				add_mapping(&out[i], &m, &base[i]);
+		}
 	}
 	fclose(f);
 	return 0;
 }
 
-int target_find_module(struct target *t, const char *const *prefixes, struct target_module *out)
+/* The load bias from the lowest mapping of file offset 0 and the ELF file's own layout. */
+static int set_bias(struct target *t, struct target_module *m, uint64_t base)
 {
-	uint64_t base = 0, vaddr = 0;
+	uint64_t vaddr = 0;
 	char file[4200];
 
-	memset(out, 0, sizeof(*out));
-	if (scan_maps(t, prefixes, out, &base) != 0)
+	if (strstr(m->path, " (deleted)"))
+		return tgt_fail(t, "%s, mapped in process %d, was deleted (the library was upgraded "
+				"since the program started)", m->path, t->pid);
+	tgt_module_file(t, m, file, sizeof(file));
+	if (!base || !m->text_end || tgt_elf_base_vaddr(file, &vaddr) != 0)
+		return tgt_fail(t, "cannot make sense of %s in process %d", m->path, t->pid);
+	m->bias = base - vaddr;
+	return 0;
+}
+
+int tgt_find_modules(struct target *t, const char *const *const *sets, int n,
+		     struct target_module *out)
+{
+	uint64_t base[8] = { 0 };
+	int i;
+
+	if (n > 8)
+		return tgt_fail(t, "too many modules at once");
+	memset(out, 0, (size_t)n * sizeof(*out));
+	if (scan_maps(t, sets, n, out, base) != 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (out[i].path[0] && set_bias(t, &out[i], base[i]) != 0)
+			return -1;
+	return 0;
+}
+
+int target_find_module(struct target *t, const char *const *prefixes, struct target_module *out)
+{
+	if (tgt_find_modules(t, &prefixes, 1, out) != 0)
 		return -1;
 	if (!out->path[0])
 		return tgt_fail(t, "process %d has no %s* loaded", t->pid, prefixes[0]);
-	if (strstr(out->path, " (deleted)"))
-		return tgt_fail(t, "%s, mapped in process %d, was deleted (the library was upgraded "
-				"since the program started)", out->path, t->pid);
-	tgt_module_file(t, out, file, sizeof(file));
-	if (!base || !out->text_end || tgt_elf_base_vaddr(file, &vaddr) != 0)
-		return tgt_fail(t, "cannot make sense of %s in process %d", out->path, t->pid);
-	out->bias = base - vaddr;
 	return 0;
 }
 
@@ -116,18 +145,30 @@ void tgt_module_file(const struct target *t, const struct target_module *m, char
 		snprintf(out, cap, "%s", m->path);
 }
 
+int target_module_symbols(struct target *t, const struct target_module *m,
+			  const char *const *names, int n, uint64_t *addrs, uint64_t *sizes)
+{
+	char file[4200];
+	int i;
+
+	tgt_module_file(t, m, file, sizeof(file));
+	if (tgt_elf_symbols(file, names, n, addrs, sizes) != 0)
+		return tgt_fail(t, "cannot read the symbols of %s", file);
+	for (i = 0; i < n; i++)
+		if (addrs[i])
+			addrs[i] += m->bias;
+	return 0;
+}
+
 int target_module_symbol(struct target *t, const struct target_module *m, const char *name,
 			 uint64_t *addr, uint64_t *size)
 {
-	char file[4200];
-	uint64_t v = 0, sz = 0;
+	uint64_t sz;
 
-	tgt_module_file(t, m, file, sizeof(file));
-	if (tgt_elf_symbols(file, &name, 1, &v, &sz) != 0)
-		return tgt_fail(t, "cannot read the symbols of %s", file);
-	if (!v)
+	if (target_module_symbols(t, m, &name, 1, addr, &sz) != 0)
+		return -1;
+	if (!*addr)
 		return tgt_fail(t, "%s has no symbol %s", m->path, name);
-	*addr = v + m->bias;
 	if (size)
 		*size = sz;
 	return 0;
@@ -196,7 +237,18 @@ static void take_symbol(const GElf_Sym *s, int hidden, uint64_t *val, uint64_t *
 	*size = s->st_size;
 }
 
-static void scan_dynsym(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *const *names,
+struct wanted {
+	const char *name;
+	int k;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct wanted *)a)->name, ((const struct wanted *)b)->name);
+}
+
+/* libc has thousands of dynamic symbols: each is looked up among the wanted names, sorted. */
+static void scan_dynsym(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const struct wanted *w,
 			int n, uint64_t *vals, uint64_t *sizes)
 {
 	GElf_Shdr vsh;
@@ -205,26 +257,26 @@ static void scan_dynsym(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, const char *c
 	size_t i, count = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
 	GElf_Versym ver;
 	GElf_Sym s;
-	int k;
 
 	for (i = 1; d && i < count; i++) {
-		const char *name;
+		struct wanted key, *hit;
+		int hidden;
 
-		if (!gelf_getsym(d, (int)i, &s))
-			break;
-		name = elf_strptr(e, sh->sh_link, s.st_name);
-		for (k = 0; name && k < n; k++) {
-			int hidden = vd && gelf_getversym(vd, (int)i, &ver) && (ver & 0x8000);
-
-			if (!strcmp(name, names[k]))
-				take_symbol(&s, hidden, &vals[k], &sizes[k]);
-		}
+		if (!gelf_getsym(d, (int)i, &s) || !s.st_name || s.st_shndx == SHN_UNDEF)
+			continue;
+		key.name = elf_strptr(e, sh->sh_link, s.st_name);
+		hit = key.name ? bsearch(&key, w, (size_t)n, sizeof(*w), by_name) : NULL;
+		if (!hit)
+			continue;
+		hidden = vd && gelf_getversym(vd, (int)i, &ver) && (ver & 0x8000);
+		take_symbol(&s, hidden, &vals[hit->k], &sizes[hit->k]);
 	}
 }
 
 int tgt_elf_symbols(const char *file, const char *const *names, int n, uint64_t *vals,
 		    uint64_t *sizes)
 {
+	struct wanted *w;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	int fd, k;
@@ -232,11 +284,16 @@ int tgt_elf_symbols(const char *file, const char *const *names, int n, uint64_t 
 
 	if (!e)
 		return -1;
-	for (k = 0; k < n; k++)
+	w = xcalloc((size_t)n, sizeof(*w));
+	for (k = 0; k < n; k++) {
 		vals[k] = sizes[k] = 0;
+		w[k] = (struct wanted){ names[k], k };
+	}
+	qsort(w, (size_t)n, sizeof(*w), by_name);
 	scn = find_section(e, SHT_DYNSYM, &sh);
 	if (scn)
-		scan_dynsym(e, scn, &sh, names, n, vals, sizes);
+		scan_dynsym(e, scn, &sh, w, n, vals, sizes);
+	free(w);
 	elf_end(e);
 	close(fd);
 	return 0;

@@ -112,6 +112,9 @@ int target_find_module(struct target *t, const char *const *prefixes,
 /* A symbol's runtime address in a module: its ELF dynamic symbol table plus the bias. */
 int target_module_symbol(struct target *t, const struct target_module *m, const char *name,
 			 uint64_t *addr, uint64_t *size);
+/* Many at once (one pass over the table); a missing symbol gets address 0. */
+int target_module_symbols(struct target *t, const struct target_module *m,
+			  const char *const *names, int n, uint64_t *addrs, uint64_t *sizes);
 
 /*
  * Load a library with dlopen(path, RTLD_NOW) and call its int entry(const char *arg).
