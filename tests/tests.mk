@@ -45,6 +45,15 @@ $(UNIT_PERTURB): tests/unit/test_perturb.c tool/analysis/perturb.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
+# Process control of a running target (tool/inject/): a forked child stopped, called, let go.
+UNIT_INJECT := $(TEST_BUILD)/test_inject
+UNIT_BINS += $(UNIT_INJECT)
+UNIT_CMDS += --unit "$(UNIT_INJECT)"
+
+$(UNIT_INJECT): tests/unit/test_inject.c $(wildcard tool/inject/*.c tool/inject/*.h) tool/util.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
+
 $(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
 		format/profile.h format/profile_read.h
 	@mkdir -p $(dir $@)
@@ -101,3 +110,32 @@ integration: all
 
 check: all $(UNIT_BINS)
 	tests/integration/run.sh $(UNIT_CMDS)
+
+# Binary patcher (tool/patch/): a corpus of functions built by gcc and clang at -O0..-O3 in four
+# flavours (plain, frame pointers, a 5-byte NOP sled, endbr64), each patched in-process.
+UNIT_PATCH := $(TEST_BUILD)/test_patch
+PATCH_SRC := $(wildcard tool/patch/x86_64/*.c)
+PATCH_HDR := tool/patch/patch.h $(wildcard tool/patch/x86_64/*.h)
+PATCH_CLANG := $(shell command -v clang 2>/dev/null)
+PATCH_COMPILERS := gcc $(if $(PATCH_CLANG),clang)
+PATCH_FLAVOURS := plain fp pfe cet
+PATCH_FLAGS_plain :=
+PATCH_FLAGS_fp := -fno-omit-frame-pointer
+PATCH_FLAGS_pfe := -fpatchable-function-entry=5
+PATCH_FLAGS_cet := -fcf-protection=full
+PATCH_CORPUS := $(foreach c,$(PATCH_COMPILERS),$(foreach l,O0 O1 O2 O3,$(foreach f,$(PATCH_FLAVOURS),\
+	$(TEST_BUILD)/patch_corpus_$(c)_$(l)_$(f).so)))
+UNIT_BINS += $(UNIT_PATCH) $(PATCH_CORPUS)
+UNIT_CMDS += --unit "$(UNIT_PATCH) $(if $(PATCH_CLANG),,--no-clang) $(PATCH_CORPUS)"
+
+$(UNIT_PATCH): tests/unit/test_patch.c tests/unit/patch_live.c tests/unit/patch_live.h \
+		$(PATCH_SRC) $(PATCH_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) -lZydis $(TEST_LIBS) -ldl
+
+# patch_corpus_COMPILER_LEVEL_FLAVOUR.so
+patch_word = $(word $(1),$(subst _, ,$*))
+$(TEST_BUILD)/patch_corpus_%.so: tests/unit/patch_corpus.c tests/unit/patch_corpus_asm.S
+	@mkdir -p $(dir $@)
+	$(call patch_word,1) -$(call patch_word,2) $(PATCH_FLAGS_$(call patch_word,3)) -fPIC \
+		-shared -o $@ $^
