@@ -21,12 +21,12 @@ BASE_CFLAGS := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Iinclude -Iformat -DSOND
 RT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
 RT_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now -ldl -lpthread -lm
 TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis $(shell pkg-config --cflags otf2)
-TOOL_LIBS := -ldw -lelf -lm -ldl $(shell pkg-config --libs otf2)
+TOOL_LIBS := -ldw -lelf -lm -ldl -lZydis $(shell pkg-config --libs otf2)
 
 RT_SRC := $(wildcard runtime/*.c) format/profile_codec.c
 RT_ASM := $(wildcard runtime/arch/x86_64/*.S)
-TOOL_SRC := $(wildcard tool/*.c tool/*/*.c) format/profile_codec.c format/profile_read.c \
-	format/trace_read.c
+TOOL_SRC := $(wildcard tool/*.c tool/*/*.c tool/patch/x86_64/*.c) format/profile_codec.c \
+	format/profile_read.c format/trace_read.c
 RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%.o,$(RT_ASM))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
 LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
@@ -42,7 +42,7 @@ $(BUILD)/rt/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
 
-$(BUILD)/tool/%.o: %.c $(wildcard tool/*.h tool/*/*.h format/*.h)
+$(BUILD)/tool/%.o: %.c $(wildcard tool/*.h tool/*/*.h tool/patch/x86_64/*.h format/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c $< -o $@
 

@@ -1,0 +1,327 @@
+/*
+ * Entry and call-site plans: which instructions to displace, whether that is safe, the
+ * trampoline (docs/dynamic.md's ABI) and the bytes that jump to it.
+ *
+ * An entry, before and after (gcc -O2, no sled):
+ *
+ *	f:   push r12                 f:   jmp  tramp             e9 rel32
+ *	     push rbp                      int3                   cc
+ *	     mov  rbp, rdi                 (rest of f unchanged)
+ *	     ...
+ *	tramp: pushfq; push r11 .. rdi; mov rsi, rsp; lea rdx, [rsp+80]; mov edi, POINT
+ *	       push rbx; mov rbx, rsp; and rsp, -16; movabs rax, handler; call rax
+ *	       mov rsp, rbx; pop rbx; pop rdi .. r11; popfq
+ *	       push r12; push rbp; mov rbp, rdi          (displaced, relocated)
+ *	       jmp  f+6
+ */
+#include <string.h>
+
+#include "x86.h"
+
+/* pushfq, then r11, r10, rax, r9, r8, rcx, rdx, rsi, rdi: struct sonde_regs from rsp up */
+static const uint8_t save_regs[] = { 0x9c, 0x41, 0x53, 0x41, 0x52, 0x50, 0x41, 0x51,
+				     0x41, 0x50, 0x51, 0x52, 0x56, 0x57 };
+static const uint8_t restore_regs[] = { 0x5f, 0x5e, 0x5a, 0x59, 0x41, 0x58, 0x41, 0x59,
+					0x58, 0x41, 0x5a, 0x41, 0x5b, 0x9d };
+const uint8_t x86_push_len[SAVE_PUSHES] = { 1, 2, 2, 1, 2, 2, 1, 1, 1, 1 };
+
+/*
+ * The register save, handler call and restore; returns the handler's return address.
+ * The call is aligned at run time (rbx keeps the old rsp; the handler preserves it): the
+ * ABI's rsp = 8 mod 16 at entries and 0 mod 16 at calls does not hold for calls gcc makes to
+ * its own local functions (-fipa-stack-alignment), so docs/dynamic.md's fixed `sub rsp, 8`
+ * would misalign them. regs, ret_slot and point are as that ABI says; a call site has no
+ * ret_slot (NULL: the call has not pushed its return address yet).
+ */
+uint64_t x86_emit_save(struct emit *e, const struct tramp_spec *spec, bool callsite)
+{
+	static const uint8_t redzone_in[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };	/* lea rsp,[rsp-128] */
+	static const uint8_t redzone_out[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+	static const uint8_t regs_arg[] = { 0x48, 0x89, 0xe6 };			/* mov rsi, rsp */
+	static const uint8_t slot_arg[] = { 0x48, 0x8d, 0x54, 0x24, 0x50 };	/* lea rdx,[rsp+80] */
+	static const uint8_t no_slot[] = { 0x31, 0xd2 };				/* xor edx, edx */
+	/* push rbx; mov rbx, rsp; and rsp, -16 */
+	static const uint8_t align[] = { 0x53, 0x48, 0x89, 0xe3, 0x48, 0x83, 0xe4, 0xf0 };
+	static const uint8_t unalign[] = { 0x48, 0x89, 0xdc, 0x5b };		/* mov rsp, rbx; pop rbx */
+	static const uint8_t call_rax[] = { 0xff, 0xd0 };
+	uint64_t ret;
+
+	if (callsite)
+		emit_bytes(e, redzone_in, sizeof(redzone_in));
+	emit_bytes(e, save_regs, sizeof(save_regs));
+	emit_bytes(e, regs_arg, sizeof(regs_arg));
+	if (callsite)
+		emit_bytes(e, no_slot, sizeof(no_slot));
+	else
+		emit_bytes(e, slot_arg, sizeof(slot_arg));
+	emit_u8(e, 0xbf);						/* mov edi, POINT */
+	emit_u32(e, spec->point);
+	emit_bytes(e, align, sizeof(align));
+	emit_u8(e, 0x48);						/* movabs rax, handler */
+	emit_u8(e, 0xb8);
+	emit_u64(e, spec->entry_handler);
+	emit_bytes(e, call_rax, sizeof(call_rax));
+	ret = emit_pc(e);
+	emit_bytes(e, unalign, sizeof(unalign));
+	emit_bytes(e, restore_regs, sizeof(restore_regs));
+	if (callsite)
+		emit_bytes(e, redzone_out, sizeof(redzone_out));
+	return ret;
+}
+
+/* The instruction number of offset off in fn, or -1 if off is not an instruction's start. */
+static long insn_at(const struct patch_fn *fn, uint32_t off)
+{
+	size_t lo = 0, hi = fn->nr_insns;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (fn->insns[mid].off == off)
+			return (long)mid;
+		if (fn->insns[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Whole instructions from fn's entry (or its sled) covering a jmp rel32. */
+static int entry_region(const struct patch_fn *fn, struct region *r, char *why, size_t n)
+{
+	long i = insn_at(fn, fn->entry_off);
+
+	if (i < 0)
+		return refuse(why, n, "function shorter than %d bytes", JMP_REL32_LEN);
+	r->first = (size_t)i;
+	r->start = fn->entry_off;
+	r->end = r->start;
+	r->count = 0;
+	while (r->end - r->start < JMP_REL32_LEN && r->first + r->count < fn->nr_insns)
+		r->end += fn->insns[r->first + r->count++].len;
+	if (r->end - r->start < JMP_REL32_LEN)
+		return refuse(why, n, "function shorter than %d bytes from its entry",
+			      JMP_REL32_LEN);
+	return 0;
+}
+
+/*
+ * The call and as many instructions before it as make 5 bytes: the region ends with the call,
+ * so its return address is the first byte after the patched ones.
+ */
+static int callsite_region(const struct patch_fn *fn, uint64_t call_addr, struct region *r,
+			   char *why, size_t n)
+{
+	long i = call_addr - fn->addr < fn->len ? insn_at(fn, (uint32_t)(call_addr - fn->addr)) : -1;
+
+	if (i < 0 || (fn->insns[i].kind != PI_CALL && fn->insns[i].kind != PI_CALL_IND))
+		return refuse(why, n, "no call instruction at 0x%lx", (unsigned long)call_addr);
+	r->first = (size_t)i;
+	r->count = 1;
+	r->start = fn->insns[i].off;
+	r->end = r->start + fn->insns[i].len;
+	while (r->end - r->start < JMP_REL32_LEN && r->first > 0 &&
+	       fn->insns[r->first - 1].off >= fn->entry_off) {
+		r->first--;
+		r->count++;
+		r->start = fn->insns[r->first].off;
+	}
+	if (r->end - r->start < JMP_REL32_LEN)
+		return refuse(why, n, "call site at 0x%lx: fewer than %d bytes to displace",
+			      (unsigned long)call_addr, JMP_REL32_LEN);
+	return 0;
+}
+
+/* Whether a branch to target would land on the displaced bytes after their first. */
+static bool inside(const struct patch_fn *fn, const struct region *r, uint64_t target)
+{
+	return target > fn->addr + r->start && target < fn->addr + r->end;
+}
+
+/*
+ * No branch may land inside the displaced bytes (it would hit the jmp's tail). At an entry, no
+ * jump of the function itself may land on the entry (or on the endbr64 before it) either: its
+ * loop would run the entry point on every iteration (calls to it are real entries). Jumps into a NOP sled are not generated by
+ * compilers, so an indirect jump of unknown targets only matters for displaced code.
+ */
+static int check_targets(const struct patch_fn *fn, const struct region *r, bool entry,
+			 bool sled, char *why, size_t n)
+{
+	uint64_t site = fn->addr + r->start;
+	size_t i;
+
+	for (i = 0; i < fn->nr_insns; i++) {
+		const struct patch_insn *pi = &fn->insns[i];
+		bool call = pi->kind == PI_CALL;
+
+		if (pi->kind != PI_JMP && pi->kind != PI_JCC && pi->kind != PI_LOOP && !call)
+			continue;
+		if (inside(fn, r, pi->target))
+			return refuse(why, n, "branch at +0x%x targets +0x%lx, inside the %u bytes "
+				      "to displace", pi->off, (unsigned long)(pi->target - fn->addr),
+				      r->end - r->start);
+		if (entry && !call && pi->target >= fn->addr && pi->target <= site)
+			return refuse(why, n, "jump at +0x%x back to the entry (a loop would run "
+				      "the entry point on every iteration)", pi->off);
+	}
+	for (i = 0; i < fn->nr_targets; i++)
+		if (inside(fn, r, fn->targets[i]) ||
+		    (entry && fn->targets[i] >= fn->addr && fn->targets[i] <= site))
+			return refuse(why, n, "jump table entry targets +0x%lx, in the bytes to "
+				      "displace", (unsigned long)(fn->targets[i] - fn->addr));
+	for (i = 0; i < fn->nr_tables; i++)
+		if (!fn->tables[i].read)
+			return refuse(why, n, "jump table of the jmp at +0x%x not read",
+				      fn->tables[i].jmp_off);
+	if (fn->unknown_ijmp >= 0 && r->count > 1 && !sled)
+		return refuse(why, n, "indirect jump at +0x%lx may land in the bytes to displace",
+			      (long)fn->unknown_ijmp);
+	return 0;
+}
+
+/* The site must reach the trampoline, and all of the trampoline the resume address. */
+static int check_tramp_range(const struct patch_fn *fn, const struct region *r, uint64_t tramp,
+			     char *why, size_t n)
+{
+	uint64_t site = fn->addr + r->start, resume = fn->addr + r->end;
+	int32_t rel;
+
+	if (rel32_fits(tramp, site + JMP_REL32_LEN, &rel) && rel32_fits(resume, tramp, &rel) &&
+	    rel32_fits(resume, tramp + PATCH_TRAMP_MAX, &rel))
+		return 0;
+	return refuse(why, n, "trampoline at 0x%lx is beyond ±2 GB of 0x%lx",
+		      (unsigned long)tramp, (unsigned long)site);
+}
+
+/* Start a plan: the site, its original bytes, where the trampoline goes. */
+static void plan_init(struct patch_plan *p, enum patch_kind kind, const struct patch_fn *fn,
+		      const uint8_t *code, const struct region *r, uint64_t tramp,
+		      const struct tramp_spec *spec, struct emit *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->point = spec->point;
+	p->site = fn->addr + r->start;
+	p->len = r->end - r->start;
+	p->resume = p->site + p->len;
+	memcpy(p->orig, code + r->start, p->len);
+	p->tramp = tramp;
+	*e = (struct emit){ .buf = p->code, .cap = sizeof(p->code), .base = tramp };
+}
+
+/* Relocate instructions [from, to) of the region into the trampoline, mapping each. */
+static int relocate_range(struct patch_plan *p, const struct patch_fn *fn, const uint8_t *code,
+			  const struct region *r, size_t from, size_t to, struct emit *e,
+			  char *why, size_t n)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		const struct patch_insn *pi = &fn->insns[r->first + i];
+		struct patch_map *m = &p->map[p->nr_map++];
+
+		m->orig_off = (uint8_t)(pi->off - r->start);
+		m->orig_len = pi->len;
+		m->tramp_off = (uint16_t)e->len;
+		if (x86_relocate(code + pi->off, fn->len - pi->off, fn->addr + pi->off,
+				 i + 1 == r->count, e, m, why, n))
+			return -1;
+		m->tramp_len = (uint16_t)(e->len - m->tramp_off);
+	}
+	return 0;
+}
+
+/* The bytes at the site: jmp rel32 to the trampoline, int3 up to the displaced length. */
+static int plan_site(struct patch_plan *p, char *why, size_t n)
+{
+	struct emit site = { .buf = p->bytes, .cap = sizeof(p->bytes), .base = p->site };
+
+	if (emit_jmp(&site, p->tramp, why, n))
+		return refuse(why, n, "trampoline at 0x%lx is beyond ±2 GB of 0x%lx",
+			      (unsigned long)p->tramp, (unsigned long)p->site);
+	while (site.len < p->len)
+		emit_u8(&site, 0xcc);
+	return 0;
+}
+
+/* Finish a plan: the trampoline's size checked, the site's bytes. */
+static int plan_finish(struct patch_plan *p, struct emit *e, char *why, size_t n)
+{
+	if (e->full)
+		return refuse(why, n, "trampoline longer than %d bytes", PATCH_TRAMP_MAX);
+	p->tramp_len = (uint32_t)e->len;
+	return plan_site(p, why, n);
+}
+
+/* The region and its checks, shared by both kinds of plan. */
+static int region_checks(const struct patch_fn *fn, const struct region *r, bool entry,
+			 bool sled, char *why, size_t n)
+{
+	if (r->count > PATCH_MAP_MAX || r->end - r->start > PATCH_SITE_MAX)
+		return refuse(why, n, "too many bytes to displace");
+	return check_targets(fn, r, entry, sled, why, n);
+}
+
+int patch_plan_entry(const struct patch_fn *fn, const uint8_t *code, uint64_t tramp_addr,
+		     const struct tramp_spec *spec, struct patch_plan *out, char *why, size_t n)
+{
+	struct region r;
+	struct emit e;
+	bool sled = fn->sled_len >= JMP_REL32_LEN;
+
+	memset(out, 0, sizeof(*out));
+	if (entry_region(fn, &r, why, n) || region_checks(fn, &r, true, sled, why, n) ||
+	    check_tramp_range(fn, &r, tramp_addr, why, n))
+		return -1;
+	plan_init(out, PATCH_ENTRY, fn, code, &r, tramp_addr, spec, &e);
+	out->on_sled = sled;
+	out->save_orig = out->site;
+	out->handler_ret = x86_emit_save(&e, spec, false);
+	out->save_len = (uint16_t)e.len;
+	/* on a sled the displaced instructions are NOPs: nothing to relocate */
+	if (!sled && relocate_range(out, fn, code, &r, 0, r.count, &e, why, n))
+		return -1;
+	if (emit_jmp(&e, out->resume, why, n) || plan_finish(out, &e, why, n))
+		return -1;
+	return 0;
+}
+
+/*
+ * A call site's trampoline: the instructions displaced before the call, relocated; the red
+ * zone step, save, handler call, restore; the call, relocated (it pushes the original return
+ * address, so the callee returns straight to the original code: no jmp back is needed).
+ */
+int patch_plan_callsite(const struct patch_fn *fn, const uint8_t *code, uint64_t call_addr,
+			uint64_t tramp_addr, const struct tramp_spec *spec,
+			struct patch_plan *out, char *why, size_t n)
+{
+	struct region r;
+	struct emit e;
+	struct patch_map *call;
+
+	memset(out, 0, sizeof(*out));
+	if (callsite_region(fn, call_addr, &r, why, n) ||
+	    region_checks(fn, &r, false, false, why, n) ||
+	    check_tramp_range(fn, &r, tramp_addr, why, n))
+		return -1;
+	plan_init(out, PATCH_CALLSITE, fn, code, &r, tramp_addr, spec, &e);
+	if (relocate_range(out, fn, code, &r, 0, r.count - 1, &e, why, n))
+		return -1;
+	out->save_off = (uint16_t)e.len;
+	out->save_orig = call_addr;
+	out->handler_ret = x86_emit_save(&e, spec, true);
+	out->save_len = (uint16_t)(e.len - out->save_off);
+	if (relocate_range(out, fn, code, &r, r.count - 1, r.count, &e, why, n))
+		return -1;
+	call = &out->map[out->nr_map - 1];
+	call->tramp_off = out->save_off;
+	call->tramp_len = (uint16_t)(e.len - out->save_off);
+	call->how = PM_POINT;
+	return plan_finish(out, &e, why, n);
+}
+
+bool patch_plans_overlap(const struct patch_plan *a, const struct patch_plan *b)
+{
+	return a->site < b->site + b->len && b->site < a->site + a->len;
+}
