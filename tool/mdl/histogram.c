@@ -112,8 +112,9 @@ void hist_sample(struct hist *h, uint64_t t, double cumulative)
 {
 	if (h->primed && t > h->last_t)
 		hist_add(h, h->last_t, t, cumulative - h->last_v);
-	else if (h->primed)
-		hist_point(h, h->last_t, cumulative - h->last_v);
+	else if (h->primed) /* no time passed: into the bucket ending at the last sample */
+		hist_point(h, h->last_t > h->start ? h->last_t - 1 : h->last_t,
+			   cumulative - h->last_v);
 	if (!h->primed || t > h->last_t)
 		h->last_t = t;
 	h->primed = 1;
