@@ -98,14 +98,20 @@ static const long inputs[NR_INPUTS][4] = {
 	{ -3, 6, 0, 4 },
 };
 
-/* Calls f(input k); not a tail call, so that the entry's return slot points in here. */
-static __attribute__((noinline)) long call_fn(uint64_t f, int k)
-{
-	long r = ((corpus_fn)(uintptr_t)f)(inputs[k][0], inputs[k][1], (long)(uintptr_t)test_cb,
-					   inputs[k][3]);
+/*
+ * call_corpus(f, a, b, c, d) calls f(a, b, c, d) from a known place: call_corpus_ret is the
+ * return address an entry point's ret_slot must hold.
+ */
+long call_corpus(uint64_t f, long a, long b, long c, long d);
+extern const char call_corpus_ret[];
+__asm__(".text\n\t.type call_corpus, @function\ncall_corpus:\n\tpush %rbx\n"
+	"\tmov %rdi, %rax\n\tmov %rsi, %rdi\n\tmov %rdx, %rsi\n\tmov %rcx, %rdx\n"
+	"\tmov %r8, %rcx\n\tcall *%rax\ncall_corpus_ret:\n\tpop %rbx\n\tret\n"
+	"\t.size call_corpus, .-call_corpus\n");
 
-	__asm__ volatile("" ::: "memory");
-	return r;
+static long call_fn(uint64_t f, int k)
+{
+	return call_corpus(f, inputs[k][0], inputs[k][1], (long)(uintptr_t)test_cb, inputs[k][3]);
 }
 
 /* ---- synthetic code ---- */
@@ -504,7 +510,7 @@ struct variant {
 	struct live_module m;
 	long *results;			/* [fn * NR_INPUTS + input], unpatched */
 	bool *on;			/* points applied in the current phase */
-	unsigned into_checked, out_checked, out_busy;
+	unsigned into_checked, out_checked, out_busy, fired;
 };
 
 static void add_point(struct live_module *m, enum patch_kind kind, size_t fn, uint64_t addr)
@@ -663,7 +669,7 @@ static void run_watched(struct variant *v)
 			assert_int_equal(watch_args[1], inputs[k][1]);
 			assert_int_equal(watch_args[2], (uint64_t)(uintptr_t)test_cb);
 			assert_int_equal(watch_args[3], inputs[k][3]);
-			assert_true(watch_ret - (uint64_t)(uintptr_t)call_fn < 256);
+			assert_int_equal(watch_ret, (uint64_t)(uintptr_t)call_corpus_ret);
 		}
 	watch_point = UINT32_MAX;
 }
@@ -778,6 +784,7 @@ static void call_with(struct variant *v, const struct live_point *pt, uint64_t a
 
 	bp_once(addr, action, (void *)(uintptr_t)&pt->plan);
 	r = call_fn(v->m.fns[pt->reach_fn].addr, pt->reach_input);
+	v->fired += bp_fired();
 	bp_clear();
 	if (r != v->results[pt->reach_fn * NR_INPUTS + pt->reach_input])
 		fail_msg("%s: %s(input %d) = %ld with a thread moved at 0x%lx (%s+0x%lx), "
@@ -846,6 +853,24 @@ static void map_tests(struct variant *v)
 	}
 }
 
+/* With -v: the jump tables found, and indirect jumps that could go anywhere. */
+static void print_tables(const struct variant *v)
+{
+	size_t i, j;
+
+	for (i = 0; i < v->m.nr_fns && verbose; i++) {
+		const struct patch_fn *pf = &v->m.fns[i].pf;
+
+		for (j = 0; j < pf->nr_tables; j++)
+			printf("#     %-12s %s: jump table at +0x%x, %u entries of %u bytes\n",
+			       v->name, v->m.fns[i].name, pf->tables[j].jmp_off, pf->tables[j].nr,
+			       pf->tables[j].entry_size);
+		if (pf->unknown_ijmp >= 0)
+			printf("#     %-12s %s: indirect jump of unknown targets at +0x%lx\n",
+			       v->name, v->m.fns[i].name, (long)pf->unknown_ijmp);
+	}
+}
+
 /* One line per variant; the refusals with -v. */
 static void print_summary(const struct variant *v)
 {
@@ -866,9 +891,9 @@ static void print_summary(const struct variant *v)
 			       (unsigned long)(pt->addr - v->m.fns[pt->fn].addr), pt->why);
 	}
 	printf("# %-14s %3zu functions: entries %3u patched %3u refused; call sites %3u "
-	       "patched %3u refused; PCs moved in %u, out %u (%u busy)\n", v->name,
-	       v->m.nr_fns, ok[PATCH_ENTRY], no[PATCH_ENTRY], ok[PATCH_CALLSITE],
-	       no[PATCH_CALLSITE], v->into_checked, v->out_checked, v->out_busy);
+	       "patched %3u refused; threads moved %u times (%u in, %u out tried, %u busy)\n",
+	       v->name, v->m.nr_fns, ok[PATCH_ENTRY], no[PATCH_ENTRY], ok[PATCH_CALLSITE],
+	       no[PATCH_CALLSITE], v->fired, v->into_checked, v->out_checked, v->out_busy);
 	fflush(stdout);
 }
 
@@ -906,6 +931,7 @@ static void test_variant(void **state)
 	run_phase(v, PHASE_BOTH);
 	map_tests(v);
 	check_untouched(v);
+	print_tables(v);
 	print_summary(v);
 	free(v->on);
 	free(v->results);

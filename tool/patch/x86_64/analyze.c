@@ -227,20 +227,65 @@ static bool find_lea_base(const struct patch_fn *fn, const uint8_t *code, size_t
 						     fn->addr + fn->insns[i].off, addr));
 }
 
-/* Whether the register compared is idx, or was copied into idx between cmp and load j. */
-static bool same_index(const struct patch_fn *fn, const uint8_t *code, size_t cmp, size_t j,
-		       ZydisRegister cmp_reg, ZydisRegister idx)
+/* Whether a relative branch of fn lands on one of instructions [from, to]. */
+static bool lands_on(const struct patch_fn *fn, size_t from, size_t to)
 {
-	struct x86_insn in;
+	uint64_t lo = fn->addr + fn->insns[from].off, hi = fn->addr + fn->insns[to].off;
 	size_t i;
 
-	if (cmp_reg == idx)
-		return true;
-	for (i = cmp + 1; i < j; i++)
-		if (decode_nr(fn, code, i, &in) && writes_reg(&in, idx) &&
-		    (in.d.mnemonic == ZYDIS_MNEMONIC_MOV || in.d.mnemonic == ZYDIS_MNEMONIC_MOVZX) &&
-		    in.ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    x86_reg64(in.ops[1].reg.value) == cmp_reg)
+	for (i = 0; i < fn->nr_insns; i++)
+		if (fn->insns[i].target >= lo && fn->insns[i].target <= hi)
+			return true;
+	return false;
+}
+
+/* Update the registers holding the compared value after instruction in (copies add to it). */
+static size_t track_copies(const struct x86_insn *in, ZydisRegister *held, size_t nr, size_t max)
+{
+	bool copy = (in->d.mnemonic == ZYDIS_MNEMONIC_MOV || in->d.mnemonic == ZYDIS_MNEMONIC_MOVZX) &&
+		    in->ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER;
+	ZydisRegister src = copy ? x86_reg64(in->ops[1].reg.value) : ZYDIS_REGISTER_NONE;
+	bool from_held = false;
+	size_t k, o;
+
+	for (k = 0; k < nr; k++)
+		from_held |= held[k] == src;
+	for (o = 0; o < in->d.operand_count; o++) {
+		const ZydisDecodedOperand *op = &in->ops[o];
+		ZydisRegister w = x86_reg64(op->reg.value);
+
+		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		for (k = 0; k < nr; k++)
+			if (held[k] == w)
+				held[k--] = held[--nr];
+		if (o == 0 && from_held && nr < max)
+			held[nr++] = w;
+	}
+	return nr;
+}
+
+/*
+ * Whether idx still holds the value compared by instruction cmp when the load j runs: written
+ * in between only by copies of it, and no branch lands after the check (bypassing it).
+ */
+static bool still_compared(const struct patch_fn *fn, const uint8_t *code, size_t cmp, size_t j,
+			   ZydisRegister reg, ZydisRegister idx)
+{
+	ZydisRegister held[4] = { reg };
+	struct x86_insn in;
+	size_t i, k, nr = 1;
+
+	if (lands_on(fn, cmp + 2, j))
+		return false;
+	for (i = cmp + 1; i < j; i++) {
+		if (!decode_nr(fn, code, i, &in))
+			return false;
+		nr = track_copies(&in, held, nr, 4);
+	}
+	for (k = 0; k < nr; k++)
+		if (held[k] == idx)
 			return true;
 	return false;
 }
@@ -259,7 +304,7 @@ static uint32_t find_bound(const struct patch_fn *fn, const uint8_t *code, size_
 		if (!decode_nr(fn, code, i - 1, &cmp) || cmp.d.mnemonic != ZYDIS_MNEMONIC_CMP ||
 		    cmp.ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
 		    cmp.ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
-		    !same_index(fn, code, i - 1, j, x86_reg64(cmp.ops[0].reg.value), idx))
+		    !still_compared(fn, code, i - 1, j, x86_reg64(cmp.ops[0].reg.value), idx))
 			return 0;
 		if (cmp.ops[1].imm.value.u >= TABLE_MAX)
 			return 0;
@@ -305,36 +350,60 @@ static bool match_abs64(struct patch_fn *fn, const uint8_t *code, size_t i, size
 }
 
 /*
- * The PIC table of int32 offsets (gcc and clang alike):
- *	lea B, [rip+table]; movsxd X, dword [B + idx*4]; add R, X (or add X, B); jmp R
+ * The instruction number (< j) that loads r with a sign-extended int32 from memory: movsxd r,
+ * dword [...], or mov eax, [...]; cdqe (gcc -O0). *idx: the index register if scaled by 4.
+ */
+static long find_offset_load(const struct patch_fn *fn, const uint8_t *code, size_t j,
+			     ZydisRegister r, ZydisRegister *idx)
+{
+	struct x86_insn in;
+	long i = find_writer(fn, code, j, r, &in);
+
+	*idx = ZYDIS_REGISTER_NONE;
+	if (i >= 0 && in.d.mnemonic == ZYDIS_MNEMONIC_MOVSXD &&
+	    in.ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		if (in.ops[1].mem.scale == 4)
+			*idx = x86_reg64(in.ops[1].mem.index);
+		return i;
+	}
+	if (i < 0 || in.d.mnemonic != ZYDIS_MNEMONIC_CDQE)
+		return -1;
+	i = find_writer(fn, code, (size_t)i, ZYDIS_REGISTER_RAX, &in);
+	if (i >= 0 && in.d.mnemonic == ZYDIS_MNEMONIC_MOV && in.ops[0].size == 32 &&
+	    in.ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY)
+		return i;
+	return -1;
+}
+
+/*
+ * The PIC table of int32 offsets from its own start (gcc and clang alike):
+ *	lea B, [rip+table]; movsxd X, dword [B + idx*4]; add R, X (or add R, B); jmp R
  */
 static bool match_rel32(struct patch_fn *fn, const uint8_t *code, size_t j, ZydisRegister r)
 {
-	struct x86_insn add, load;
-	ZydisRegister x, b;
+	struct x86_insn add;
+	ZydisRegister x, idx;
 	long ia, il;
 	uint64_t base;
+	int k;
 
 	ia = find_writer(fn, code, j, r, &add);
 	if (ia < 0 || add.d.mnemonic != ZYDIS_MNEMONIC_ADD ||
 	    add.ops[1].type != ZYDIS_OPERAND_TYPE_REGISTER)
 		return false;
 	x = x86_reg64(add.ops[1].reg.value);
-	/* the load wrote either operand of the add; the other one is the table's base */
-	il = find_writer(fn, code, (size_t)ia, x, &load);
-	b = r;
-	if (il < 0 || load.d.mnemonic != ZYDIS_MNEMONIC_MOVSXD) {
-		il = find_writer(fn, code, (size_t)ia, r, &load);
-		b = x;
+	/* either operand of the add may be the table's base, the other the offset loaded */
+	for (k = 0; k < 2; k++) {
+		if (!find_lea_base(fn, code, (size_t)ia, k ? r : x, &base))
+			continue;
+		il = find_offset_load(fn, code, (size_t)ia, k ? x : r, &idx);
+		if (il < 0)
+			continue;
+		add_table(fn, j, base, idx == ZYDIS_REGISTER_NONE ? 0 :
+				       find_bound(fn, code, (size_t)il, idx), 4);
+		return true;
 	}
-	if (il < 0 || load.d.mnemonic != ZYDIS_MNEMONIC_MOVSXD ||
-	    load.ops[1].type != ZYDIS_OPERAND_TYPE_MEMORY || load.ops[1].mem.scale != 4 ||
-	    x86_reg64(load.ops[1].mem.base) != b ||
-	    !find_lea_base(fn, code, (size_t)il, b, &base))
-		return false;
-	add_table(fn, j, base, find_bound(fn, code, (size_t)il, x86_reg64(load.ops[1].mem.index)),
-		  4);
-	return true;
+	return false;
 }
 
 /* `mov R, [table + idx*8]; jmp R`. */

@@ -4,25 +4,13 @@
 
 #include "x86.h"
 
-/* The decoder for 64-bit code, set up once (ZydisDecoderInit only fills a small struct). */
-static const ZydisDecoder *decoder(void)
-{
-	static ZydisDecoder dec;
-	static bool ready;
-
-	if (!ready) {
-		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-		ready = true;
-	}
-	return &dec;
-}
-
 /* Decode the instruction at code[0..len); 0, or -1 if the bytes are not one. */
 int x86_decode(const uint8_t *code, size_t len, struct x86_insn *out)
 {
-	ZyanStatus st = ZydisDecoderDecodeFull(decoder(), code, len, &out->d, out->ops);
+	ZydisDecoder dec;	/* a few bytes to fill: no shared state, callable from any thread */
 
-	return ZYAN_SUCCESS(st) ? 0 : -1;
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	return ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &out->d, out->ops)) ? 0 : -1;
 }
 
 /* The relative immediate operand (a branch's displacement), or NULL. */
