@@ -65,10 +65,10 @@ static int find_ranges(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Whether name is one of the corpus' functions (not a .cold part, which is not entered). */
+/* Whether name is one of the corpus' functions, or a part of one (f.cold). */
 static bool corpus_name(const char *name)
 {
-	return !strncmp(name, "pc_", 3) && !strstr(name, ".cold") && !strstr(name, "localalias");
+	return !strncmp(name, "pc_", 3) && !strstr(name, "localalias");
 }
 
 static bool have_addr(const struct live_module *m, uint64_t addr)
@@ -96,6 +96,7 @@ static void add_fn(struct live_module *m, const GElf_Sym *sym, const char *name,
 	f->addr = base + sym->st_value;
 	f->size = sym->st_size;
 	f->exported = GELF_ST_BIND(sym->st_info) == STB_GLOBAL && !strchr(name, '.');
+	f->part = strstr(name, ".cold") != NULL;
 	f->pristine = malloc(f->size);
 	memcpy(f->pristine, (const void *)(uintptr_t)f->addr, f->size);
 }
@@ -131,7 +132,18 @@ static int read_symbols(struct live_module *m, uint64_t base, char *why, size_t 
 	return 0;
 }
 
-/* Analyse every function and read its jump tables. */
+/* The function that part (f.cold) belongs to: a branch from it may land anywhere in f. */
+static void add_part_targets(struct live_module *m, const struct live_fn *part)
+{
+	size_t i, len = strcspn(part->name, ".");
+
+	for (i = 0; i < m->nr_fns; i++)
+		if (!m->fns[i].part && m->fns[i].analyzed && !strncmp(m->fns[i].name, part->name, len)
+		    && m->fns[i].name[len] == '\0')
+			patch_add_targets_from(&m->fns[i].pf, &part->pf);
+}
+
+/* Analyse every function and read its jump tables; parts' branches become their function's. */
 static void analyze_all(struct live_module *m)
 {
 	size_t i;
@@ -144,6 +156,9 @@ static void analyze_all(struct live_module *m)
 					     sizeof(f->why)) &&
 			      !patch_read_tables(&f->pf, live_read, NULL, f->why, sizeof(f->why));
 	}
+	for (i = 0; i < m->nr_fns; i++)
+		if (m->fns[i].part && m->fns[i].analyzed)
+			add_part_targets(m, &m->fns[i]);
 }
 
 int live_open(struct live_module *m, const char *path, char *why, size_t n)

@@ -24,6 +24,7 @@ struct live_fn {
 	uint64_t addr;
 	size_t size;
 	bool exported;			/* global and called by the test */
+	bool part;			/* f.cold: not a function, never patched */
 	uint8_t *pristine;		/* its bytes when loaded */
 	struct patch_fn pf;
 	bool analyzed;

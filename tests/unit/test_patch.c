@@ -534,6 +534,8 @@ static void make_points(struct live_module *m)
 	for (i = 0; i < m->nr_fns; i++) {
 		const struct patch_fn *pf = &m->fns[i].pf;
 
+		if (m->fns[i].part)
+			continue;
 		add_point(m, PATCH_ENTRY, i, m->fns[i].addr + pf->entry_off);
 		for (j = 0; m->fns[i].analyzed && j < pf->nr_insns; j++)
 			if (pf->insns[j].kind == PI_CALL || pf->insns[j].kind == PI_CALL_IND)
@@ -890,9 +892,9 @@ static void print_summary(const struct variant *v)
 			       v->m.fns[pt->fn].name,
 			       (unsigned long)(pt->addr - v->m.fns[pt->fn].addr), pt->why);
 	}
-	printf("# %-14s %3zu functions: entries %3u patched %3u refused; call sites %3u "
+	printf("# %-14s %3u functions: entries %3u patched %3u refused; call sites %3u "
 	       "patched %3u refused; threads moved %u times (%u in, %u out tried, %u busy)\n",
-	       v->name, v->m.nr_fns, ok[PATCH_ENTRY], no[PATCH_ENTRY], ok[PATCH_CALLSITE],
+	       v->name, ok[PATCH_ENTRY] + no[PATCH_ENTRY], ok[PATCH_ENTRY], no[PATCH_ENTRY], ok[PATCH_CALLSITE],
 	       no[PATCH_CALLSITE], v->fired, v->into_checked, v->out_checked, v->out_busy);
 	fflush(stdout);
 }

@@ -130,6 +130,8 @@ int patch_read_tables(struct patch_fn *fn, patch_read_fn read, void *ctx, char *
 
 /* A branch target that analysis cannot see (from another function, e.g. a .cold part). */
 void patch_add_target(struct patch_fn *fn, uint64_t target);
+/* Every branch of other (analysed, tables read) that lands in fn: gcc's f.cold jumps into f. */
+void patch_add_targets_from(struct patch_fn *fn, const struct patch_fn *other);
 
 /*
  * Plan the entry point of fn (code: its bytes, as given to patch_analyze) with its trampoline

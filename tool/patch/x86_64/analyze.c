@@ -124,6 +124,21 @@ void patch_add_target(struct patch_fn *fn, uint64_t target)
 	fn->targets[fn->nr_targets++] = target;
 }
 
+void patch_add_targets_from(struct patch_fn *fn, const struct patch_fn *other)
+{
+	size_t i;
+
+	for (i = 0; i < other->nr_insns; i++) {
+		const struct patch_insn *pi = &other->insns[i];
+
+		if (pi->kind != PI_PLAIN && pi->target - fn->addr < fn->len)
+			patch_add_target(fn, pi->target);
+	}
+	for (i = 0; i < other->nr_targets; i++)
+		if (other->targets[i] - fn->addr < fn->len)
+			patch_add_target(fn, other->targets[i]);
+}
+
 /* The run-time address of entry i of table t, read through read(); false if unreadable. */
 static bool table_entry(const struct patch_table *t, uint32_t i, patch_read_fn read, void *ctx,
 			uint64_t *target)
