@@ -31,17 +31,25 @@ static void metrics_usage(FILE *out)
 		"The language: docs/mdl.md; the built-in library: share/sonde/metrics.mdl.\n");
 }
 
+/* The constraints a metric accepts: name (kind and paths), wrapped before 96 columns. */
 static void print_constraints(FILE *out, const struct mdl_metric *m)
 {
 	static const char *const kinds[] = { "flag", "replace", "select" };
+	char frag[512];
 	uint32_t i, j;
+	int col = 16, n;
 
 	fputs("    constraints:", out);
 	for (i = 0; i < m->ncons; i++) {
-		fprintf(out, "%s %s (%s", i ? "," : "", m->cons[i]->name, kinds[m->cons[i]->kind]);
-		for (j = 0; j < m->cons[i]->npaths; j++)
-			fprintf(out, "%s%s", j ? ", " : " ", m->cons[i]->paths[j]);
-		fputc(')', out);
+		n = snprintf(frag, sizeof(frag), " %s (%s", m->cons[i]->name, kinds[m->cons[i]->kind]);
+		for (j = 0; j < m->cons[i]->npaths && n < (int)sizeof(frag); j++)
+			n += snprintf(frag + n, sizeof(frag) - (size_t)n, "%s%s", j ? ", " : " ",
+				      m->cons[i]->paths[j]);
+		if (col + n > 96) {
+			fputs("\n                ", out);
+			col = 16;
+		}
+		col += fprintf(out, "%s)%s", frag, i + 1 < m->ncons ? "," : "");
 	}
 	fputs(m->ncons ? "\n" : " none (whole program only)\n", out);
 }

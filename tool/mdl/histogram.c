@@ -264,10 +264,15 @@ void hist_render(FILE *out, const struct hist *h, const struct hist_view *v)
 	}
 	render_title(out, h, v, per, divide);
 	for (r = 0; r < rows; r++) {
+		int base = (rows - 1 - r) * 8;
+		uint32_t end = ncol; /* no trailing blanks */
+
+		while (end && eighths(vals[end - 1], max, rows) <= base)
+			end--;
 		fprintf(out, "%*s %s", LABEL, r ? "" : fmt_num(lab, sizeof(lab), max),
 			v->ascii ? "|" : r ? "\u2502" : "\u2524");
-		for (c = 0; c < ncol; c++) {
-			int level = eighths(vals[c], max, rows) - (rows - 1 - r) * 8;
+		for (c = 0; c < end; c++) {
+			int level = eighths(vals[c], max, rows) - base;
 
 			put_cell(out, level < 0 ? 0 : level > 8 ? 8 : level, v->ascii);
 		}

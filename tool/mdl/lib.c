@@ -297,7 +297,15 @@ static void describe_set(FILE *out, const struct mdl_set *s)
 static void describe_stmt(FILE *out, const struct mdl_stmt *s, int *n)
 {
 	uint32_t i;
+	int inner = 0;
 
+	if (s->kind == MDL_STMT_FOREACH) {
+		fprintf(out, "%sforeach %s in ", (*n)++ ? "; " : "", s->var);
+		describe_set(out, &s->set);
+		fputs(": ", out);
+		describe_stmt(out, &s->body[0], &inner);
+		return;
+	}
 	for (i = 0; i < s->nbody; i++)
 		describe_stmt(out, &s->body[i], n);
 	if (s->kind != MDL_STMT_REQUEST)
