@@ -134,8 +134,8 @@ PATCH_FLAGS_plain :=
 PATCH_FLAGS_fp := -fno-omit-frame-pointer
 PATCH_FLAGS_pfe := -fpatchable-function-entry=5
 PATCH_FLAGS_cet := -fcf-protection=full
-PATCH_CORPUS := $(foreach c,$(PATCH_COMPILERS),$(foreach l,O0 O1 O2 O3,$(foreach f,$(PATCH_FLAVOURS),\
-	$(TEST_BUILD)/patch_corpus_$(c)_$(l)_$(f).so)))
+PATCH_CORPUS := $(foreach c,$(PATCH_COMPILERS),$(foreach l,O0 O1 O2 O3,\
+	$(foreach f,$(PATCH_FLAVOURS),$(TEST_BUILD)/patch_corpus_$(c)_$(l)_$(f).so)))
 UNIT_BINS += $(UNIT_PATCH) $(PATCH_CORPUS)
 UNIT_CMDS += --unit "$(UNIT_PATCH) $(if $(PATCH_CLANG),,--no-clang) $(PATCH_CORPUS)"
 

@@ -408,9 +408,10 @@ static void test_trampoline_listing(void **state)
 		"pushfq", "push r11", "push r10", "push rax", "push r9", "push r8", "push rcx",
 		"push rdx", "push rsi", "push rdi", "mov rsi, rsp", "lea rdx, [rsp+0x50]",
 		"mov edi, 0x07", "push rbx", "mov rbx, rsp", "and rsp, 0xFFFFFFFFFFFFFFF0",
-		"mov rax, 0x1122334455667788", "call rax", "mov rsp, rbx", "pop rbx", "pop rdi", "pop rsi", "pop rdx", "pop rcx", "pop r8", "pop r9",
-		"pop rax", "pop r10", "pop r11", "popfq", "push rbp", "mov rbp, rsp",
-		"mov [rbp-0x04], edi", "jmp 0x0000000010000007",
+		"mov rax, 0x1122334455667788", "call rax", "mov rsp, rbx", "pop rbx", "pop rdi",
+		"pop rsi", "pop rdx", "pop rcx", "pop r8", "pop r9", "pop rax", "pop r10",
+		"pop r11", "popfq", "push rbp", "mov rbp, rsp", "mov [rbp-0x04], edi",
+		"jmp 0x0000000010000007",
 	};
 	char got[64][64];
 	struct patch_plan p;
@@ -894,8 +895,8 @@ static void print_summary(const struct variant *v)
 	}
 	printf("# %-14s %3u functions: entries %3u patched %3u refused; call sites %3u "
 	       "patched %3u refused; threads moved %u times (%u in, %u out tried, %u busy)\n",
-	       v->name, ok[PATCH_ENTRY] + no[PATCH_ENTRY], ok[PATCH_ENTRY], no[PATCH_ENTRY], ok[PATCH_CALLSITE],
-	       no[PATCH_CALLSITE], v->fired, v->into_checked, v->out_checked, v->out_busy);
+	       v->name, ok[PATCH_ENTRY] + no[PATCH_ENTRY], ok[PATCH_ENTRY], no[PATCH_ENTRY],
+	       ok[PATCH_CALLSITE], no[PATCH_CALLSITE], v->fired, v->into_checked, v->out_checked, v->out_busy);
 	fflush(stdout);
 }
 
