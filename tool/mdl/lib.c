@@ -96,26 +96,34 @@ static void free_metric(struct mdl_metric *m)
 	free(m);
 }
 
-static void free_defs(struct mdl_lib *lib)
+static void free_units(struct mdl_units *u)
 {
-	uint32_t i, j;
+	free(u->name);
+	free(u->text);
+	free(u);
+}
 
-	for (i = 0; i < lib->nunits; i++) {
-		free(lib->units[i]->name);
-		free(lib->units[i]->text);
-		free(lib->units[i]);
-	}
-	for (i = 0; i < lib->nlists; i++) {
-		for (j = 0; j < lib->lists[i]->n; j++)
-			free(lib->lists[i]->items[j]);
-		free(lib->lists[i]->items);
-		free(lib->lists[i]->name);
-		free(lib->lists[i]);
-	}
-	for (i = 0; i < lib->ncons; i++)
-		free_cons(lib->cons[i]);
-	for (i = 0; i < lib->nmetrics; i++)
-		free_metric(lib->metrics[i]);
+static void free_list(struct mdl_list *l)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->items[i]);
+	free(l->items);
+	free(l->name);
+	free(l);
+}
+
+void mdl_lib_truncate(struct mdl_lib *lib, const struct mdl_counts *keep)
+{
+	while (lib->nunits > keep->units)
+		free_units(lib->units[--lib->nunits]);
+	while (lib->nlists > keep->lists)
+		free_list(lib->lists[--lib->nlists]);
+	while (lib->ncons > keep->cons)
+		free_cons(lib->cons[--lib->ncons]);
+	while (lib->nmetrics > keep->metrics)
+		free_metric(lib->metrics[--lib->nmetrics]);
 }
 
 void mdl_lib_free(struct mdl_lib *lib)
@@ -124,7 +132,7 @@ void mdl_lib_free(struct mdl_lib *lib)
 
 	if (!lib)
 		return;
-	free_defs(lib);
+	mdl_lib_truncate(lib, &(struct mdl_counts){ 0, 0, 0, 0 });
 	for (i = 0; i < lib->nfiles; i++)
 		free(lib->files[i]);
 	free(lib->units);

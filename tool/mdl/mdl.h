@@ -11,7 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* What the runtime offers (docs/dynamic.md): points, primitives, one predicate per primitive. */
+/*
+ * What the runtime offers (docs/dynamic.md): points, primitives, one predicate per primitive.
+ * Primitives, predicate operands and operators are numbered as the control protocol numbers
+ * them (format/protocol.h: sproto_prim, sproto_pred, sproto_op).
+ */
 enum mdl_point { MDL_ENTRY, MDL_EXIT, MDL_CALL, MDL_POINT_COUNT };
 enum mdl_prim {
 	MDL_SET, MDL_ADD, MDL_SUB,              /* a counter */
@@ -136,7 +140,7 @@ struct mdl_lib {
 
 struct mdl_lib *mdl_lib_new(void);
 void mdl_lib_free(struct mdl_lib *lib);
-/* Add a file's definitions: 0, or -1 with lib->err set (the definitions read so far stay). */
+/* Add a file's definitions: 0, or -1 with lib->err set and the library as it was before. */
 int mdl_load_file(struct mdl_lib *lib, const char *path);
 int mdl_load_string(struct mdl_lib *lib, const char *name, const char *text);
 /* The built-in library (share/sonde/metrics.mdl): 0 and the path, or -1. */

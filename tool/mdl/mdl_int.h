@@ -18,4 +18,10 @@ const struct mdl_units *mdl_find_units(const struct mdl_lib *lib, const char *na
 
 void mdl_stmt_free(struct mdl_stmt *s);
 
+/* How many definitions of each kind; a failed load truncates the library back to them. */
+struct mdl_counts {
+	uint32_t units, lists, cons, metrics;
+};
+void mdl_lib_truncate(struct mdl_lib *lib, const struct mdl_counts *keep);
+
 #endif

@@ -841,6 +841,7 @@ static int parse_file(struct parser *p)
 
 int mdl_load_string(struct mdl_lib *lib, const char *name, const char *src)
 {
+	struct mdl_counts before = { lib->nunits, lib->nlists, lib->ncons, lib->nmetrics };
 	struct parser p = { .lib = lib };
 	int rc;
 
@@ -849,5 +850,7 @@ int mdl_load_string(struct mdl_lib *lib, const char *name, const char *src)
 	lex_init(&p.lx, p.file, src, lib->err, sizeof(lib->err));
 	rc = parse_file(&p);
 	lex_done(&p.lx);
+	if (rc)
+		mdl_lib_truncate(lib, &before);
 	return rc;
 }
