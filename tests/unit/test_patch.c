@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -378,6 +379,18 @@ static void test_jump_table(void **state)
 	assert_int_equal(patch_plan_entry(&fn, code, TRAMP, &spec, &p, why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "jump table entry targets +0x4"));
 	patch_fn_free(&fn);
+
+	/* no bounds check (two mov rax, rdi instead): read until the fake memory ends */
+	memcpy(code, ((const uint8_t[]){ 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8 }), 6);
+	fake_table[2] = (int32_t)(ADDR + 3 - TABLE);
+	assert_int_equal(patch_analyze(code, sizeof(code), ADDR, &fn, why, sizeof(why)), 0);
+	assert_int_equal(fn.nr_tables, 1);
+	assert_int_equal(fn.tables[0].nr, 0);
+	assert_int_equal(patch_read_tables(&fn, fake_read, NULL, why, sizeof(why)), 0);
+	assert_int_equal(fn.nr_targets, 4);
+	assert_int_equal(patch_plan_entry(&fn, code, TRAMP, &spec, &p, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "jump table entry targets +0x3"));
+	patch_fn_free(&fn);
 }
 
 /* Each instruction of the trampoline, as Zydis prints it. */
@@ -512,6 +525,7 @@ struct variant {
 	long *results;			/* [fn * NR_INPUTS + input], unpatched */
 	bool *on;			/* points applied in the current phase */
 	unsigned into_checked, out_checked, out_busy, fired;
+	double plan_us;			/* analysis, tables and entry plan of one function */
 };
 
 static void add_point(struct live_module *m, enum patch_kind kind, size_t fn, uint64_t addr)
@@ -856,6 +870,38 @@ static void map_tests(struct variant *v)
 	}
 }
 
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* The time docs/dynamic.md budgets (< 1 ms per function): analysis, tables, entry plan. */
+static void time_planning(struct variant *v)
+{
+	struct tramp_spec spec = { (uint64_t)(uintptr_t)test_handler, 0 };
+	struct patch_plan plan;
+	struct patch_fn pf;
+	char why[200];
+	double t0 = now_us();
+	size_t i, n = 0;
+
+	for (i = 0; i < v->m.nr_fns; i++) {
+		const struct live_fn *f = &v->m.fns[i];
+
+		if (f->part || patch_analyze(f->pristine, f->size, f->addr, &pf, why, sizeof(why)))
+			continue;
+		if (!patch_read_tables(&pf, live_read, NULL, why, sizeof(why)))
+			patch_plan_entry(&pf, f->pristine, (uint64_t)(uintptr_t)v->m.tramps, &spec,
+					 &plan, why, sizeof(why));
+		patch_fn_free(&pf);
+		n++;
+	}
+	v->plan_us = n ? (now_us() - t0) / (double)n : 0;
+}
+
 /* With -v: the jump tables found, and indirect jumps that could go anywhere. */
 static void print_tables(const struct variant *v)
 {
@@ -894,9 +940,11 @@ static void print_summary(const struct variant *v)
 			       (unsigned long)(pt->addr - v->m.fns[pt->fn].addr), pt->why);
 	}
 	printf("# %-14s %3u functions: entries %3u patched %3u refused; call sites %3u "
-	       "patched %3u refused; threads moved %u times (%u in, %u out tried, %u busy)\n",
+	       "patched %3u refused; threads moved %u times (%u in, %u out tried, %u busy); "
+	       "%.1f us to plan an entry\n",
 	       v->name, ok[PATCH_ENTRY] + no[PATCH_ENTRY], ok[PATCH_ENTRY], no[PATCH_ENTRY],
-	       ok[PATCH_CALLSITE], no[PATCH_CALLSITE], v->fired, v->into_checked, v->out_checked, v->out_busy);
+	       ok[PATCH_CALLSITE], no[PATCH_CALLSITE], v->fired, v->into_checked, v->out_checked,
+	       v->out_busy, v->plan_us);
 	fflush(stdout);
 }
 
@@ -934,6 +982,7 @@ static void test_variant(void **state)
 	run_phase(v, PHASE_BOTH);
 	map_tests(v);
 	check_untouched(v);
+	time_planning(v);
 	print_tables(v);
 	print_summary(v);
 	free(v->on);

@@ -12,6 +12,7 @@
 
 #define TABLE_WINDOW 16		/* instructions searched back from an indirect jmp */
 #define TABLE_MAX 4096		/* entries read from a table of unknown size, at most */
+#define TABLE_CHUNK 64		/* entries read at once */
 
 /* Append one instruction to fn; -1 when out of memory. */
 static int add_insn(struct patch_fn *fn, size_t *cap, const struct patch_insn *pi)
@@ -139,23 +140,36 @@ void patch_add_targets_from(struct patch_fn *fn, const struct patch_fn *other)
 			patch_add_target(fn, other->targets[i]);
 }
 
-/* The run-time address of entry i of table t, read through read(); false if unreadable. */
-static bool table_entry(const struct patch_table *t, uint32_t i, patch_read_fn read, void *ctx,
-			uint64_t *target)
+/* Entry i of table t (its bytes in raw) as a run-time address. */
+static uint64_t table_entry(const struct patch_table *t, const uint8_t *raw, uint32_t i)
 {
 	int32_t rel;
 	uint64_t abs;
 
 	if (t->entry_size == 4) {
-		if (read(ctx, t->base + 4 * (uint64_t)i, &rel, 4))
-			return false;
-		*target = t->base + (uint64_t)(int64_t)rel;
-		return true;
+		memcpy(&rel, raw + 4 * (size_t)i, 4);
+		return t->base + (uint64_t)(int64_t)rel;
 	}
-	if (read(ctx, t->base + 8 * (uint64_t)i, &abs, 8))
-		return false;
-	*target = abs;
-	return true;
+	memcpy(&abs, raw + 8 * (size_t)i, 8);
+	return abs;
+}
+
+/*
+ * Entries [i, i + k) of table t into raw: all in one read (one system call for the tool), else
+ * one by one up to the first unreadable. Returns how many were read.
+ */
+static uint32_t read_entries(const struct patch_table *t, uint32_t i, uint32_t k,
+			     patch_read_fn read, void *ctx, uint8_t *raw)
+{
+	uint32_t j;
+
+	if (!read(ctx, t->base + (uint64_t)i * t->entry_size, raw, (size_t)k * t->entry_size))
+		return k;
+	for (j = 0; j < k; j++)
+		if (read(ctx, t->base + (uint64_t)(i + j) * t->entry_size,
+			 raw + (size_t)j * t->entry_size, t->entry_size))
+			break;
+	return j;
 }
 
 /*
@@ -166,22 +180,27 @@ static bool table_entry(const struct patch_table *t, uint32_t i, patch_read_fn r
 static int read_table(struct patch_fn *fn, struct patch_table *t, patch_read_fn read, void *ctx,
 		      char *why, size_t n)
 {
-	uint32_t i, max = t->nr ? t->nr : TABLE_MAX;
-	uint64_t target;
+	uint8_t raw[TABLE_CHUNK * 8];
+	uint32_t i = 0, j, got, max = t->nr ? t->nr : TABLE_MAX;
 
-	for (i = 0; i < max; i++) {
-		if (!table_entry(t, i, read, ctx, &target)) {
-			if (t->nr)
-				return refuse(why, n, "jump table at 0x%lx is unreadable",
-					      (unsigned long)t->base);
-			break;
-		}
-		if (target - fn->addr >= fn->len) {
-			if (!t->nr)
+	while (i < max) {
+		uint32_t k = max - i < TABLE_CHUNK ? max - i : TABLE_CHUNK;
+
+		got = read_entries(t, i, k, read, ctx, raw);
+		if (got < k && t->nr)
+			return refuse(why, n, "jump table at 0x%lx is unreadable",
+				      (unsigned long)t->base);
+		for (j = 0; j < got; j++) {
+			uint64_t target = table_entry(t, raw, j);
+
+			if (target - fn->addr < fn->len)
+				patch_add_target(fn, target);
+			else if (!t->nr)
 				break;
-			continue;
 		}
-		patch_add_target(fn, target);
+		if (j < k)
+			break;
+		i += k;
 	}
 	t->read = true;
 	return 0;
