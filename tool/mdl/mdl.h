@@ -207,9 +207,11 @@ struct mdl_var {
 
 /*
  * How to read the result: the metric's value is vars[0] (a counter, or a timer in ns) of each
- * thread of each process, restricted to 'thread' and 'pid' when they are not -1, or the
- * reading named 'external' when that is set (no requests then); the streams are combined with
- * 'agg' (histogram.h: struct agg) and kept in a time histogram folded with 'fold'.
+ * thread of each process, restricted to 'thread' (a thread id, as the runtime lists threads)
+ * and 'pid' when they are not -1, or the reading named 'external' when that is set (no
+ * requests then); the streams are combined with 'agg' (histogram.h: struct agg) and kept in a
+ * time histogram folded with 'fold'. With the control protocol: one metric term for vars[0]
+ * (counter, wall or CPU timer, tid = thread), or for "cpu_time" the process's CPU time.
  */
 struct mdl_plan {
 	const struct mdl_metric *metric;
