@@ -139,16 +139,20 @@ static bool inside(const struct patch_fn *fn, const struct region *r, uint64_t t
 	return target > fn->addr + r->start && target < fn->addr + r->end;
 }
 
+/* At an entry, whether a jump to target would re-enter it (at the site or its endbr64). */
+static bool reenters(const struct patch_fn *fn, const struct region *r, uint64_t target)
+{
+	return target >= fn->addr && target <= fn->addr + r->start;
+}
+
 /*
  * No branch may land inside the displaced bytes (it would hit the jmp's tail). At an entry, no
  * jump of the function itself may land on the entry (or on the endbr64 before it) either: its
- * loop would run the entry point on every iteration (calls to it are real entries). Compilers
- * never jump into a NOP sled, so an indirect jump of unknown targets only matters elsewhere.
+ * loop would run the entry point on every iteration (calls to it are real entries).
  */
-static int check_targets(const struct patch_fn *fn, const struct region *r, bool entry,
-			 bool sled, char *why, size_t n)
+static int check_branches(const struct patch_fn *fn, const struct region *r, bool entry,
+			  char *why, size_t n)
 {
-	uint64_t site = fn->addr + r->start;
 	size_t i;
 
 	for (i = 0; i < fn->nr_insns; i++) {
@@ -161,19 +165,31 @@ static int check_targets(const struct patch_fn *fn, const struct region *r, bool
 			return refuse(why, n, "branch at +0x%x targets +0x%lx, inside the %u bytes "
 				      "to displace", pi->off, (unsigned long)(pi->target - fn->addr),
 				      r->end - r->start);
-		if (entry && !call && pi->target >= fn->addr && pi->target <= site)
+		if (entry && !call && reenters(fn, r, pi->target))
 			return refuse(why, n, "jump at +0x%x back to the entry (a loop would run "
 				      "the entry point on every iteration)", pi->off);
 	}
-	for (i = 0; i < fn->nr_targets; i++)
-		if (inside(fn, r, fn->targets[i]) ||
-		    (entry && fn->targets[i] >= fn->addr && fn->targets[i] <= site))
-			return refuse(why, n, "jump table entry targets +0x%lx, in the bytes to "
-				      "displace", (unsigned long)(fn->targets[i] - fn->addr));
+	return 0;
+}
+
+/*
+ * The same for targets from jump tables and other parts of the function, which must all be
+ * known: tables read, and no indirect jump that may land anywhere. Compilers never jump into a
+ * NOP sled, so that one only matters for displaced code of more than one instruction.
+ */
+static int check_other_targets(const struct patch_fn *fn, const struct region *r, bool entry,
+			       bool sled, char *why, size_t n)
+{
+	size_t i;
+
 	for (i = 0; i < fn->nr_tables; i++)
 		if (!fn->tables[i].read)
 			return refuse(why, n, "jump table of the jmp at +0x%x not read",
 				      fn->tables[i].jmp_off);
+	for (i = 0; i < fn->nr_targets; i++)
+		if (inside(fn, r, fn->targets[i]) || (entry && reenters(fn, r, fn->targets[i])))
+			return refuse(why, n, "jump table entry (or .cold part) targets +0x%lx, in "
+				      "the bytes to displace", (unsigned long)(fn->targets[i] - fn->addr));
 	if (fn->unknown_ijmp >= 0 && r->count > 1 && !sled)
 		return refuse(why, n, "indirect jump at +0x%lx may land in the bytes to displace",
 			      (long)fn->unknown_ijmp);
@@ -260,7 +276,9 @@ static int region_checks(const struct patch_fn *fn, const struct region *r, bool
 {
 	if (r->count > PATCH_MAP_MAX || r->end - r->start > PATCH_SITE_MAX)
 		return refuse(why, n, "too many bytes to displace");
-	return check_targets(fn, r, entry, sled, why, n);
+	if (check_branches(fn, r, entry, why, n))
+		return -1;
+	return check_other_targets(fn, r, entry, sled, why, n);
 }
 
 int patch_plan_entry(const struct patch_fn *fn, const uint8_t *code, uint64_t tramp_addr,
