@@ -23,10 +23,11 @@ RT_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now -ldl -lpthread -lm
 TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis $(shell pkg-config --cflags otf2)
 TOOL_LIBS := -ldw -lelf -lm -ldl -lZydis $(shell pkg-config --libs otf2)
 
-RT_SRC := $(wildcard runtime/*.c) format/profile_codec.c
+RT_SRC := $(wildcard runtime/*.c runtime/dyn/*.c) format/profile_codec.c format/protocol.c
 RT_ASM := $(wildcard runtime/arch/x86_64/*.S)
 TOOL_SRC := $(wildcard tool/*.c tool/*/*.c tool/patch/x86_64/*.c) format/profile_codec.c \
 	format/profile_read.c format/trace_read.c
+TOOL_SRC += format/protocol.c
 RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%.o,$(RT_ASM))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
 LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
@@ -34,7 +35,7 @@ LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
 .PHONY: all check demo bench install clean help unit integration deps
 all: $(BUILD)/bin/sonde $(BUILD)/lib/libsonde.so
 
-$(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h format/*.h)
+$(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h runtime/dyn/*.h format/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
@@ -48,6 +49,11 @@ $(BUILD)/tool/%.o: %.c $(wildcard tool/*.h tool/*/*.h tool/patch/x86_64/*.h form
 
 # the probes need no frame pointer (they read the stack pointer themselves): 1 ns per call
 $(BUILD)/rt/runtime/probe.o: RT_CFLAGS += -fomit-frame-pointer
+
+# dynamic instrumentation is entered from trampolines that save no vector register
+DYN_CFLAGS := -mgeneral-regs-only -fno-tree-loop-distribute-patterns
+$(BUILD)/rt/runtime/dyn/%.o: RT_CFLAGS += $(DYN_CFLAGS)
+$(BUILD)/rt/runtime/dyn/entry.o: RT_CFLAGS += -fomit-frame-pointer
 
 # the calibration's stand-ins for the program's functions are instrumented like them
 $(BUILD)/rt/runtime/calib_target.o: runtime/calib_target.c

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 struct rt_config rt_cfg;
+int rt_mode;
 struct sprof_calib rt_calib;
 _Atomic int rt_ready;
 _Atomic int rt_used;
@@ -192,12 +193,61 @@ static uint64_t unix_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether LD_PRELOAD names the runtime: it was preloaded, not opened by dlopen. */
+static int preloaded(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	while (p && *p) {
+		size_t n = strcspn(p, ": ");
+
+		if (n >= 11 && memcmp(p + n - 11, "libsonde.so", 11) == 0)
+			return 1;
+		p += n;
+		p += strspn(p, ": ");
+	}
+	return 0;
+}
+
+/*
+ * Loaded by dlopen (sonde attach injects it; sonde calibrate loads it): no signal handler, no
+ * change to the environment, no trace, nothing written on exit. The tables are made so that
+ * sonde__calibrate can measure; the control server starts when sonde__attach is called.
+ */
+static void start_attached(void)
+{
+	read_options(); /* only reads: SONDE_PRECISE for sonde calibrate */
+	rt_cfg.trace = 0;
+	if (rt_func_table_init() != 0)
+		return;
+	rt_start_ticks = rt_now();
+	atomic_store(&rt_ready, 1);
+}
+
+/* sonde run --dynamic: the program has no compiler hooks; the control server is all. */
+static void start_dynamic(void)
+{
+	read_options();
+	unpreload_self();
+	dyn_server_start(getenv("SONDE_CTL_DIR"), 1); /* says why in runtime.log if it fails */
+}
+
 __attribute__((constructor(101))) static void rt_init(void)
 {
 	rt_busy = 1;
 	rt_pid = getpid();
 	rt_start_unix_ns = unix_ns();
 	rt_clock_init();
+	rt_mode = !preloaded() ? RT_MODE_ATTACHED
+		  : env_u64("SONDE_DYNAMIC", 0) ? RT_MODE_DYNAMIC : RT_MODE_PROFILE;
+	if (rt_mode != RT_MODE_PROFILE) {
+		if (rt_mode == RT_MODE_ATTACHED)
+			start_attached();
+		else
+			start_dynamic();
+		rt_busy = 0;
+		return;
+	}
 	read_options();
 	unpreload_self();
 	read_cmdline();
@@ -222,6 +272,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 
 __attribute__((destructor)) static void rt_fini(void)
 {
-	if (getpid() == rt_pid)
+	dyn_server_unlink();
+	if (rt_mode == RT_MODE_PROFILE && getpid() == rt_pid)
 		rt_write_profile(SPROF_END_EXIT, 0);
 }

@@ -299,6 +299,21 @@ extern _Atomic int rt_used; /* some probe ran: worth writing a profile */
 extern pid_t rt_pid;
 extern uint64_t rt_start_ticks;
 
+/*
+ * How the runtime came in (init.c). PROFILE: preloaded by `sonde run`, profiles or traces.
+ * DYNAMIC: preloaded by `sonde run --dynamic` (SONDE_DYNAMIC=1): the control server only.
+ * ATTACHED: loaded by dlopen into a running process (or by `sonde calibrate`): it installs no
+ * signal handler, changes no environment and writes nothing on its own.
+ */
+#define RT_MODE_PROFILE 0
+#define RT_MODE_DYNAMIC 1
+#define RT_MODE_ATTACHED 2
+extern int rt_mode;
+
+/* ---- dynamic instrumentation's control server (dyn/server.c) ---- */
+int dyn_server_start(const char *ctl_dir, int at_start);
+void dyn_server_unlink(void);
+
 /* ---- calibration (calibrate.c) ---- */
 extern struct sprof_calib rt_calib;
 void rt_calibrate(struct sprof_calib *out, int cpu);

@@ -65,6 +65,43 @@ $(UNIT_MDL): tests/unit/test_mdl.c $(wildcard tool/mdl/*.c tool/mdl/*.h) tool/ut
 	$(CC) $(TEST_CFLAGS) -DMDL_BUILTIN='"$(CURDIR)/share/sonde/metrics.mdl"' -o $@ \
 		$(filter %.c,$^) $(TEST_LIBS)
 
+# Dynamic instrumentation: the protocol codec; the runtime's points, primitives, timers and
+# shadow stack through hand-written trampolines (tests/unit/dyn_tramp.S); its control server
+# with a client; libsonde.so opened with dlopen (attached) and preloaded with SONDE_DYNAMIC=1.
+# The runtime's dyn code is compiled as in libsonde.so (DYN_CFLAGS, Makefile).
+UNIT_PROTOCOL := $(TEST_BUILD)/test_protocol
+UNIT_DYN := $(TEST_BUILD)/test_dyn
+UNIT_DYN_SERVER := $(TEST_BUILD)/test_dyn_server
+UNIT_DYN_ATTACH := $(TEST_BUILD)/test_dyn_attach
+DYN_BENCH := $(TEST_BUILD)/dyn_bench
+DYN_TEST_OBJ := $(patsubst %.c,$(TEST_BUILD)/dyn/%.o,$(wildcard runtime/dyn/*.c)) \
+	$(TEST_BUILD)/dyn/dyn_ret.o $(TEST_BUILD)/dyn/dyn_tramp.o
+DYN_TEST_SRC := tests/unit/dyn_support.c runtime/clock.c runtime/util.c format/protocol.c
+UNIT_BINS += $(UNIT_PROTOCOL) $(UNIT_DYN)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PROTOCOL)" --unit "$(UNIT_DYN)"
+
+$(UNIT_PROTOCOL): tests/unit/test_protocol.c format/protocol.c format/protocol.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
+$(TEST_BUILD)/dyn/%.o: %.c $(wildcard runtime/*.h runtime/dyn/*.h format/protocol.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(DYN_CFLAGS) -c $< -o $@
+$(TEST_BUILD)/dyn/dyn_ret.o: runtime/arch/x86_64/dyn_ret.S
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+$(TEST_BUILD)/dyn/dyn_tramp.o: tests/unit/dyn_tramp.S
+	@mkdir -p $(dir $@)
+	$(CC) -c $< -o $@
+
+$(UNIT_DYN) $(UNIT_DYN_SERVER) $(DYN_BENCH): $(TEST_BUILD)/%: tests/unit/%.c $(DYN_TEST_OBJ) \
+		$(DYN_TEST_SRC) tests/unit/dyn_test.h
+	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c %.o,$^) $(TEST_LIBS) -lpthread -ldl
+
+$(UNIT_DYN_ATTACH): tests/unit/test_dyn_attach.c format/protocol.c | $(BUILD)/lib/libsonde.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -ldl
+
 $(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
 		format/profile.h format/profile_read.h
 	@mkdir -p $(dir $@)

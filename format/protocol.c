@@ -1,0 +1,790 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control protocol's writer and validating reader (format/protocol.h, docs/protocol.md).
+ *
+ * The reader trusts nothing: every length is checked against what is left, every count against
+ * the payload's size, every enumeration against its range, reserved fields must be zero and a
+ * payload must be consumed exactly. No allocation, no stdio: the runtime uses this file inside
+ * the measured process.
+ */
+#include "protocol.h"
+
+#include <string.h>
+
+/* ---- small helpers ---- */
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* One-line reasons, copied without stdio. */
+static int fail(char *err, size_t cap, const char *a, const char *b)
+{
+	size_t n = 0;
+
+	if (!err || !cap)
+		return -1;
+	for (; a && *a && n + 1 < cap; a++)
+		err[n++] = *a;
+	for (; b && *b && n + 1 < cap; b++)
+		err[n++] = *b;
+	err[n] = 0;
+	return -1;
+}
+
+const char *sproto_type_name(uint16_t type)
+{
+	switch (type) {
+	case SPROTO_HELLO: return "HELLO";
+	case SPROTO_LIST: return "LIST";
+	case SPROTO_POINT_SET: return "POINT_SET";
+	case SPROTO_POINT_CLEAR: return "POINT_CLEAR";
+	case SPROTO_METRIC_ENABLE: return "METRIC_ENABLE";
+	case SPROTO_METRIC_DISABLE: return "METRIC_DISABLE";
+	case SPROTO_SAMPLING: return "SAMPLING";
+	case SPROTO_PAUSE: return "PAUSE";
+	case SPROTO_RESUME: return "RESUME";
+	case SPROTO_DETACH: return "DETACH";
+	case SPROTO_HELLO_REPLY: return "HELLO_REPLY";
+	case SPROTO_LIST_REPLY: return "LIST_REPLY";
+	case SPROTO_OK: return "OK";
+	case SPROTO_ERROR: return "ERROR";
+	case SPROTO_SAMPLE: return "SAMPLE";
+	default: return NULL;
+	}
+}
+
+int sproto_is_request(uint16_t type)
+{
+	return type >= SPROTO_HELLO && type <= SPROTO_DETACH;
+}
+
+/* HELLO, its reply and ERROR keep their payloads in every version: a peer of another version
+ * can still say hello and be told no. */
+static int version_free(uint16_t type)
+{
+	return type == SPROTO_HELLO || type == SPROTO_HELLO_REPLY || type == SPROTO_ERROR;
+}
+
+/* ---- reading ---- */
+
+long sproto_frame(const void *buf, size_t len, struct sproto_header *h, char *err, size_t cap)
+{
+	const uint8_t *p = buf;
+
+	if (len < SPROTO_HEADER_SIZE)
+		return 0;
+	h->magic = (uint32_t)get_le(p, 4);
+	h->version = (uint16_t)get_le(p + 4, 2);
+	h->type = (uint16_t)get_le(p + 6, 2);
+	h->length = (uint32_t)get_le(p + 8, 4);
+	if (h->magic != SPROTO_MAGIC)
+		return fail(err, cap, "not a sonde control message (bad magic)", NULL);
+	if (!sproto_type_name(h->type))
+		return fail(err, cap, "unknown message type", NULL);
+	if (h->version == 0 || (h->version != SPROTO_VERSION && !version_free(h->type)))
+		return fail(err, cap, "unsupported protocol version in ", sproto_type_name(h->type));
+	if (h->length > SPROTO_MAX_PAYLOAD)
+		return fail(err, cap, "message too long: ", sproto_type_name(h->type));
+	if (len < SPROTO_HEADER_SIZE + (size_t)h->length)
+		return 0;
+	return (long)(SPROTO_HEADER_SIZE + h->length);
+}
+
+/* A cursor over a payload: reads fail (and stay failed) past the end. */
+struct rd {
+	const uint8_t *p;
+	size_t len, off;
+	int bad;
+};
+
+static uint64_t rd_le(struct rd *r, int n)
+{
+	uint64_t v;
+
+	if (r->bad || r->len - r->off < (size_t)n) {
+		r->bad = 1;
+		return 0;
+	}
+	v = get_le(r->p + r->off, n);
+	r->off += (size_t)n;
+	return v;
+}
+
+static uint8_t rd_u8(struct rd *r) { return (uint8_t)rd_le(r, 1); }
+static uint16_t rd_u16(struct rd *r) { return (uint16_t)rd_le(r, 2); }
+static uint32_t rd_u32(struct rd *r) { return (uint32_t)rd_le(r, 4); }
+static uint64_t rd_u64(struct rd *r) { return rd_le(r, 8); }
+
+static const uint8_t *rd_bytes(struct rd *r, size_t n)
+{
+	const uint8_t *p;
+
+	if (r->bad || r->len - r->off < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	p = r->p + r->off;
+	r->off += n;
+	return p;
+}
+
+/* Text: no NUL, no line breaks (one line), copied terminated into out[max + 1]. */
+static int rd_text(struct rd *r, size_t n, size_t max, char *out)
+{
+	const uint8_t *p = n <= max ? rd_bytes(r, n) : NULL;
+	size_t i;
+
+	if (!p)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (p[i] == 0 || p[i] == '\n' || p[i] == '\r')
+			return -1;
+	memcpy(out, p, n);
+	out[n] = 0;
+	return 0;
+}
+
+static int dec_hello(struct rd *r, struct sproto_hello *h, char *err, size_t cap)
+{
+	uint8_t n;
+
+	h->min_version = rd_u16(r);
+	h->max_version = rd_u16(r);
+	n = rd_u8(r);
+	if (r->bad || rd_text(r, n, SPROTO_MAX_NAME, h->client) != 0)
+		return fail(err, cap, "HELLO: bad client name", NULL);
+	if (!h->min_version || h->min_version > h->max_version)
+		return fail(err, cap, "HELLO: bad version range", NULL);
+	return 0;
+}
+
+static int dec_hello_reply(struct rd *r, struct sproto_hello_reply *h, char *err, size_t cap)
+{
+	uint8_t n;
+
+	h->version = rd_u16(r);
+	if (rd_u16(r) != 0)
+		return fail(err, cap, "HELLO_REPLY: reserved field not zero", NULL);
+	h->pid = rd_u32(r);
+	h->flags = rd_u32(r);
+	h->max_points = rd_u32(r);
+	h->max_actions = rd_u32(r);
+	h->max_counters = rd_u32(r);
+	h->max_timers = rd_u32(r);
+	h->max_metrics = rd_u32(r);
+	h->max_terms = rd_u32(r);
+	h->shadow_depth = rd_u32(r);
+	h->bucket_ns = rd_u64(r);
+	h->entry_addr = rd_u64(r);
+	h->exit_addr = rd_u64(r);
+	h->ret_tramp_addr = rd_u64(r);
+	n = rd_u8(r);
+	if (r->bad || rd_text(r, n, SPROTO_MAX_NAME, h->build) != 0)
+		return fail(err, cap, "HELLO_REPLY: bad build string", NULL);
+	if (!h->version || !h->pid)
+		return fail(err, cap, "HELLO_REPLY: no version or pid", NULL);
+	return 0;
+}
+
+static int timer_prim(uint8_t prim)
+{
+	return prim >= SPROTO_START_WALL && prim <= SPROTO_STOP_CPU;
+}
+
+static const char *action_target_problem(const struct sproto_action *a)
+{
+	if (a->when > SPROTO_AT_EXIT)
+		return "bad 'when'";
+	if (a->prim >= SPROTO_PRIM_COUNT)
+		return "unknown primitive";
+	if (timer_prim(a->prim))
+		return a->target >= SPROTO_MAX_TIMERS ? "timer index out of range"
+		       : a->value != 0		      ? "a timer primitive takes no value"
+						      : NULL;
+	return a->target >= SPROTO_MAX_COUNTERS ? "counter index out of range" : NULL;
+}
+
+static const char *action_pred_problem(const struct sproto_action *a)
+{
+	switch (a->pred) {
+	case SPROTO_PRED_NONE:
+		return a->op || a->pred_index || a->pred_value ? "predicate fields set without one"
+							       : NULL;
+	case SPROTO_PRED_COUNTER:
+		return a->pred_index >= SPROTO_MAX_COUNTERS ? "predicate counter out of range" : NULL;
+	case SPROTO_PRED_ARG:
+		return a->pred_index > 5		? "argument number above 5"
+		       : a->when != SPROTO_AT_ENTRY ? "arguments are read at entry only"
+						    : NULL;
+	case SPROTO_PRED_RETVAL:
+		return a->pred_index			? "retval predicate with an index"
+		       : a->when != SPROTO_AT_EXIT ? "the return value is read at exit only"
+						   : NULL;
+	default:
+		return "unknown predicate";
+	}
+}
+
+static const char *action_problem(const struct sproto_action *a)
+{
+	const char *why = action_target_problem(a);
+
+	if (why)
+		return why;
+	if (a->op >= SPROTO_OP_COUNT)
+		return "unknown comparison";
+	return action_pred_problem(a);
+}
+
+static int dec_action(struct rd *r, struct sproto_action *a, char *err, size_t cap)
+{
+	const char *why;
+
+	a->when = rd_u8(r);
+	a->prim = rd_u8(r);
+	a->pred = rd_u8(r);
+	a->op = rd_u8(r);
+	a->target = rd_u32(r);
+	a->pred_index = rd_u32(r);
+	if (rd_u32(r) != 0)
+		return fail(err, cap, "POINT_SET: reserved field not zero", NULL);
+	a->value = (int64_t)rd_u64(r);
+	a->pred_value = (int64_t)rd_u64(r);
+	if (r->bad)
+		return fail(err, cap, "POINT_SET: actions cut short", NULL);
+	why = action_problem(a);
+	return why ? fail(err, cap, "POINT_SET: ", why) : 0;
+}
+
+static int dec_point_set(struct rd *r, struct sproto_point_set *p, char *err, size_t cap)
+{
+	uint16_t i;
+
+	p->point = rd_u32(r);
+	p->n = rd_u16(r);
+	if (rd_u16(r) != 0 || r->bad)
+		return fail(err, cap, "POINT_SET: bad header", NULL);
+	if (p->point >= SPROTO_MAX_POINTS)
+		return fail(err, cap, "POINT_SET: point id out of range", NULL);
+	if (!p->n || p->n > SPROTO_MAX_ACTIONS)
+		return fail(err, cap, "POINT_SET: 1 to 16 actions", NULL);
+	for (i = 0; i < p->n; i++)
+		if (dec_action(r, &p->act[i], err, cap) != 0)
+			return -1;
+	return 0;
+}
+
+static int dec_clear(struct rd *r, struct sproto_range *c, char *err, size_t cap)
+{
+	c->first = rd_u32(r);
+	c->count = rd_u32(r);
+	if (!r->bad && c->count && c->first < SPROTO_MAX_POINTS &&
+	    c->count <= SPROTO_MAX_POINTS - c->first)
+		return 0;
+	return fail(err, cap, "POINT_CLEAR: bad range", NULL);
+}
+
+static const char *term_problem(const struct sproto_term *t)
+{
+	switch (t->kind) {
+	case SPROTO_TERM_COUNTER:
+		return t->index >= SPROTO_MAX_COUNTERS ? "counter index out of range"
+		       : t->tid			       ? "counters are not per thread"
+						       : NULL;
+	case SPROTO_TERM_WALL:
+	case SPROTO_TERM_CPU:
+		return t->index >= SPROTO_MAX_TIMERS ? "timer index out of range" : NULL;
+	case SPROTO_TERM_PROC_CPU:
+		return t->index || t->tid ? "process CPU time takes no index" : NULL;
+	default:
+		return "unknown term kind";
+	}
+}
+
+static int dec_metric(struct rd *r, struct sproto_metric *m, char *err, size_t cap)
+{
+	const char *why;
+	uint16_t i;
+
+	m->id = rd_u32(r);
+	m->n = rd_u16(r);
+	if (rd_u16(r) != 0 || r->bad || m->id >= SPROTO_MAX_METRICS)
+		return fail(err, cap, "METRIC_ENABLE: bad header or metric id", NULL);
+	if (!m->n || m->n > SPROTO_MAX_TERMS)
+		return fail(err, cap, "METRIC_ENABLE: 1 to 64 terms", NULL);
+	for (i = 0; i < m->n; i++) {
+		struct sproto_term *t = &m->term[i];
+
+		t->kind = rd_u8(r);
+		if (rd_u8(r) != 0 || rd_u16(r) != 0)
+			return fail(err, cap, "METRIC_ENABLE: reserved field not zero", NULL);
+		t->index = rd_u32(r);
+		t->tid = rd_u32(r);
+		if (r->bad)
+			return fail(err, cap, "METRIC_ENABLE: terms cut short", NULL);
+		why = term_problem(t);
+		if (why)
+			return fail(err, cap, "METRIC_ENABLE: ", why);
+	}
+	return 0;
+}
+
+static int dec_metric_disable(struct rd *r, struct sproto_metric *m, char *err, size_t cap)
+{
+	m->id = rd_u32(r);
+	m->n = 0;
+	if (r->bad || m->id >= SPROTO_MAX_METRICS)
+		return fail(err, cap, "METRIC_DISABLE: bad metric id", NULL);
+	return 0;
+}
+
+static int dec_sampling(struct rd *r, uint64_t *ns, char *err, size_t cap)
+{
+	*ns = rd_u64(r);
+	if (r->bad || *ns < SPROTO_MIN_BUCKET_NS || *ns > SPROTO_MAX_BUCKET_NS)
+		return fail(err, cap, "SAMPLING: bucket width must be 1 ms to 1 hour", NULL);
+	return 0;
+}
+
+static int dec_status(struct rd *r, uint16_t type, struct sproto_status *s, char *err,
+		      size_t cap)
+{
+	uint16_t n;
+
+	s->type = rd_u16(r);
+	n = rd_u16(r);
+	s->text[0] = 0;
+	if (r->bad || !sproto_is_request(s->type))
+		return fail(err, cap, sproto_type_name(type), ": bad request type");
+	if (type == SPROTO_OK)
+		return n == 0 ? 0 : fail(err, cap, "OK: reserved field not zero", NULL);
+	if (!n || rd_text(r, n, SPROTO_MAX_TEXT, s->text) != 0)
+		return fail(err, cap, "ERROR: bad text", NULL);
+	return 0;
+}
+
+/* One module of a LIST_REPLY; out may be NULL (validation only). */
+static int dec_module(struct rd *r, struct sproto_module *out)
+{
+	struct sproto_module m;
+	uint16_t n;
+	const uint8_t *id;
+
+	m.bias = rd_u64(r);
+	m.lo = rd_u64(r);
+	m.hi = rd_u64(r);
+	m.build_id_len = rd_u8(r);
+	if (r->bad || m.build_id_len > SPROTO_MAX_BUILD_ID || m.lo > m.hi)
+		return -1;
+	id = rd_bytes(r, m.build_id_len);
+	n = rd_u16(r);
+	if (!id || r->bad || !n || rd_text(r, n, SPROTO_MAX_PATH, m.path) != 0)
+		return -1;
+	memset(m.build_id, 0, sizeof(m.build_id));
+	memcpy(m.build_id, id, m.build_id_len);
+	if (out)
+		*out = m;
+	return 0;
+}
+
+static int dec_list(struct rd *r, struct sproto_list *l, char *err, size_t cap)
+{
+	uint32_t i;
+
+	l->nmodules = rd_u32(r);
+	l->nthreads = rd_u32(r);
+	if (r->bad || l->nmodules > r->len / 28 || l->nthreads > r->len / 4)
+		return fail(err, cap, "LIST_REPLY: bad counts", NULL);
+	l->modules = r->p + r->off;
+	for (i = 0; i < l->nmodules; i++)
+		if (dec_module(r, NULL) != 0)
+			return fail(err, cap, "LIST_REPLY: bad module", NULL);
+	l->tids = rd_bytes(r, (size_t)l->nthreads * 4);
+	if (!l->tids)
+		return fail(err, cap, "LIST_REPLY: thread ids cut short", NULL);
+	for (i = 0; i < l->nthreads; i++)
+		if (!get_le(l->tids + 4 * i, 4))
+			return fail(err, cap, "LIST_REPLY: thread id 0", NULL);
+	return 0;
+}
+
+static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t cap)
+{
+	uint32_t i;
+
+	s->start_ns = rd_u64(r);
+	s->end_ns = rd_u64(r);
+	s->lost = rd_u64(r);
+	s->n = rd_u32(r);
+	if (rd_u32(r) != 0 || r->bad || s->end_ns < s->start_ns || s->n > SPROTO_MAX_METRICS)
+		return fail(err, cap, "SAMPLE: bad header", NULL);
+	s->entries = rd_bytes(r, (size_t)s->n * 24);
+	if (!s->entries)
+		return fail(err, cap, "SAMPLE: entries cut short", NULL);
+	for (i = 0; i < s->n; i++) {
+		const uint8_t *e = s->entries + 24 * i;
+
+		if (get_le(e, 4) >= SPROTO_MAX_METRICS || (get_le(e + 4, 4) & ~SPROTO_S_FIRST))
+			return fail(err, cap, "SAMPLE: bad entry", NULL);
+	}
+	return 0;
+}
+
+static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err, size_t cap)
+{
+	switch (type) {
+	case SPROTO_HELLO: return dec_hello(r, &m->u.hello, err, cap);
+	case SPROTO_HELLO_REPLY: return dec_hello_reply(r, &m->u.hello_reply, err, cap);
+	case SPROTO_POINT_SET: return dec_point_set(r, &m->u.point_set, err, cap);
+	case SPROTO_POINT_CLEAR: return dec_clear(r, &m->u.clear, err, cap);
+	case SPROTO_METRIC_ENABLE: return dec_metric(r, &m->u.metric, err, cap);
+	case SPROTO_METRIC_DISABLE: return dec_metric_disable(r, &m->u.metric, err, cap);
+	case SPROTO_SAMPLING: return dec_sampling(r, &m->u.bucket_ns, err, cap);
+	case SPROTO_OK:
+	case SPROTO_ERROR: return dec_status(r, type, &m->u.status, err, cap);
+	case SPROTO_LIST_REPLY: return dec_list(r, &m->u.list, err, cap);
+	case SPROTO_SAMPLE: return dec_sample(r, &m->u.sample, err, cap);
+	case SPROTO_LIST:
+	case SPROTO_PAUSE:
+	case SPROTO_RESUME:
+	case SPROTO_DETACH: return 0;
+	default: return fail(err, cap, "unknown message type", NULL);
+	}
+}
+
+int sproto_decode(const struct sproto_header *h, const void *payload, struct sproto_msg *m,
+		  char *err, size_t cap)
+{
+	struct rd r = { payload, h->length, 0, 0 };
+
+	m->h = *h;
+	if (h->magic != SPROTO_MAGIC || !sproto_type_name(h->type) ||
+	    h->length > SPROTO_MAX_PAYLOAD || (h->length && !payload))
+		return fail(err, cap, "invalid header", NULL);
+	if (dec_body(&r, h->type, m, err, cap) != 0)
+		return -1;
+	if (r.bad)
+		return fail(err, cap, sproto_type_name(h->type), ": payload cut short");
+	if (r.off != r.len)
+		return fail(err, cap, sproto_type_name(h->type), ": bytes left over");
+	return 0;
+}
+
+int sproto_list_module(const struct sproto_list *l, size_t *off, struct sproto_module *m)
+{
+	struct rd r = { l->modules, (size_t)(l->tids - l->modules), *off, 0 };
+
+	if (r.off >= r.len || dec_module(&r, m) != 0)
+		return -1;
+	*off = r.off;
+	return 0;
+}
+
+uint32_t sproto_list_tid(const struct sproto_list *l, uint32_t i)
+{
+	return i < l->nthreads ? (uint32_t)get_le(l->tids + 4 * (size_t)i, 4) : 0;
+}
+
+void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sproto_sample_entry *e)
+{
+	const uint8_t *p = s->entries + 24 * (size_t)(i < s->n ? i : 0);
+
+	if (i >= s->n) {
+		memset(e, 0, sizeof(*e));
+		return;
+	}
+	e->metric = (uint32_t)get_le(p, 4);
+	e->flags = (uint32_t)get_le(p + 4, 4);
+	e->value = (int64_t)get_le(p + 8, 8);
+	e->delta = (int64_t)get_le(p + 16, 8);
+}
+
+/* ---- writing ---- */
+
+void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type)
+{
+	b->p = mem;
+	b->cap = cap;
+	b->len = 0;
+	b->overflow = 0;
+	b->count_at = 0;
+	b->n1 = b->n2 = 0;
+	sproto_u32(b, SPROTO_MAGIC);
+	sproto_u16(b, SPROTO_VERSION);
+	sproto_u16(b, type);
+	sproto_u32(b, 0);
+}
+
+static void put(struct sproto_buf *b, uint64_t v, int n)
+{
+	if (b->overflow || b->cap - b->len < (size_t)n) {
+		b->overflow = 1;
+		return;
+	}
+	put_le(b->p + b->len, v, n);
+	b->len += (size_t)n;
+}
+
+void sproto_u8(struct sproto_buf *b, uint8_t v) { put(b, v, 1); }
+void sproto_u16(struct sproto_buf *b, uint16_t v) { put(b, v, 2); }
+void sproto_u32(struct sproto_buf *b, uint32_t v) { put(b, v, 4); }
+void sproto_u64(struct sproto_buf *b, uint64_t v) { put(b, v, 8); }
+
+void sproto_bytes(struct sproto_buf *b, const void *p, size_t n)
+{
+	if (b->overflow || b->cap - b->len < n) {
+		b->overflow = 1;
+		return;
+	}
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+size_t sproto_end(struct sproto_buf *b)
+{
+	uint16_t type;
+
+	if (b->overflow || b->len < SPROTO_HEADER_SIZE ||
+	    b->len - SPROTO_HEADER_SIZE > SPROTO_MAX_PAYLOAD)
+		return 0;
+	put_le(b->p + 8, b->len - SPROTO_HEADER_SIZE, 4);
+	type = (uint16_t)get_le(b->p + 6, 2);
+	if (type == SPROTO_LIST_REPLY) {
+		put_le(b->p + b->count_at, b->n1, 4);
+		put_le(b->p + b->count_at + 4, b->n2, 4);
+	} else if (type == SPROTO_SAMPLE) {
+		put_le(b->p + b->count_at, b->n1, 4);
+	}
+	return b->len;
+}
+
+/* A short string with a u8 length; longer than max or not one line: the message is refused. */
+static void put_name(struct sproto_buf *b, const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] == '\n' || s[i] == '\r')
+			b->overflow = 1;
+	if (n > max)
+		b->overflow = 1;
+	sproto_u8(b, (uint8_t)n);
+	sproto_bytes(b, s, n);
+}
+
+size_t sproto_put_hello(void *mem, size_t cap, const struct sproto_hello *h)
+{
+	struct sproto_buf b;
+
+	sproto_begin(&b, mem, cap, SPROTO_HELLO);
+	sproto_u16(&b, h->min_version);
+	sproto_u16(&b, h->max_version);
+	put_name(&b, h->client, SPROTO_MAX_NAME);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_hello_reply(void *mem, size_t cap, const struct sproto_hello_reply *r)
+{
+	struct sproto_buf b;
+
+	sproto_begin(&b, mem, cap, SPROTO_HELLO_REPLY);
+	sproto_u16(&b, r->version);
+	sproto_u16(&b, 0);
+	sproto_u32(&b, r->pid);
+	sproto_u32(&b, r->flags);
+	sproto_u32(&b, r->max_points);
+	sproto_u32(&b, r->max_actions);
+	sproto_u32(&b, r->max_counters);
+	sproto_u32(&b, r->max_timers);
+	sproto_u32(&b, r->max_metrics);
+	sproto_u32(&b, r->max_terms);
+	sproto_u32(&b, r->shadow_depth);
+	sproto_u64(&b, r->bucket_ns);
+	sproto_u64(&b, r->entry_addr);
+	sproto_u64(&b, r->exit_addr);
+	sproto_u64(&b, r->ret_tramp_addr);
+	put_name(&b, r->build, SPROTO_MAX_NAME);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_point_set(void *mem, size_t cap, const struct sproto_point_set *p)
+{
+	struct sproto_buf b;
+	uint16_t i;
+
+	if (p->n > SPROTO_MAX_ACTIONS)
+		return 0;
+	sproto_begin(&b, mem, cap, SPROTO_POINT_SET);
+	sproto_u32(&b, p->point);
+	sproto_u16(&b, p->n);
+	sproto_u16(&b, 0);
+	for (i = 0; i < p->n; i++) {
+		const struct sproto_action *a = &p->act[i];
+
+		sproto_u8(&b, a->when);
+		sproto_u8(&b, a->prim);
+		sproto_u8(&b, a->pred);
+		sproto_u8(&b, a->op);
+		sproto_u32(&b, a->target);
+		sproto_u32(&b, a->pred_index);
+		sproto_u32(&b, 0);
+		sproto_u64(&b, (uint64_t)a->value);
+		sproto_u64(&b, (uint64_t)a->pred_value);
+	}
+	return sproto_end(&b);
+}
+
+size_t sproto_put_point_clear(void *mem, size_t cap, uint32_t first, uint32_t count)
+{
+	struct sproto_buf b;
+
+	sproto_begin(&b, mem, cap, SPROTO_POINT_CLEAR);
+	sproto_u32(&b, first);
+	sproto_u32(&b, count);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metric *m)
+{
+	struct sproto_buf b;
+	uint16_t i;
+
+	if (m->n > SPROTO_MAX_TERMS)
+		return 0;
+	sproto_begin(&b, mem, cap, SPROTO_METRIC_ENABLE);
+	sproto_u32(&b, m->id);
+	sproto_u16(&b, m->n);
+	sproto_u16(&b, 0);
+	for (i = 0; i < m->n; i++) {
+		sproto_u8(&b, m->term[i].kind);
+		sproto_u8(&b, 0);
+		sproto_u16(&b, 0);
+		sproto_u32(&b, m->term[i].index);
+		sproto_u32(&b, m->term[i].tid);
+	}
+	return sproto_end(&b);
+}
+
+size_t sproto_put_metric_disable(void *mem, size_t cap, uint32_t id)
+{
+	struct sproto_buf b;
+
+	sproto_begin(&b, mem, cap, SPROTO_METRIC_DISABLE);
+	sproto_u32(&b, id);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_sampling(void *mem, size_t cap, uint64_t bucket_ns)
+{
+	struct sproto_buf b;
+
+	sproto_begin(&b, mem, cap, SPROTO_SAMPLING);
+	sproto_u64(&b, bucket_ns);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_empty(void *mem, size_t cap, uint16_t type)
+{
+	struct sproto_buf b;
+
+	sproto_begin(&b, mem, cap, type);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_ok(void *mem, size_t cap, uint16_t request)
+{
+	struct sproto_buf b;
+
+	sproto_begin(&b, mem, cap, SPROTO_OK);
+	sproto_u16(&b, request);
+	sproto_u16(&b, 0);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_error(void *mem, size_t cap, uint16_t request, const char *text)
+{
+	struct sproto_buf b;
+	size_t n = 0;
+
+	while (text[n] && text[n] != '\n' && text[n] != '\r' && n < SPROTO_MAX_TEXT)
+		n++;
+	if (!n) {
+		text = "error";
+		n = 5;
+	}
+	sproto_begin(&b, mem, cap, SPROTO_ERROR);
+	sproto_u16(&b, request);
+	sproto_u16(&b, (uint16_t)n);
+	sproto_bytes(&b, text, n);
+	return sproto_end(&b);
+}
+
+void sproto_list_begin(struct sproto_buf *b, void *mem, size_t cap)
+{
+	sproto_begin(b, mem, cap, SPROTO_LIST_REPLY);
+	b->count_at = b->len;
+	sproto_u32(b, 0);
+	sproto_u32(b, 0);
+}
+
+void sproto_list_add_module(struct sproto_buf *b, const struct sproto_module *m)
+{
+	size_t n = strlen(m->path);
+
+	if (b->n2 || !n || n > SPROTO_MAX_PATH || m->build_id_len > SPROTO_MAX_BUILD_ID ||
+	    m->lo > m->hi) {
+		b->overflow = 1; /* modules come before threads; a module has a path */
+		return;
+	}
+	sproto_u64(b, m->bias);
+	sproto_u64(b, m->lo);
+	sproto_u64(b, m->hi);
+	sproto_u8(b, m->build_id_len);
+	sproto_bytes(b, m->build_id, m->build_id_len);
+	sproto_u16(b, (uint16_t)n);
+	sproto_bytes(b, m->path, n);
+	b->n1++;
+}
+
+void sproto_list_add_tid(struct sproto_buf *b, uint32_t tid)
+{
+	sproto_u32(b, tid);
+	b->n2++;
+}
+
+void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t start_ns,
+			 uint64_t end_ns, uint64_t lost)
+{
+	sproto_begin(b, mem, cap, SPROTO_SAMPLE);
+	sproto_u64(b, start_ns);
+	sproto_u64(b, end_ns);
+	sproto_u64(b, lost);
+	b->count_at = b->len;
+	sproto_u32(b, 0);
+	sproto_u32(b, 0);
+}
+
+void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e)
+{
+	sproto_u32(b, e->metric);
+	sproto_u32(b, e->flags);
+	sproto_u64(b, (uint64_t)e->value);
+	sproto_u64(b, (uint64_t)e->delta);
+	b->n1++;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control protocol of dynamic instrumentation: the tool (client) and the runtime's control
+ * server (runtime/dyn/server.c) talk over a Unix stream socket. Spec: docs/protocol.md.
+ *
+ * Every message is a frame: a 12-byte header {u32 magic, u16 version, u16 type, u32 length}
+ * and `length` bytes of payload. All integers are little-endian; the encoding never depends on
+ * C struct layout. One writer (sproto_buf_*, sproto_put_*) and one validating reader
+ * (sproto_frame, sproto_decode) serve both sides. Neither allocates memory nor calls stdio: the
+ * runtime uses them inside the measured process.
+ */
+#ifndef SONDE_FORMAT_PROTOCOL_H
+#define SONDE_FORMAT_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPROTO_MAGIC 0x43444e53u /* "SNDC" in the byte stream */
+#define SPROTO_VERSION 1
+#define SPROTO_HEADER_SIZE 12
+#define SPROTO_MAX_PAYLOAD (1u << 20)
+#define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
+
+/* Limits, the same for every runtime of this version (HELLO_REPLY repeats them). */
+#define SPROTO_MAX_POINTS (1u << 18)   /* point ids: 0 .. MAX_POINTS-1 */
+#define SPROTO_MAX_ACTIONS 16          /* per point, entry and exit together */
+#define SPROTO_MAX_COUNTERS (1u << 16) /* counter indices */
+#define SPROTO_MAX_TIMERS 4096         /* wall timer indices; CPU timers have as many */
+#define SPROTO_MAX_METRICS 1024        /* metric ids */
+#define SPROTO_MAX_TERMS 64            /* counters and timers summed by one metric */
+#define SPROTO_MAX_TEXT 512            /* ERROR text, bytes */
+#define SPROTO_MAX_NAME 63             /* HELLO client name, runtime build string */
+#define SPROTO_MAX_PATH 4095           /* LIST module path */
+#define SPROTO_MAX_BUILD_ID 32
+#define SPROTO_MIN_BUCKET_NS 1000000ull            /* 1 ms */
+#define SPROTO_MAX_BUCKET_NS 3600000000000ull      /* 1 hour */
+#define SPROTO_DEFAULT_BUCKET_NS 100000000ull      /* 100 ms */
+
+/* Message types: requests (tool -> runtime) below 0x80, replies and the stream above. */
+enum sproto_type {
+	SPROTO_HELLO = 1,          /* must come first; versions the tool speaks, its name */
+	SPROTO_LIST = 2,           /* empty; reply LIST_REPLY */
+	SPROTO_POINT_SET = 3,      /* point id + actions; replaces the point's actions */
+	SPROTO_POINT_CLEAR = 4,    /* a range of point ids */
+	SPROTO_METRIC_ENABLE = 5,  /* metric id + the counters/timers it sums */
+	SPROTO_METRIC_DISABLE = 6, /* metric id */
+	SPROTO_SAMPLING = 7,       /* bucket width in ns */
+	SPROTO_PAUSE = 8,          /* empty: every point acts as inactive */
+	SPROTO_RESUME = 9,         /* empty */
+	SPROTO_DETACH = 10,        /* empty: stop sampling, clear points, close */
+	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
+	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
+	SPROTO_OK = 0x83,          /* the request (its type) was done */
+	SPROTO_ERROR = 0x84,       /* the request (its type) was refused: one line of text */
+	SPROTO_SAMPLE = 0x85,      /* unrequested, every bucket: the enabled metrics' values */
+};
+
+/* Instrumentation: an action is {when, primitive, target, value, optional predicate}. */
+enum sproto_when { SPROTO_AT_ENTRY = 0, SPROTO_AT_EXIT = 1 };
+enum sproto_prim {
+	SPROTO_SET = 0,       /* counter[target] = value */
+	SPROTO_ADD = 1,       /* counter[target] += value */
+	SPROTO_SUB = 2,       /* counter[target] -= value */
+	SPROTO_START_WALL = 3, /* wall timer[target]: the outermost start of a thread reads the clock */
+	SPROTO_STOP_WALL = 4,  /* the matching outermost stop adds the elapsed time */
+	SPROTO_START_CPU = 5,  /* CPU timer[target] (the thread's CPU time) */
+	SPROTO_STOP_CPU = 6,
+	SPROTO_PRIM_COUNT
+};
+enum sproto_pred {
+	SPROTO_PRED_NONE = 0,
+	SPROTO_PRED_COUNTER = 1, /* counter[pred_index] OP pred_value */
+	SPROTO_PRED_ARG = 2,     /* arg[pred_index] OP pred_value (entry only; rdi rsi rdx rcx r8 r9) */
+	SPROTO_PRED_RETVAL = 3,  /* rax OP pred_value (exit only) */
+	SPROTO_PRED_COUNT
+};
+enum sproto_op { /* signed 64-bit comparisons */
+	SPROTO_EQ = 0, SPROTO_NE = 1, SPROTO_LT = 2, SPROTO_LE = 3, SPROTO_GT = 4, SPROTO_GE = 5,
+	SPROTO_OP_COUNT
+};
+/* What a metric sums. */
+enum sproto_term_kind {
+	SPROTO_TERM_COUNTER = 0,  /* a counter's value */
+	SPROTO_TERM_WALL = 1,     /* a wall timer, ns, over the threads (or one thread) */
+	SPROTO_TERM_CPU = 2,      /* a CPU timer, ns, likewise */
+	SPROTO_TERM_PROC_CPU = 3, /* the process's CPU time, ns, without the control thread's */
+	SPROTO_TERM_KIND_COUNT
+};
+
+/* HELLO_REPLY flags */
+#define SPROTO_F_AT_START 0x1u /* started with the process (sonde run --dynamic), not attached */
+#define SPROTO_F_PROFILE 0x2u  /* the profile/trace runtime is measuring this process too */
+#define SPROTO_F_TSC 0x4u      /* wall timers count TSC ticks (converted to ns in samples) */
+
+/* SAMPLE entry flags */
+#define SPROTO_S_FIRST 0x1u /* the first sample since the metric was enabled */
+
+struct sproto_header {
+	uint32_t magic;
+	uint16_t version, type;
+	uint32_t length;
+};
+
+struct sproto_action {
+	uint8_t when, prim, pred, op; /* sproto_when, sproto_prim, sproto_pred, sproto_op */
+	uint32_t target;              /* counter or timer index */
+	uint32_t pred_index;          /* counter index or argument number */
+	int64_t value;                /* SET/ADD/SUB operand */
+	int64_t pred_value;           /* the predicate's constant */
+};
+
+struct sproto_term {
+	uint8_t kind;   /* sproto_term_kind */
+	uint32_t index; /* counter or timer index (0 for PROC_CPU) */
+	uint32_t tid;   /* timers: only this thread; 0: every thread */
+};
+
+struct sproto_hello {
+	uint16_t min_version, max_version;
+	char client[SPROTO_MAX_NAME + 1];
+};
+
+struct sproto_hello_reply {
+	uint16_t version;
+	uint32_t pid, flags;
+	uint32_t max_points, max_actions, max_counters, max_timers, max_metrics, max_terms;
+	uint32_t shadow_depth; /* calls with exit actions open at once per thread */
+	uint64_t bucket_ns;    /* the current bucket width */
+	uint64_t entry_addr, exit_addr, ret_tramp_addr; /* sonde__dyn_entry, _exit, _ret_tramp */
+	char build[SPROTO_MAX_NAME + 1];
+};
+
+struct sproto_point_set {
+	uint32_t point;
+	uint16_t n;
+	struct sproto_action act[SPROTO_MAX_ACTIONS];
+};
+
+struct sproto_range {
+	uint32_t first, count;
+};
+
+struct sproto_metric {
+	uint32_t id;
+	uint16_t n; /* 0 only in METRIC_DISABLE */
+	struct sproto_term term[SPROTO_MAX_TERMS];
+};
+
+struct sproto_status { /* OK and ERROR */
+	uint16_t type;     /* of the request answered */
+	char text[SPROTO_MAX_TEXT + 1];
+};
+
+/* LIST_REPLY: read with sproto_list_module / sproto_list_tid after sproto_decode. */
+struct sproto_list {
+	uint32_t nmodules, nthreads;
+	const uint8_t *modules; /* nmodules encoded modules (validated) */
+	const uint8_t *tids;    /* nthreads u32 */
+};
+
+struct sproto_module {
+	uint64_t bias, lo, hi; /* load bias; span of its executable segments [lo, hi) */
+	uint8_t build_id_len;
+	uint8_t build_id[SPROTO_MAX_BUILD_ID];
+	char path[SPROTO_MAX_PATH + 1];
+};
+
+/* SAMPLE: read entries with sproto_sample_entry after sproto_decode. */
+struct sproto_sample {
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC: the bucket */
+	uint64_t lost;             /* calls whose exit could not be hooked, since the start */
+	uint32_t n;
+	const uint8_t *entries;
+};
+
+struct sproto_sample_entry {
+	uint32_t metric, flags;
+	int64_t value; /* the metric's sum at end_ns (timers in ns) */
+	int64_t delta; /* value minus the previous sample's (or the value at enable) */
+};
+
+struct sproto_msg {
+	struct sproto_header h;
+	union {
+		struct sproto_hello hello;
+		struct sproto_hello_reply hello_reply;
+		struct sproto_point_set point_set;
+		struct sproto_range clear;
+		struct sproto_metric metric;
+		uint64_t bucket_ns;
+		struct sproto_status status;
+		struct sproto_list list;
+		struct sproto_sample sample;
+	} u;
+};
+
+/* ---- reading ---- */
+
+/*
+ * Look at the start of a byte stream: the size of the whole first message when it is all
+ * there, 0 when more bytes are needed, -1 when the header is invalid (err says why; the
+ * stream cannot be resynchronised). *h is filled when the header is complete.
+ */
+long sproto_frame(const void *buf, size_t len, struct sproto_header *h, char *err, size_t cap);
+
+/* Validate and decode one message's payload; 0, or -1 with a one-line reason in err. */
+int sproto_decode(const struct sproto_header *h, const void *payload, struct sproto_msg *m,
+		  char *err, size_t cap);
+
+/* Module i of a decoded LIST_REPLY, walked in order: *off starts at 0. 0, or -1 at the end. */
+int sproto_list_module(const struct sproto_list *l, size_t *off, struct sproto_module *m);
+uint32_t sproto_list_tid(const struct sproto_list *l, uint32_t i);
+void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sproto_sample_entry *e);
+
+const char *sproto_type_name(uint16_t type);
+int sproto_is_request(uint16_t type);
+
+/* ---- writing ---- */
+
+struct sproto_buf {
+	uint8_t *p;
+	size_t cap, len;
+	int overflow;   /* something did not fit: sproto_end returns 0 */
+	size_t count_at; /* LIST_REPLY, SAMPLE: where the counts are patched */
+	uint32_t n1, n2;
+};
+
+void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type);
+void sproto_u8(struct sproto_buf *b, uint8_t v);
+void sproto_u16(struct sproto_buf *b, uint16_t v);
+void sproto_u32(struct sproto_buf *b, uint32_t v);
+void sproto_u64(struct sproto_buf *b, uint64_t v);
+void sproto_bytes(struct sproto_buf *b, const void *p, size_t n);
+/* Patch the header's length (and counts); the message's size, or 0 when it did not fit. */
+size_t sproto_end(struct sproto_buf *b);
+
+/* Whole messages into mem: their size, or 0 when cap is too small or the input is invalid. */
+size_t sproto_put_hello(void *mem, size_t cap, const struct sproto_hello *h);
+size_t sproto_put_hello_reply(void *mem, size_t cap, const struct sproto_hello_reply *r);
+size_t sproto_put_point_set(void *mem, size_t cap, const struct sproto_point_set *p);
+size_t sproto_put_point_clear(void *mem, size_t cap, uint32_t first, uint32_t count);
+size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metric *m);
+size_t sproto_put_metric_disable(void *mem, size_t cap, uint32_t id);
+size_t sproto_put_sampling(void *mem, size_t cap, uint64_t bucket_ns);
+size_t sproto_put_empty(void *mem, size_t cap, uint16_t type); /* LIST, PAUSE, RESUME, DETACH */
+size_t sproto_put_ok(void *mem, size_t cap, uint16_t request);
+/* The text is cut at SPROTO_MAX_TEXT bytes and at its first newline. */
+size_t sproto_put_error(void *mem, size_t cap, uint16_t request, const char *text);
+
+/* LIST_REPLY, built in place: begin, modules, then thread ids, then sproto_end. */
+void sproto_list_begin(struct sproto_buf *b, void *mem, size_t cap);
+void sproto_list_add_module(struct sproto_buf *b, const struct sproto_module *m);
+void sproto_list_add_tid(struct sproto_buf *b, uint32_t tid);
+
+/* SAMPLE, likewise. */
+void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t start_ns,
+			 uint64_t end_ns, uint64_t lost);
+void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e);
+
+#endif

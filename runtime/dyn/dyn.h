@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dynamic instrumentation inside the target (docs/dynamic.md, docs/runtime.md): the point
+ * table, primitives, predicates, per-thread timers and shadow stacks, the sampler and the
+ * control server.
+ *
+ * Everything a trampoline reaches (sonde__dyn_entry, sonde__dyn_exit) is compiled with
+ * -mgeneral-regs-only, calls no libc function (runtime/dyn/sys.h has the system calls), takes
+ * no lock and allocates nothing but per-thread memory straight from mmap. It is
+ * async-signal-safe: a signal handler may run instrumented code on top of any of it.
+ */
+#ifndef SONDE_DYN_H
+#define SONDE_DYN_H
+
+#include "../rt.h"
+#include "../../format/protocol.h"
+#include "sys.h"
+
+/* ---- the trampoline ABI (docs/dynamic.md) ---- */
+
+/* What the entry trampoline pushed, lowest address first. */
+struct sonde_regs {
+	uint64_t rdi, rsi, rdx, rcx, r8, r9, rax, r10, r11, rflags;
+};
+
+/* What sonde__dyn_ret_tramp saved: the return value, and where the stack was. */
+struct sonde_retregs {
+	uint64_t rax, rdx;
+	uint64_t sp;  /* the stack pointer after the return: the return address was at sp - 8 */
+	uint64_t pad;
+	uint64_t xmm0[2], xmm1[2];
+};
+
+RT_EXPORT void sonde__dyn_entry(uint32_t point, struct sonde_regs *regs, uint64_t *ret_slot);
+RT_EXPORT uint64_t sonde__dyn_exit(struct sonde_retregs *r);
+RT_EXPORT void sonde__dyn_ret_tramp(void);
+RT_EXPORT int sonde__attach(const char *ctl_dir);
+
+/* ---- limits ---- */
+#define DYN_POINTS SPROTO_MAX_POINTS
+#define DYN_COUNTERS SPROTO_MAX_COUNTERS
+#define DYN_TIMERS SPROTO_MAX_TIMERS
+#define DYN_SHADOW 4096 /* calls with exit actions open at once, per thread */
+
+/* ---- points and their actions (point.c) ---- */
+
+/* One primitive with its predicate; indices are masked when used, never trusted. */
+struct dyn_action {
+	uint8_t prim, pred, op, arg; /* SPROTO_*; arg: the argument register of PRED_ARG */
+	uint32_t target;             /* counter or timer */
+	uint32_t pred_counter;
+	uint32_t pad;
+	int64_t value, pred_value;
+};
+
+/* A point's actions: immutable once published; entry actions first, then exit actions. */
+struct dyn_prog {
+	uint8_t n_entry, n_exit;
+	uint8_t needs_thread; /* timers or exit actions: per-thread state is needed */
+	uint8_t size_class;
+	uint32_t pad;
+	struct dyn_prog *next; /* free or retired list (control thread) */
+	uint64_t retired_ns;
+	struct dyn_action act[];
+};
+
+struct dyn_counter {
+	_Atomic int64_t v;
+} __attribute__((aligned(64))); /* one per cache line: threads counting apart never share */
+
+extern _Atomic(const struct dyn_prog *) dyn_points[DYN_POINTS];
+extern struct dyn_counter dyn_counters[DYN_COUNTERS];
+extern _Atomic int dyn_paused;
+
+int dyn_point_set(const struct sproto_point_set *ps, const char **why);
+void dyn_points_clear(uint32_t first, uint32_t count);
+void dyn_points_reclaim(uint64_t now_ns);
+void dyn_counters_reset(void);
+
+/* ---- per-thread state: timers and the shadow stack (thread.c) ---- */
+
+/*
+ * A timer of one thread. Only its thread writes it; the sampler reads {depth, start, total}
+ * consistently under seq, odd while the owner changes them (Paradyn's nesting: only the
+ * outermost start reads the clock, only the matching outermost stop adds the elapsed time).
+ */
+struct dyn_timer {
+	uint32_t seq, depth;
+	uint64_t start, total; /* clock units: TSC ticks or ns (wall), ns (CPU) */
+};
+
+struct dyn_frame {
+	uint64_t ret;   /* the real return address */
+	uint64_t *slot; /* where it was on the stack, now holding sonde__dyn_ret_tramp */
+	uint32_t point;
+	uint32_t pad;
+};
+
+#define DYN_T_LIVE 1
+#define DYN_T_FREE 2    /* its thread is gone; a new thread may take it over */
+#define DYN_T_CLAIMED 3 /* being taken over */
+
+struct dyn_thread {
+	uint32_t depth;   /* frames in use */
+	uint32_t hiwater; /* frames ever used: dropped frames stay readable up to here */
+	int tid;
+	_Atomic int state;
+	uint64_t lost;    /* calls not hooked: shadow stack full (written by the owner) */
+	struct dyn_thread *next; /* list of every record, push-only */
+	struct dyn_timer wall[DYN_TIMERS], cpu[DYN_TIMERS];
+	struct dyn_frame frames[DYN_SHADOW];
+};
+
+extern RT_TLS struct dyn_thread *dyn_self;
+extern _Atomic(struct dyn_thread *) dyn_threads;
+extern _Atomic uint64_t dyn_lost_nothread;
+
+struct dyn_thread *dyn_thread_new(void);
+void dyn_threads_sweep(void);
+void dyn_threads_reset(void);
+uint64_t dyn_lost_total(void);
+
+#define dyn_barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/* Wall clock: the runtime's ticks; without a TSC, CLOCK_MONOTONIC without libc. */
+static inline uint64_t dyn_wall_now(void)
+{
+	return likely(rt_clock_tsc) ? rt_rdtsc() : dyn_sys_clock_ns(CLOCK_MONOTONIC);
+}
+
+static inline uint64_t dyn_cpu_now(void)
+{
+	return dyn_sys_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/*
+ * seq and depth are changed with single read-modify-write instructions (no lock prefix: only
+ * the owner writes), so a signal handler that starts and stops the same timer between them
+ * leaves them right.
+ */
+static inline void dyn_seq_bump(uint32_t *seq)
+{
+	__asm__ volatile("addl $1, %0" : "+m"(*seq) : : "memory");
+}
+
+static inline void dyn_timer_start(struct dyn_timer *tm, int cpu)
+{
+	uint64_t now;
+
+	if (tm->depth) { /* nested: counts once */
+		__asm__ volatile("addl $1, %0" : "+m"(tm->depth) : : "memory");
+		return;
+	}
+	now = cpu ? dyn_cpu_now() : dyn_wall_now();
+	dyn_seq_bump(&tm->seq);
+	dyn_barrier();
+	__atomic_store_n(&tm->start, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&tm->depth, 1, __ATOMIC_RELAXED);
+	dyn_barrier();
+	dyn_seq_bump(&tm->seq);
+}
+
+static inline void dyn_timer_stop(struct dyn_timer *tm, int cpu)
+{
+	uint32_t depth = tm->depth;
+	uint64_t now;
+
+	if (depth != 1) { /* inner stop, or a stop whose start was never seen */
+		if (depth)
+			__asm__ volatile("subl $1, %0" : "+m"(tm->depth) : : "memory");
+		return;
+	}
+	dyn_seq_bump(&tm->seq); /* before the clock: a reader never sees time not yet added */
+	dyn_barrier();
+	now = cpu ? dyn_cpu_now() : dyn_wall_now();
+	if (now > tm->start)
+		__atomic_store_n(&tm->total, tm->total + (now - tm->start), __ATOMIC_RELAXED);
+	__atomic_store_n(&tm->depth, 0, __ATOMIC_RELAXED);
+	dyn_barrier();
+	dyn_seq_bump(&tm->seq);
+}
+
+/*
+ * A timer's value from any thread: total, plus now - start while it runs, with `now` read
+ * inside the consistent window, so the value never runs ahead of what the owner will add.
+ * tid: the owner (CPU timers read its clock). When the owner keeps it busy, total alone.
+ */
+uint64_t dyn_timer_value(const struct dyn_timer *tm, int cpu, int tid);
+
+/* ---- metrics and samples (metric.c) ---- */
+int dyn_metric_enable(const struct sproto_metric *m);
+void dyn_metric_disable(uint32_t id);
+void dyn_metrics_clear(void);
+uint32_t dyn_metrics_on(void);
+/* A SAMPLE message of every enabled metric into buf: its size, 0 when none is enabled. */
+size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns);
+int64_t dyn_metric_value(uint32_t id); /* tests */
+
+/* ---- the control server (server.c, list.c) ---- */
+int dyn_server_running(void);
+size_t dyn_list_reply(void *buf, size_t cap);
+uint64_t dyn_mono_ns(void);
+
+/* ---- the return trampoline's address (arch/x86_64/dyn_ret.S), hidden: no GOT ---- */
+extern char dyn_ret_tramp_local[] __attribute__((visibility("hidden")));
+
+#endif

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the trampolines call: sonde__dyn_entry at a point, sonde__dyn_exit from the return
+ * trampoline (docs/dynamic.md). Primitives, predicates and the per-thread shadow stack of
+ * replaced return addresses.
+ *
+ * An inactive point costs one load and a branch. An active one without timers or exit actions
+ * touches no per-thread state. Nothing here calls libc, takes a lock or allocates, except the
+ * first timer or exit of a thread, which maps its state with a system call.
+ */
+#include "dyn.h"
+
+#include <signal.h>
+
+/* ---- primitives and predicates ---- */
+
+static inline int compare(int64_t x, unsigned op, int64_t k)
+{
+	switch (op) {
+	case SPROTO_EQ: return x == k;
+	case SPROTO_NE: return x != k;
+	case SPROTO_LT: return x < k;
+	case SPROTO_LE: return x <= k;
+	case SPROTO_GT: return x > k;
+	case SPROTO_GE: return x >= k;
+	default: return 0;
+	}
+}
+
+/* regs: the arguments (entry; NULL at exit), retval: rax (exit). */
+static inline int pred_holds(const struct dyn_action *a, const struct sonde_regs *regs,
+			     int64_t retval)
+{
+	const uint64_t *args = regs ? &regs->rdi : NULL;
+	int64_t x;
+
+	switch (a->pred) {
+	case SPROTO_PRED_NONE:
+		return 1;
+	case SPROTO_PRED_COUNTER:
+		x = atomic_load_explicit(&dyn_counters[a->pred_counter % DYN_COUNTERS].v,
+					 memory_order_relaxed);
+		break;
+	case SPROTO_PRED_ARG:
+		if (!args)
+			return 0;
+		x = (int64_t)args[a->arg % 6];
+		break;
+	case SPROTO_PRED_RETVAL:
+		x = retval;
+		break;
+	default:
+		return 0;
+	}
+	return compare(x, a->op, a->pred_value);
+}
+
+static inline void counter_op(const struct dyn_action *a)
+{
+	_Atomic int64_t *c = &dyn_counters[a->target % DYN_COUNTERS].v;
+
+	if (a->prim == SPROTO_ADD)
+		atomic_fetch_add_explicit(c, a->value, memory_order_relaxed);
+	else if (a->prim == SPROTO_SUB)
+		atomic_fetch_sub_explicit(c, a->value, memory_order_relaxed);
+	else
+		atomic_store_explicit(c, a->value, memory_order_relaxed);
+}
+
+static void timer_op(const struct dyn_action *a, struct dyn_thread *t)
+{
+	uint32_t i = a->target % DYN_TIMERS;
+
+	if (!t)
+		return;
+	switch (a->prim) {
+	case SPROTO_START_WALL: dyn_timer_start(&t->wall[i], 0); break;
+	case SPROTO_STOP_WALL: dyn_timer_stop(&t->wall[i], 0); break;
+	case SPROTO_START_CPU: dyn_timer_start(&t->cpu[i], 1); break;
+	case SPROTO_STOP_CPU: dyn_timer_stop(&t->cpu[i], 1); break;
+	default: break;
+	}
+}
+
+static inline void run_actions(const struct dyn_action *a, unsigned n, struct dyn_thread *t,
+			       const struct sonde_regs *regs, int64_t retval)
+{
+	for (; n; n--, a++) {
+		if (a->pred != SPROTO_PRED_NONE && !pred_holds(a, regs, retval))
+			continue;
+		if (likely(a->prim <= SPROTO_SUB))
+			counter_op(a);
+		else
+			timer_op(a, t);
+	}
+}
+
+/* ---- the shadow stack ---- */
+
+static inline uint64_t ret_tramp(void)
+{
+	return (uint64_t)(uintptr_t)dyn_ret_tramp_local;
+}
+
+/* Where the thread's alternate signal stack is, when it is running on it. */
+static int on_altstack(uintptr_t *lo, uintptr_t *hi)
+{
+	stack_t ss;
+
+	if (dyn_sys2(SYS_sigaltstack, 0, (long)&ss) != 0 || !(ss.ss_flags & SS_ONSTACK))
+		return 0;
+	*lo = (uintptr_t)ss.ss_sp;
+	*hi = *lo + ss.ss_size;
+	return 1;
+}
+
+/*
+ * Frames at or below this call's return slot were left by a longjmp (or an exception that
+ * skipped their returns): drop them. Not the frame of a function that tail-called this one
+ * (same slot, already holding the return trampoline), and, on an alternate signal stack,
+ * nothing outside it: the interrupted code's frames are alive wherever that stack lies.
+ */
+static RT_COLD void drop_stale(struct dyn_thread *t, uint64_t *slot)
+{
+	uintptr_t lo = 0, hi = 0;
+	int alt = -1;
+
+	while (t->depth) {
+		struct dyn_frame *f = &t->frames[t->depth - 1];
+
+		if (f->slot > slot || (f->slot == slot && *slot == ret_tramp()))
+			return;
+		if (alt < 0)
+			alt = on_altstack(&lo, &hi);
+		if (alt && ((uintptr_t)f->slot < lo || (uintptr_t)f->slot >= hi))
+			return;
+		t->depth--;
+	}
+}
+
+static inline int shadow_room(struct dyn_thread *t, uint64_t *slot)
+{
+	if (unlikely(t->depth && t->frames[t->depth - 1].slot <= slot))
+		drop_stale(t, slot);
+	return t->depth < DYN_SHADOW;
+}
+
+/*
+ * Write the frame, publish it, then check it: a signal handler that ran instrumented code in
+ * between used the same slot. Only then is the return address replaced.
+ */
+static inline void shadow_push(struct dyn_thread *t, uint32_t point, uint64_t *slot)
+{
+	uint32_t i = t->depth;
+	volatile struct dyn_frame *f = &t->frames[i];
+	uint64_t ret = *slot;
+
+	f->ret = ret;
+	f->slot = slot;
+	f->point = point;
+	dyn_barrier();
+	t->depth = i + 1;
+	dyn_barrier();
+	if (unlikely(f->ret != ret || f->slot != slot || f->point != point)) {
+		f->ret = ret;
+		f->slot = slot;
+		f->point = point;
+	}
+	if (t->hiwater <= i)
+		t->hiwater = i + 1;
+	dyn_barrier();
+	*slot = ret_tramp();
+}
+
+/* Last resort: a frame dropped by mistake is still there above the top, unless reused. */
+static RT_COLD int shadow_recover(struct dyn_thread *t, uint64_t *slot, struct dyn_frame *out)
+{
+	uint32_t i;
+
+	for (i = t->hiwater; i > t->depth; i--)
+		if (t->frames[i - 1].slot == slot) {
+			*out = t->frames[i - 1];
+			return 0;
+		}
+	return -1;
+}
+
+/* The frame of the call returning now (its slot is sp - 8); frames above it are stale. */
+static inline int shadow_pop(struct dyn_thread *t, uint64_t *slot, struct dyn_frame *out)
+{
+	uint32_t i = t->depth;
+
+	while (i && t->frames[i - 1].slot < slot)
+		i--;
+	if (unlikely(!i || t->frames[i - 1].slot != slot))
+		return shadow_recover(t, slot, out);
+	out->ret = t->frames[i - 1].ret;
+	out->point = t->frames[i - 1].point;
+	dyn_barrier();
+	t->depth = i - 1;
+	return 0;
+}
+
+/* ---- the entry points ---- */
+
+static RT_COLD struct dyn_thread *self_slow(void)
+{
+	struct dyn_thread *t = dyn_thread_new();
+
+	if (!t)
+		atomic_fetch_add_explicit(&dyn_lost_nothread, 1, memory_order_relaxed);
+	return t;
+}
+
+/* Out of line: the inactive path saves no register (sonde__dyn_entry jumps here). */
+static RT_HOT __attribute__((noinline)) void
+entry_active(const struct dyn_prog *p, uint32_t point, const struct sonde_regs *regs,
+	     uint64_t *ret_slot)
+{
+	struct dyn_thread *t = NULL;
+	int hook;
+
+	if (unlikely(rt_busy | atomic_load_explicit(&dyn_paused, memory_order_relaxed)))
+		return;
+	hook = p->n_exit && ret_slot;
+	if (p->needs_thread) {
+		t = dyn_self;
+		if (unlikely(!t) && !(t = self_slow()))
+			return;
+		if (hook && unlikely(!shadow_room(t, ret_slot))) {
+			t->lost++; /* the call is not measured: its timers stay balanced */
+			return;
+		}
+	}
+	run_actions(p->act, p->n_entry, t, regs, 0);
+	if (hook)
+		shadow_push(t, point, ret_slot);
+}
+
+RT_EXPORT RT_HOT void sonde__dyn_entry(uint32_t point, struct sonde_regs *regs,
+				       uint64_t *ret_slot)
+{
+	const struct dyn_prog *p =
+		atomic_load_explicit(&dyn_points[point % DYN_POINTS], memory_order_acquire);
+
+	if (likely(!p))
+		return;
+	entry_active(p, point, regs, ret_slot);
+}
+
+/* The return trampoline cannot go on without the real return address. */
+static RT_COLD __attribute__((noreturn)) void lost_return(void)
+{
+	if (rt_mode != RT_MODE_ATTACHED)
+		rt_log("dynamic instrumentation: a return address is not on the shadow stack "
+		       "(stack switching?): aborting");
+	dyn_sys6(SYS_tgkill, dyn_sys6(SYS_getpid, 0, 0, 0, 0, 0, 0), dyn_sys_gettid(), SIGABRT,
+		 0, 0, 0);
+	__builtin_trap();
+}
+
+/*
+ * Exit actions run for every call whose entry pushed a frame, paused or not, so timers and
+ * constraint counters stay balanced; they are the point's actions as they are now.
+ */
+RT_EXPORT RT_HOT uint64_t sonde__dyn_exit(struct sonde_retregs *r)
+{
+	struct dyn_thread *t = dyn_self;
+	struct dyn_frame f;
+	const struct dyn_prog *p;
+
+	if (unlikely(!t) || unlikely(shadow_pop(t, (uint64_t *)(uintptr_t)(r->sp - 8), &f) != 0))
+		lost_return();
+	p = atomic_load_explicit(&dyn_points[f.point % DYN_POINTS], memory_order_acquire);
+	if (p && p->n_exit)
+		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, (int64_t)r->rax);
+	return f.ret;
+}
+
+/* The exit path's own name, hidden, for the return trampoline's direct call. */
+extern __typeof__(sonde__dyn_exit) dyn_exit_local
+	__attribute__((alias("sonde__dyn_exit"), visibility("hidden"), hot));

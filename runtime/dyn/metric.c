@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Metric instances and periodic samples (control thread only; seed 003 §5.2.2, MODELS.md §4).
+ *
+ * A metric is a sum over counters and timers. Each bucket the control thread reads every
+ * enabled metric: counters as they are, timers summed over the threads (or one thread), a
+ * running timer worth total + now - start, read under its sequence count. Values go out
+ * cumulative, with the change since the previous sample; the tool keeps the histograms.
+ */
+#include "dyn.h"
+
+#include <time.h>
+
+struct metric {
+	int on, first;
+	uint16_t n;
+	struct sproto_term term[SPROTO_MAX_TERMS];
+	int64_t last;                         /* the value sent last (or at enable) */
+	uint64_t seen[SPROTO_MAX_TERMS];      /* timers: the largest value read */
+};
+
+static struct metric metrics[SPROTO_MAX_METRICS];
+static uint32_t nmetrics_on;
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t dyn_mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* One thread's timer. */
+static uint64_t timer_value(const struct dyn_thread *t, const struct sproto_term *term)
+{
+	uint32_t i = term->index % DYN_TIMERS;
+
+	if (term->kind == SPROTO_TERM_WALL)
+		return dyn_timer_value(&t->wall[i], 0, t->tid);
+	return dyn_timer_value(&t->cpu[i], 1, t->tid);
+}
+
+/* A timer over the threads, in ns. */
+static uint64_t timer_sum(const struct sproto_term *term)
+{
+	const struct dyn_thread *t;
+	uint64_t sum = 0;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next)
+		if (!term->tid || (uint32_t)t->tid == term->tid)
+			sum += timer_value(t, term);
+	return term->kind == SPROTO_TERM_WALL ? rt_ticks_to_ns(sum) : sum;
+}
+
+static int64_t term_value(const struct sproto_term *term)
+{
+	switch (term->kind) {
+	case SPROTO_TERM_COUNTER:
+		return atomic_load_explicit(&dyn_counters[term->index % DYN_COUNTERS].v,
+					    memory_order_relaxed);
+	case SPROTO_TERM_WALL:
+	case SPROTO_TERM_CPU:
+		return (int64_t)timer_sum(term);
+	case SPROTO_TERM_PROC_CPU: /* without this thread's own time: it is never measured */
+		return (int64_t)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
+				 clock_ns(CLOCK_THREAD_CPUTIME_ID));
+	default:
+		return 0;
+	}
+}
+
+/*
+ * A timer read while its thread keeps it busy may miss the interval in progress (never more
+ * than the true value): what was read before stands, so a timer never goes back.
+ */
+static int64_t metric_value(struct metric *m)
+{
+	uint64_t sum = 0; /* wraps like the counters it adds */
+	uint16_t i;
+
+	for (i = 0; i < m->n; i++) {
+		uint64_t v = (uint64_t)term_value(&m->term[i]);
+
+		if (m->term[i].kind != SPROTO_TERM_COUNTER) {
+			if (v < m->seen[i])
+				v = m->seen[i];
+			m->seen[i] = v;
+		}
+		sum += v;
+	}
+	return (int64_t)sum;
+}
+
+int64_t dyn_metric_value(uint32_t id)
+{
+	return id < SPROTO_MAX_METRICS && metrics[id].on ? metric_value(&metrics[id]) : 0;
+}
+
+/* Enabling an enabled id replaces its terms. */
+int dyn_metric_enable(const struct sproto_metric *sm)
+{
+	struct metric *m;
+	uint16_t i;
+
+	if (sm->id >= SPROTO_MAX_METRICS || !sm->n || sm->n > SPROTO_MAX_TERMS)
+		return -1;
+	m = &metrics[sm->id];
+	for (i = 0; i < sm->n; i++) {
+		m->term[i] = sm->term[i];
+		m->seen[i] = 0;
+	}
+	m->n = sm->n;
+	m->last = metric_value(m);
+	m->first = 1;
+	if (!m->on)
+		nmetrics_on++;
+	m->on = 1;
+	return 0;
+}
+
+void dyn_metric_disable(uint32_t id)
+{
+	if (id >= SPROTO_MAX_METRICS || !metrics[id].on)
+		return;
+	metrics[id].on = 0;
+	nmetrics_on--;
+}
+
+void dyn_metrics_clear(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < SPROTO_MAX_METRICS; i++)
+		metrics[i].on = 0;
+	nmetrics_on = 0;
+}
+
+uint32_t dyn_metrics_on(void)
+{
+	return nmetrics_on;
+}
+
+size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns)
+{
+	struct sproto_buf b;
+	uint32_t i;
+
+	if (!nmetrics_on)
+		return 0;
+	sproto_sample_begin(&b, buf, cap, start_ns, end_ns, dyn_lost_total());
+	for (i = 0; i < SPROTO_MAX_METRICS; i++) {
+		struct metric *m = &metrics[i];
+		struct sproto_sample_entry e;
+
+		if (!m->on)
+			continue;
+		e.metric = i;
+		e.flags = m->first ? SPROTO_S_FIRST : 0;
+		e.value = metric_value(m);
+		e.delta = (int64_t)((uint64_t)e.value - (uint64_t)m->last);
+		m->last = e.value;
+		m->first = 0;
+		sproto_sample_add(&b, &e);
+	}
+	return sproto_end(&b);
+}

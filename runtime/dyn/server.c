@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control server: a thread of the runtime (every signal blocked, never measured) serving
+ * one client at a time on a Unix socket, CTL_DIR/ctl.PID, in a private directory. Requests are
+ * answered in order (OK, ERROR or a reply); SAMPLE messages go out every bucket in between.
+ * docs/protocol.md has the protocol.
+ *
+ * The directory is $XDG_RUNTIME_DIR/sonde or /tmp/sonde-UID unless the tool names one; it is
+ * made 0700 and refused when it exists with another owner or mode. A client must be of the
+ * same user, or root (SO_PEERCRED).
+ */
+#include "dyn.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define SWEEP_NS 1000000000ull    /* ended threads' records are found this often */
+#define SEND_TIMEOUT_S 10         /* a client that reads nothing for this long is dropped */
+#define INBUF (SPROTO_MAX_MESSAGE + 65536)
+
+struct server {
+	int lfd, cfd;
+	int at_start;
+	int hello;                 /* the client said HELLO */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	uint8_t *in, *out;         /* INBUF, SPROTO_MAX_MESSAGE */
+	size_t inlen;
+	uint64_t bucket_ns, bucket_start, next_bucket, next_sweep;
+	int detach;
+	pid_t pid; /* of the process that opened the socket (not a forked child) */
+};
+
+static struct server srv = { .lfd = -1, .cfd = -1 };
+static _Atomic int running;
+
+int dyn_server_running(void)
+{
+	return atomic_load(&running);
+}
+
+/* ---- the directory and the socket ---- */
+
+static int default_dir(char *out, size_t cap)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	char *e;
+
+	if (x && x[0] == '/') {
+		e = rt_stpcpy(out, x, out + cap);
+		e = rt_stpcpy(e, "/sonde", out + cap);
+	} else {
+		e = rt_stpcpy(out, "/tmp/sonde-", out + cap);
+		e = rt_utoa(e, (uint64_t)geteuid(), out + cap);
+	}
+	return (size_t)(e - out) + 1 < cap ? 0 : -1;
+}
+
+/* Ours and 0700, made if missing; never followed through a symbolic link. */
+static int private_dir(const char *dir, const char **why)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		*why = "cannot make the control directory";
+		return -1;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		if (fd >= 0)
+			close(fd);
+		*why = "the control directory is not a directory";
+		return -1;
+	}
+	close(fd);
+	if (st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
+		*why = "the control directory exists with another owner or mode (want 0700, ours)";
+		return -1;
+	}
+	return 0;
+}
+
+static int socket_path(const char *dir, char *out, size_t cap)
+{
+	char *e = rt_stpcpy(out, dir, out + cap);
+
+	e = rt_stpcpy(e, "/ctl.", out + cap);
+	e = rt_utoa(e, (uint64_t)getpid(), out + cap);
+	return (size_t)(e - out) + 1 < cap ? 0 : -1;
+}
+
+/* A socket left by a dead process of the same pid goes; anything else there is refused. */
+static int clear_stale(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode))
+		return -1;
+	return unlink(path);
+}
+
+static int listen_on(const char *path, const char **why)
+{
+	struct sockaddr_un a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	rt_stpcpy(a.sun_path, path, a.sun_path + sizeof(a.sun_path));
+	if (clear_stale(path) != 0) {
+		*why = "something else has the control socket's name";
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    chmod(path, 0600) != 0 || listen(fd, 4) != 0) {
+		if (fd >= 0)
+			close(fd);
+		*why = "cannot listen on the control socket";
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- sending ---- */
+
+static void drop_client(void)
+{
+	if (srv.cfd >= 0)
+		close(srv.cfd);
+	srv.cfd = -1;
+	srv.inlen = 0;
+	srv.hello = 0;
+	dyn_metrics_clear(); /* nobody to send them to; the points go on counting */
+}
+
+static void send_all(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n && srv.cfd >= 0) {
+		ssize_t w = send(srv.cfd, b, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			drop_client();
+			return;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+}
+
+static void send_msg(size_t n)
+{
+	if (n)
+		send_all(srv.out, n);
+}
+
+static void reply_ok(uint16_t type)
+{
+	send_msg(sproto_put_ok(srv.out, SPROTO_MAX_MESSAGE, type));
+}
+
+static void reply_error(uint16_t type, const char *text)
+{
+	send_msg(sproto_put_error(srv.out, SPROTO_MAX_MESSAGE, type, text));
+}
+
+/* ---- requests ---- */
+
+static void on_hello(const struct sproto_hello *h)
+{
+	struct sproto_hello_reply r;
+
+	if (h->min_version > SPROTO_VERSION || h->max_version < SPROTO_VERSION) {
+		reply_error(SPROTO_HELLO, "unsupported protocol version (this runtime speaks 1)");
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.version = SPROTO_VERSION;
+	r.pid = (uint32_t)getpid();
+	r.flags = (srv.at_start ? SPROTO_F_AT_START : 0) | (rt_clock_tsc ? SPROTO_F_TSC : 0) |
+		  (rt_mode == RT_MODE_PROFILE && atomic_load(&rt_ready) ? SPROTO_F_PROFILE : 0);
+	r.max_points = DYN_POINTS;
+	r.max_actions = SPROTO_MAX_ACTIONS;
+	r.max_counters = DYN_COUNTERS;
+	r.max_timers = DYN_TIMERS;
+	r.max_metrics = SPROTO_MAX_METRICS;
+	r.max_terms = SPROTO_MAX_TERMS;
+	r.shadow_depth = DYN_SHADOW;
+	r.bucket_ns = srv.bucket_ns;
+	r.entry_addr = (uint64_t)(uintptr_t)&sonde__dyn_entry;
+	r.exit_addr = (uint64_t)(uintptr_t)&sonde__dyn_exit;
+	r.ret_tramp_addr = (uint64_t)(uintptr_t)dyn_ret_tramp_local;
+	rt_stpcpy(r.build, "sonde " SONDE_VERSION, r.build + sizeof(r.build));
+	srv.hello = 1;
+	send_msg(sproto_put_hello_reply(srv.out, SPROTO_MAX_MESSAGE, &r));
+}
+
+static void restart_buckets(void)
+{
+	srv.bucket_start = dyn_mono_ns();
+	srv.next_bucket = srv.bucket_start + srv.bucket_ns;
+}
+
+static void on_metric_enable(const struct sproto_metric *m)
+{
+	if (!dyn_metrics_on())
+		restart_buckets();
+	if (dyn_metric_enable(m) != 0)
+		reply_error(SPROTO_METRIC_ENABLE, "bad metric");
+	else
+		reply_ok(SPROTO_METRIC_ENABLE);
+}
+
+static void on_point_set(const struct sproto_point_set *ps)
+{
+	const char *why = NULL;
+
+	if (dyn_point_set(ps, &why) != 0)
+		reply_error(SPROTO_POINT_SET, why);
+	else
+		reply_ok(SPROTO_POINT_SET);
+}
+
+static void end_session(void)
+{
+	dyn_metrics_clear();
+	dyn_points_clear(0, DYN_POINTS);
+	atomic_store(&dyn_paused, 0);
+}
+
+static void dispatch(const struct sproto_msg *m)
+{
+	uint16_t type = m->h.type;
+
+	switch (type) {
+	case SPROTO_HELLO: on_hello(&m->u.hello); return;
+	case SPROTO_LIST: send_msg(dyn_list_reply(srv.out, SPROTO_MAX_MESSAGE)); return;
+	case SPROTO_POINT_SET: on_point_set(&m->u.point_set); return;
+	case SPROTO_POINT_CLEAR: dyn_points_clear(m->u.clear.first, m->u.clear.count); break;
+	case SPROTO_METRIC_ENABLE: on_metric_enable(&m->u.metric); return;
+	case SPROTO_METRIC_DISABLE: dyn_metric_disable(m->u.metric.id); break;
+	case SPROTO_SAMPLING: srv.bucket_ns = m->u.bucket_ns; restart_buckets(); break;
+	case SPROTO_PAUSE: atomic_store(&dyn_paused, 1); break;
+	case SPROTO_RESUME: atomic_store(&dyn_paused, 0); break;
+	case SPROTO_DETACH: end_session(); srv.detach = 1; break;
+	default: reply_error(type, "not a request"); return;
+	}
+	reply_ok(type);
+}
+
+static void handle(const struct sproto_header *h, const uint8_t *payload)
+{
+	struct sproto_msg m;
+	char err[200];
+
+	if (!sproto_is_request(h->type)) {
+		reply_error(SPROTO_HELLO, "the runtime takes requests only");
+		return;
+	}
+	if (sproto_decode(h, payload, &m, err, sizeof(err)) != 0) {
+		reply_error(h->type, err);
+		return;
+	}
+	if (!srv.hello && h->type != SPROTO_HELLO) {
+		reply_error(h->type, "HELLO first");
+		return;
+	}
+	dispatch(&m);
+}
+
+/* Every whole message in the input; a broken frame ends the connection (no resync). */
+static void take_input(void)
+{
+	size_t off = 0;
+
+	while (srv.cfd >= 0 && !srv.detach) {
+		struct sproto_header h;
+		char err[200];
+		long n = sproto_frame(srv.in + off, srv.inlen - off, &h, err, sizeof(err));
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			reply_error(SPROTO_HELLO, err);
+			drop_client();
+			return;
+		}
+		handle(&h, srv.in + off + SPROTO_HEADER_SIZE);
+		off += (size_t)n;
+	}
+	if (srv.cfd >= 0 && off) {
+		memmove(srv.in, srv.in + off, srv.inlen - off);
+		srv.inlen -= off;
+	}
+}
+
+static void read_client(void)
+{
+	ssize_t n = recv(srv.cfd, srv.in + srv.inlen, INBUF - srv.inlen, 0);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		drop_client();
+		return;
+	}
+	srv.inlen += (size_t)n;
+	take_input();
+}
+
+/* ---- connections ---- */
+
+static int peer_allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+		return 0;
+	return cr.uid == geteuid() || cr.uid == 0;
+}
+
+static void refuse(int fd, const char *why)
+{
+	uint8_t msg[SPROTO_HEADER_SIZE + SPROTO_MAX_TEXT + 8];
+	size_t n = sproto_put_error(msg, sizeof(msg), SPROTO_HELLO, why);
+
+	if (send(fd, msg, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		(void)0;
+	close(fd);
+}
+
+static void accept_client(void)
+{
+	struct timeval tv = { SEND_TIMEOUT_S, 0 };
+	int fd = accept4(srv.lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (!peer_allowed(fd)) {
+		refuse(fd, "permission denied: another user");
+		return;
+	}
+	if (srv.cfd >= 0) {
+		refuse(fd, "another client is connected");
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	srv.cfd = fd;
+	srv.inlen = 0;
+	srv.hello = 0;
+}
+
+/* ---- the loop ---- */
+
+static void sample_now(void)
+{
+	uint64_t now = dyn_mono_ns();
+	size_t n;
+
+	if (now < srv.next_bucket)
+		return;
+	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.bucket_start, now);
+	srv.bucket_start = now;
+	srv.next_bucket += srv.bucket_ns;
+	if (srv.next_bucket <= now) /* fell behind: the next bucket starts now */
+		srv.next_bucket = now + srv.bucket_ns;
+	if (srv.cfd >= 0)
+		send_msg(n);
+}
+
+static void housekeeping(void)
+{
+	uint64_t now = dyn_mono_ns();
+
+	if (now < srv.next_sweep)
+		return;
+	dyn_threads_sweep();
+	dyn_points_reclaim(now);
+	srv.next_sweep = now + SWEEP_NS;
+}
+
+static int poll_timeout_ms(void)
+{
+	uint64_t now = dyn_mono_ns(), until = srv.next_sweep;
+
+	if (srv.cfd >= 0 && dyn_metrics_on() && srv.next_bucket < until)
+		until = srv.next_bucket;
+	return until <= now ? 0 : (int)((until - now + 999999) / 1000000);
+}
+
+static void serve_once(void)
+{
+	struct pollfd p[2] = { { srv.lfd, POLLIN, 0 }, { srv.cfd, POLLIN, 0 } };
+	int n = poll(p, srv.cfd >= 0 ? 2 : 1, poll_timeout_ms());
+
+	if (n > 0 && (p[0].revents & POLLNVAL)) {
+		srv.detach = 1; /* the program closed our socket: give up quietly */
+		return;
+	}
+	if (n > 0 && srv.cfd >= 0 && p[1].revents)
+		read_client();
+	if (n > 0 && (p[0].revents & POLLIN))
+		accept_client();
+	if (srv.cfd >= 0 && dyn_metrics_on())
+		sample_now();
+	housekeeping();
+}
+
+static void *server_main(void *arg)
+{
+	(void)arg;
+	rt_busy = 1; /* neither the profile probes nor the points count this thread */
+	while (!srv.detach)
+		serve_once();
+	drop_client();
+	close(srv.lfd);
+	unlink(srv.path);
+	srv.lfd = -1;
+	atomic_store(&running, 0);
+	return NULL;
+}
+
+/* ---- start and stop ---- */
+
+static int start_thread(void)
+{
+	typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	create_fn create = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+	sigset_t all, old;
+	pthread_t th;
+	int rc;
+
+	if (!create)
+		create = pthread_create;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = create(&th, NULL, server_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		pthread_detach(th);
+	return rc == 0 ? 0 : -1;
+}
+
+static int map_buffers(void)
+{
+	if (!srv.in)
+		srv.in = rt_map(INBUF);
+	if (!srv.out)
+		srv.out = rt_map(SPROTO_MAX_MESSAGE);
+	return srv.in && srv.out ? 0 : -1;
+}
+
+/* Open the socket and start serving; 0, or -1 (why goes to the log in dynamic mode). */
+int dyn_server_start(const char *ctl_dir, int at_start)
+{
+	char dir[sizeof(srv.path)];
+	const char *why = "cannot start the control thread";
+	int expect = 0;
+
+	if (!atomic_compare_exchange_strong(&running, &expect, 1))
+		return 0;
+	if (ctl_dir && ctl_dir[0])
+		rt_stpcpy(dir, ctl_dir, dir + sizeof(dir));
+	if ((!ctl_dir || !ctl_dir[0]) && default_dir(dir, sizeof(dir)) != 0)
+		why = "control directory name too long";
+	else if (socket_path(dir, srv.path, sizeof(srv.path)) != 0)
+		why = "control socket name too long";
+	else if (map_buffers() != 0)
+		why = "out of memory";
+	else if (private_dir(dir, &why) == 0 && (srv.lfd = listen_on(srv.path, &why)) >= 0) {
+		srv.at_start = at_start;
+		srv.pid = getpid();
+		srv.detach = 0;
+		srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS;
+		srv.next_sweep = 0;
+		end_session();
+		dyn_counters_reset();
+		dyn_threads_reset();
+		if (start_thread() == 0)
+			return 0;
+		why = "cannot start the control thread";
+		close(srv.lfd);
+		unlink(srv.path);
+		srv.lfd = -1;
+	}
+	if (rt_mode != RT_MODE_ATTACHED)
+		rt_log(why);
+	atomic_store(&running, 0);
+	return -1;
+}
+
+/* At exit: the socket's name goes with the process. */
+void dyn_server_unlink(void)
+{
+	if (atomic_load(&running) && srv.path[0] && srv.pid == getpid())
+		unlink(srv.path);
+}
+
+RT_EXPORT int sonde__attach(const char *ctl_dir)
+{
+	return dyn_server_start(ctl_dir, 0);
+}

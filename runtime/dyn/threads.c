@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread state of dynamic instrumentation: timers and the shadow stack, one mmap'd record
+ * per thread, found through an initial-exec thread-local pointer. Records go on a push-only
+ * list and are never unmapped: the sampler reads them at any time. The record of a thread that
+ * ended is taken over by the next new thread (the sweep, run by the control thread, finds the
+ * ended ones), so the list grows with the threads alive at once, not with every thread made.
+ *
+ * dyn_thread_new runs on the entry path (a thread's first timer or exit): system calls only.
+ */
+#include "dyn.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+RT_TLS struct dyn_thread *dyn_self;
+_Atomic(struct dyn_thread *) dyn_threads;
+_Atomic uint64_t dyn_lost_nothread; /* calls not hooked: a thread's state could not be mapped */
+
+/* A record whose thread ended, taken over whole: its timers' totals stay in the sums. */
+static struct dyn_thread *take_free(void)
+{
+	struct dyn_thread *t;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next) {
+		int expect = DYN_T_FREE;
+
+		if (atomic_load_explicit(&t->state, memory_order_relaxed) == DYN_T_FREE &&
+		    atomic_compare_exchange_strong(&t->state, &expect, DYN_T_CLAIMED))
+			return t;
+	}
+	return NULL;
+}
+
+struct dyn_thread *dyn_thread_new(void)
+{
+	struct dyn_thread *t = take_free();
+
+	if (t) { /* the sweep leaves it alone until its new tid is in */
+		t->depth = t->hiwater = 0;
+		t->tid = dyn_sys_gettid();
+		atomic_store(&t->state, DYN_T_LIVE);
+		dyn_self = t;
+		return t;
+	}
+	t = dyn_sys_map(sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = dyn_sys_gettid();
+	atomic_store_explicit(&t->state, DYN_T_LIVE, memory_order_relaxed);
+	t->next = atomic_load(&dyn_threads);
+	while (!atomic_compare_exchange_weak(&dyn_threads, &t->next, t))
+		;
+	dyn_self = t;
+	return t;
+}
+
+/* Ordered: not before the loads ahead of it, not after the load of seq behind it. */
+static uint64_t clock_read(int cpu, int tid)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	if (cpu) {
+		if (clock_gettime(dyn_thread_cpu_clock(tid), &ts) != 0)
+			return 0; /* the thread is gone: its time stays as it was */
+		return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	if (!rt_clock_tsc)
+		return rt_mono_ns();
+	__asm__ volatile("lfence" ::: "memory");
+	t = rt_rdtsc();
+	__asm__ volatile("lfence" ::: "memory");
+	return t;
+}
+
+uint64_t dyn_timer_value(const struct dyn_timer *tm, int cpu, int tid)
+{
+	uint64_t total = 0, start, now = 0;
+	uint32_t s1, s2, depth;
+	int tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		s1 = __atomic_load_n(&tm->seq, __ATOMIC_ACQUIRE);
+		depth = __atomic_load_n(&tm->depth, __ATOMIC_RELAXED);
+		start = __atomic_load_n(&tm->start, __ATOMIC_RELAXED);
+		total = __atomic_load_n(&tm->total, __ATOMIC_RELAXED);
+		if (depth && !(s1 & 1))
+			now = clock_read(cpu, tid);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&tm->seq, __ATOMIC_RELAXED);
+		if (s1 == s2 && !(s1 & 1))
+			return depth && now > start ? total + (now - start) : total;
+		__asm__ volatile("pause");
+	}
+	return total;
+}
+
+/* Stop the running timers of a thread that is gone: wall time runs to now, CPU time froze. */
+static void close_timers(struct dyn_thread *t, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < DYN_TIMERS; i++) {
+		struct dyn_timer *w = &t->wall[i], *c = &t->cpu[i];
+
+		if (w->depth) {
+			dyn_seq_bump(&w->seq);
+			if (now > w->start)
+				w->total += now - w->start;
+			w->depth = 0;
+			dyn_seq_bump(&w->seq);
+		}
+		if (c->depth) {
+			dyn_seq_bump(&c->seq);
+			c->depth = 0;
+			dyn_seq_bump(&c->seq);
+		}
+	}
+}
+
+static int thread_gone(int tid)
+{
+	return syscall(SYS_tgkill, getpid(), tid, 0) != 0 && errno == ESRCH;
+}
+
+/* Control thread, now and then: records of ended threads become free for new threads. */
+void dyn_threads_sweep(void)
+{
+	struct dyn_thread *t;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next)
+		if (atomic_load(&t->state) == DYN_T_LIVE && thread_gone(t->tid)) {
+			close_timers(t, dyn_wall_now());
+			t->depth = t->hiwater = 0;
+			atomic_store(&t->state, DYN_T_FREE);
+		}
+}
+
+/*
+ * A new session starts from zero. Called while no point is active: only calls entered in an
+ * earlier session can still touch a timer, and their exits find no actions.
+ */
+void dyn_threads_reset(void)
+{
+	struct dyn_thread *t;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next) {
+		uint32_t i;
+
+		for (i = 0; i < DYN_TIMERS; i++) {
+			if (t->wall[i].total || t->wall[i].depth) {
+				dyn_seq_bump(&t->wall[i].seq);
+				t->wall[i].total = t->wall[i].depth = 0;
+				dyn_seq_bump(&t->wall[i].seq);
+			}
+			if (t->cpu[i].total || t->cpu[i].depth) {
+				dyn_seq_bump(&t->cpu[i].seq);
+				t->cpu[i].total = t->cpu[i].depth = 0;
+				dyn_seq_bump(&t->cpu[i].seq);
+			}
+		}
+		__atomic_store_n(&t->lost, 0, __ATOMIC_RELAXED);
+	}
+	atomic_store(&dyn_lost_nothread, 0);
+}
+
+uint64_t dyn_lost_total(void)
+{
+	uint64_t n = atomic_load(&dyn_lost_nothread);
+	struct dyn_thread *t;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next)
+		n += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
+	return n;
+}

@@ -1,0 +1,676 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of dynamic instrumentation's runtime side (runtime/dyn/): functions instrumented
+ * through hand-written entry trampolines (dyn_tramp.S) and the real return trampoline
+ * (runtime/arch/x86_64/dyn_ret.S). Primitives, predicates on counters, arguments and return
+ * values, timers (nesting over recursion, CPU time, consistent reads from another thread,
+ * sums over threads), the shadow stack (longjmp, tail calls, a full stack, signal handlers),
+ * pause, replacement and clearing of a point while calls are in progress, and the records of
+ * threads that ended.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
+
+#include <cmocka.h>
+
+#include "dyn_test.h"
+
+static int setup(void **state)
+{
+	(void)state;
+	dyn_test_reset();
+	return 0;
+}
+
+static void set1(uint32_t point, struct sproto_action a)
+{
+	assert_int_equal(set_point(point, 1, &a), 0);
+}
+
+static void set2(uint32_t point, struct sproto_action a, struct sproto_action b)
+{
+	struct sproto_action v[2] = { a, b };
+
+	assert_int_equal(set_point(point, 2, v), 0);
+}
+
+static uint32_t shadow_depth(void)
+{
+	return dyn_self ? dyn_self->depth : 0;
+}
+
+/* ---- primitives ---- */
+
+static void test_inactive(void **state)
+{
+	(void)state;
+	assert_int_equal(tr_add(2, 3), 5);
+	assert_null(dyn_self); /* an inactive point touches no thread state */
+}
+
+static void test_counters(void **state)
+{
+	struct sproto_action v[3] = { act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 3),
+				      act_counter(SPROTO_AT_ENTRY, SPROTO_SUB, 2, 5),
+				      act_counter(SPROTO_AT_ENTRY, SPROTO_SET, 3, -9) };
+	int i;
+
+	(void)state;
+	assert_int_equal(set_point(P_ADD, 3, v), 0);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(tr_add(i, 1), i + 1);
+	assert_int_equal(counter(1), 3000);
+	assert_int_equal(counter(2), -5000);
+	assert_int_equal(counter(3), -9);
+	dyn_points_clear(P_ADD, 1);
+	assert_int_equal(tr_add(1, 1), 2);
+	assert_int_equal(counter(1), 3000);
+}
+
+/* Entry actions run in order, then exit actions in order. */
+static void test_action_order(void **state)
+{
+	struct sproto_action v[4] = {
+		act_counter(SPROTO_AT_EXIT, SPROTO_SET, 1, 0),
+		act_counter(SPROTO_AT_ENTRY, SPROTO_SET, 1, 10),
+		with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1), SPROTO_PRED_COUNTER, 1,
+			  SPROTO_EQ, 0),
+		with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 3, 1), SPROTO_PRED_COUNTER, 1,
+			  SPROTO_EQ, 10),
+	};
+
+	(void)state;
+	assert_int_equal(set_point(P_ADD, 4, v), 0);
+	assert_int_equal(tr_add(1, 2), 3);
+	assert_int_equal(counter(1), 0);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(counter(3), 1);
+	assert_int_equal(shadow_depth(), 0);
+}
+
+/* ---- predicates ---- */
+
+static void test_arg_predicates(void **state)
+{
+	static const int ops[] = { SPROTO_EQ, SPROTO_NE, SPROTO_LT, SPROTO_LE, SPROTO_GT, SPROTO_GE };
+	static const long args[] = { -20, -11, -10, -9, 0, 10, 11 };
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		long want = 0;
+
+		dyn_counters_reset();
+		set1(P_ADD, with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1),
+				      SPROTO_PRED_ARG, 1, ops[i], -10));
+		for (j = 0; j < sizeof(args) / sizeof(args[0]); j++) {
+			long b = args[j];
+
+			assert_int_equal(tr_add(1000, b), 1000 + b);
+			want += ops[i] == SPROTO_EQ ? b == -10 : ops[i] == SPROTO_NE ? b != -10
+				: ops[i] == SPROTO_LT ? b < -10 : ops[i] == SPROTO_LE ? b <= -10
+				: ops[i] == SPROTO_GT ? b > -10 : b >= -10;
+		}
+		assert_int_equal(counter(1), want);
+	}
+	set1(P_ADD, with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 2, 1), SPROTO_PRED_ARG, 0,
+			      SPROTO_EQ, 77)); /* the first argument */
+	tr_add(77, 0);
+	tr_add(76, 77);
+	assert_int_equal(counter(2), 1);
+}
+
+static void test_retval_predicate(void **state)
+{
+	(void)state;
+	set2(P_ADD, with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1), SPROTO_PRED_RETVAL, 0,
+			      SPROTO_EQ, 5),
+	     with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1), SPROTO_PRED_RETVAL, 0,
+		       SPROTO_LT, 0));
+	assert_int_equal(tr_add(2, 3), 5);
+	assert_int_equal(tr_add(1, 1), 2);
+	assert_int_equal(tr_add(4, 1), 5);
+	assert_int_equal(tr_add(-4, 1), -3);
+	assert_int_equal(counter(1), 2);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(shadow_depth(), 0);
+}
+
+static void count_inside(long x)
+{
+	tr_add(x, 0);
+}
+
+/* Seed 003 figure 5.4: calls of one function counted only while another is active. */
+static void test_counter_predicate(void **state)
+{
+	(void)state;
+	set2(P_HOOK, act_counter(SPROTO_AT_ENTRY, SPROTO_SET, 10, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_SET, 10, 0));
+	set1(P_ADD, with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 11, 1), SPROTO_PRED_COUNTER,
+			      10, SPROTO_GT, 0));
+	tr_add(1, 2);
+	assert_int_equal(counter(11), 0);
+	hook = count_inside;
+	assert_int_equal(tr_hook(5), 6);
+	assert_int_equal(tr_hook(6), 7);
+	assert_int_equal(counter(11), 2);
+	assert_int_equal(counter(10), 0);
+	tr_add(1, 2);
+	assert_int_equal(counter(11), 2);
+}
+
+/* ---- return values through the return trampoline ---- */
+
+static void test_return_values(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	set1(P_HALF, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
+	set1(P_PAIR, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
+	assert_true(tr_half(3.0) == 1.5); /* argument and result in xmm0 */
+	p = tr_pair(4, 5);
+	assert_int_equal(p.a, 40);
+	assert_int_equal(p.b, 500);
+	assert_int_equal(counter(1), 2);
+	assert_int_equal(shadow_depth(), 0);
+}
+
+/* ---- timers ---- */
+
+/* Only the outermost start and stop of a recursion count: the time once, not per level. */
+static void test_timer_recursion(void **state)
+{
+	uint64_t t0, elapsed;
+	int64_t wall, cpu;
+
+	(void)state;
+	rec_spin_ns = 3000000;
+	{
+		struct sproto_action v[4] = { act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 5),
+					      act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 5),
+					      act_timer(SPROTO_AT_ENTRY, SPROTO_START_CPU, 6),
+					      act_timer(SPROTO_AT_EXIT, SPROTO_STOP_CPU, 6) };
+
+		assert_int_equal(set_point(P_REC, 4, v), 0);
+	}
+	t0 = mono_ns();
+	assert_int_equal(tr_rec(6), 6);
+	elapsed = mono_ns() - t0;
+	wall = timer_ns(SPROTO_TERM_WALL, 5, 0);
+	cpu = timer_ns(SPROTO_TERM_CPU, 6, 0);
+	assert_true(wall >= 3000000 && (uint64_t)wall <= elapsed + 50000);
+	assert_true(cpu > 0 && cpu <= wall + 1000000);
+	assert_int_equal(dyn_self->wall[5].depth, 0);
+	assert_int_equal(dyn_self->cpu[6].depth, 0);
+	assert_int_equal(shadow_depth(), 0);
+	assert_int_equal(tr_rec(2), 2);
+	assert_true(timer_ns(SPROTO_TERM_WALL, 5, 0) >= wall + 3000000);
+}
+
+static void test_cpu_timer(void **state)
+{
+	int64_t cpu, wall;
+
+	(void)state;
+	set2(P_SPIN, act_timer(SPROTO_AT_ENTRY, SPROTO_START_CPU, 1),
+	     act_timer(SPROTO_AT_EXIT, SPROTO_STOP_CPU, 1));
+	tr_spin(20000000, 1);
+	cpu = timer_ns(SPROTO_TERM_CPU, 1, 0);
+	wall = timer_ns(SPROTO_TERM_WALL, 1, 0);
+	assert_true(cpu >= 20000000 && cpu < 25000000);
+	assert_int_equal(wall, 0); /* wall and CPU timers are apart */
+}
+
+/* A stop without its start, and a start without its stop, do no harm. */
+static void test_timer_unbalanced(void **state)
+{
+	int64_t v;
+
+	(void)state;
+	set1(P_ADD, act_timer(SPROTO_AT_ENTRY, SPROTO_STOP_WALL, 2));
+	tr_add(1, 1);
+	assert_int_equal(timer_ns(SPROTO_TERM_WALL, 2, 0), 0);
+	set1(P_ADD, act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 2));
+	tr_add(1, 1);
+	tr_add(1, 1);
+	assert_int_equal(dyn_self->wall[2].depth, 2);
+	v = timer_ns(SPROTO_TERM_WALL, 2, 0);
+	tr_spin(1000000, 0);
+	assert_true(timer_ns(SPROTO_TERM_WALL, 2, 0) >= v + 1000000); /* running: grows */
+}
+
+static _Atomic int reading_done;
+static _Atomic uint64_t most_read;
+
+/*
+ * While the owner starts and stops, a value read from another thread is never more than the
+ * owner will have added (the clock is read inside the consistent window): at the end no read
+ * exceeds the final total, but for the TSC's skew between cores.
+ */
+static void *timer_reader(void *arg)
+{
+	const struct dyn_timer *tm = arg;
+	uint64_t most = 0;
+
+	while (!atomic_load(&reading_done)) {
+		uint64_t v = dyn_timer_value(tm, 0, 0);
+
+		if (v > most)
+			most = v;
+	}
+	atomic_store(&most_read, most);
+	return NULL;
+}
+
+static void test_timer_consistent_reads(void **state)
+{
+	struct dyn_timer *tm;
+	pthread_t th;
+	uint64_t final;
+	int i;
+
+	(void)state;
+	set2(P_ADD, act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 3),
+	     act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 3));
+	tr_add(0, 0); /* makes this thread's state */
+	tm = &dyn_self->wall[3];
+	atomic_store(&reading_done, 0);
+	assert_int_equal(pthread_create(&th, NULL, timer_reader, tm), 0);
+	for (i = 0; i < 2000000; i++)
+		tr_add(i, 1);
+	final = tm->total;
+	atomic_store(&reading_done, 1);
+	pthread_join(th, NULL);
+	assert_true(atomic_load(&most_read) > 0);
+	assert_true(atomic_load(&most_read) <= final + 10000);
+	assert_int_equal(tm->seq % 2, 0);
+	assert_int_equal(tm->depth, 0);
+}
+
+static void *add_loop_thread(void *arg)
+{
+	long i = 0;
+
+	(void)arg;
+	while (!atomic_load(&reading_done))
+		tr_add(i++, 1);
+	return NULL;
+}
+
+/* The sampler's values of a busy timer never go back. */
+static void test_timer_samples_monotonic(void **state)
+{
+	struct sproto_metric m = { .id = 5, .n = 1, .term = { { SPROTO_TERM_WALL, 3, 0 } } };
+	static uint8_t msg[4096];
+	pthread_t th;
+	int64_t last = 0;
+	int i, k;
+
+	(void)state;
+	set2(P_ADD, act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 3),
+	     act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 3));
+	assert_int_equal(dyn_metric_enable(&m), 0);
+	atomic_store(&reading_done, 0);
+	assert_int_equal(pthread_create(&th, NULL, add_loop_thread, NULL), 0);
+	for (k = 0; k < 20000; k++) {
+		size_t n = dyn_sample(msg, sizeof(msg), 0, 1);
+		struct sproto_header h;
+		struct sproto_sample_entry e;
+		struct sproto_msg dm;
+		char err[100];
+
+		assert_true(n > 0);
+		assert_int_equal(sproto_frame(msg, n, &h, err, sizeof(err)), (long)n);
+		assert_int_equal(sproto_decode(&h, msg + SPROTO_HEADER_SIZE, &dm, err, sizeof(err)), 0);
+		assert_int_equal(dm.u.sample.n, 1);
+		sproto_sample_entry(&dm.u.sample, 0, &e);
+		assert_true(e.delta >= 0 && e.value >= last);
+		last = e.value;
+		for (i = 0; i < 100; i++)
+			__asm__ volatile("pause");
+	}
+	atomic_store(&reading_done, 1);
+	pthread_join(th, NULL);
+	assert_true(last > 0);
+}
+
+struct spinner {
+	pthread_t th;
+	int tid;
+};
+
+static void *spin_thread(void *arg)
+{
+	struct spinner *s = arg;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		tr_spin(1000000, 0);
+	s->tid = dyn_self->tid;
+	return NULL;
+}
+
+/* Timers are per thread and summed over the threads; one thread's alone on request. */
+static void test_timer_threads(void **state)
+{
+	struct spinner s[4];
+	int64_t sum = 0, all;
+	int i;
+
+	(void)state;
+	set2(P_SPIN, act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 4),
+	     act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 4));
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&s[i].th, NULL, spin_thread, &s[i]), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(s[i].th, NULL);
+	all = timer_ns(SPROTO_TERM_WALL, 4, 0);
+	for (i = 0; i < 4; i++) {
+		int64_t one = timer_ns(SPROTO_TERM_WALL, 4, (uint32_t)s[i].tid);
+
+		assert_true(one >= 20000000 && one < 200000000);
+		sum += one;
+	}
+	assert_true(all >= sum - 4 && all <= sum + 4); /* ticks to ns, rounded once or 4 times */
+}
+
+/* ---- counters over threads ---- */
+
+static void *add_thread(void *arg)
+{
+	long i;
+
+	(void)arg;
+	for (i = 0; i < 200000; i++)
+		tr_add(i, 0);
+	return NULL;
+}
+
+static void test_counter_threads(void **state)
+{
+	pthread_t th[4];
+	int i;
+
+	(void)state;
+	set2(P_ADD, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 7, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 8, 2));
+	for (i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, add_thread, NULL), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(counter(7), 800000);
+	assert_int_equal(counter(8), 1600000);
+}
+
+/* ---- the shadow stack ---- */
+
+/* Frames left by a longjmp are dropped at the next entry; their exits never run. */
+static void test_longjmp_entry(void **state)
+{
+	jmp_buf jb;
+	int i;
+
+	(void)state;
+	set1(P_JUMP, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
+	set2(P_ADD, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 2, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 3, 1));
+	jump_to = &jb;
+	for (i = 0; i < 3 * DYN_SHADOW; i++) {
+		if (!setjmp(jb))
+			tr_jump(3);
+		assert_int_equal(tr_add(i, 1), i + 1);
+	}
+	assert_int_equal(counter(1), 0);
+	assert_int_equal(counter(2), 3 * DYN_SHADOW);
+	assert_int_equal(counter(3), 3 * DYN_SHADOW);
+	assert_int_equal(shadow_depth(), 0);
+	assert_int_equal(dyn_lost_total(), 0);
+}
+
+/* ...or at the exit of a function below them. */
+static void test_longjmp_exit(void **state)
+{
+	int i;
+
+	(void)state;
+	set1(P_JUMP, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
+	set1(P_OUTER, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1));
+	for (i = 0; i < 100; i++)
+		assert_int_equal(tr_outer(i % 7), 7);
+	assert_int_equal(counter(1), 0);
+	assert_int_equal(counter(2), 100);
+	assert_int_equal(shadow_depth(), 0);
+}
+
+/* A tail call from one instrumented function to another: both exits fire, in order. */
+static void test_tail_call(void **state)
+{
+	(void)state;
+	set2(P_TAIL, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1),
+	     with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_SET, 3, 1), SPROTO_PRED_COUNTER, 2,
+		       SPROTO_EQ, 1));
+	set2(P_ADD, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1),
+	     with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 4, 1), SPROTO_PRED_RETVAL, 0,
+		       SPROTO_EQ, 9));
+	assert_int_equal(tr_tail(4, 5), 9);
+	assert_int_equal(counter(1), 1);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(counter(3), 1); /* the callee's exit ran first */
+	assert_int_equal(counter(4), 1);
+	assert_int_equal(shadow_depth(), 0);
+}
+
+/* Deeper than the shadow stack: the calls beyond it run no action and are counted as lost. */
+static void test_shadow_full(void **state)
+{
+	long extra = 100;
+
+	(void)state;
+	rec_spin_ns = 0;
+	{
+		struct sproto_action v[4] = { act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1),
+					      act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1),
+					      act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 9),
+					      act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 9) };
+
+		assert_int_equal(set_point(P_REC, 4, v), 0);
+	}
+	assert_int_equal(tr_rec(DYN_SHADOW + extra - 1), DYN_SHADOW + extra - 1);
+	assert_int_equal(counter(1), DYN_SHADOW);
+	assert_int_equal(counter(2), DYN_SHADOW);
+	assert_int_equal(dyn_lost_total(), extra);
+	assert_int_equal(dyn_self->wall[9].depth, 0);
+	assert_int_equal(shadow_depth(), 0);
+	assert_int_equal(tr_rec(3), 3); /* and on as before */
+	assert_int_equal(counter(2), DYN_SHADOW + 4);
+}
+
+/* ---- pause, replacement, clearing while a call is in progress ---- */
+
+static void pause_now(long x)
+{
+	(void)x;
+	atomic_store(&dyn_paused, 1);
+}
+
+static void test_pause(void **state)
+{
+	(void)state;
+	set2(P_HOOK, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1));
+	hook = pause_now;
+	assert_int_equal(tr_hook(1), 2); /* entered before the pause: its exit still runs */
+	assert_int_equal(counter(1), 1);
+	assert_int_equal(counter(2), 1);
+	hook = NULL;
+	tr_hook(1);
+	assert_int_equal(counter(1), 1);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(shadow_depth(), 0);
+	atomic_store(&dyn_paused, 0);
+	tr_hook(1);
+	assert_int_equal(counter(1), 2);
+	assert_int_equal(counter(2), 2);
+}
+
+static void replace_now(long x)
+{
+	struct sproto_action a = act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 3, x);
+
+	assert_int_equal(set_point(P_HOOK, 1, &a), 0);
+}
+
+static void clear_now(long x)
+{
+	(void)x;
+	dyn_points_clear(P_HOOK, 1);
+}
+
+static void test_replace_and_clear(void **state)
+{
+	(void)state;
+	set2(P_HOOK, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1));
+	hook = replace_now;
+	assert_int_equal(tr_hook(5), 6); /* the exit runs the new actions */
+	assert_int_equal(counter(1), 1);
+	assert_int_equal(counter(2), 0);
+	assert_int_equal(counter(3), 5);
+	set2(P_HOOK, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1));
+	hook = clear_now;
+	assert_int_equal(tr_hook(8), 9); /* cleared meanwhile: returns, runs nothing */
+	assert_int_equal(counter(1), 2);
+	assert_int_equal(counter(2), 0);
+	assert_int_equal(shadow_depth(), 0);
+}
+
+/* ---- signal handlers running instrumented code on top of it ---- */
+
+static volatile sig_atomic_t in_handler_calls;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	tr_sig(1, 2);
+	in_handler_calls++;
+}
+
+static void test_signals(void **state)
+{
+	struct itimerval it = { { 0, 50 }, { 0, 50 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct sigaction sa;
+	uint64_t end;
+	long i = 0;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	set2(P_ADD, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1));
+	{
+		struct sproto_action v[4] = { act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 3, 1),
+					      act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 4, 1),
+					      act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 7),
+					      act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 7) };
+
+		assert_int_equal(set_point(P_SIG, 4, v), 0);
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (end = mono_ns() + 300000000; mono_ns() < end; i++)
+		assert_int_equal(tr_add(i, 1), i + 1);
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+	assert_true(in_handler_calls > 10);
+	assert_int_equal(counter(1), i);
+	assert_int_equal(counter(2), i);
+	assert_int_equal(counter(3), in_handler_calls);
+	assert_int_equal(counter(4), in_handler_calls);
+	assert_int_equal(dyn_self->wall[7].depth, 0);
+	assert_int_equal(shadow_depth(), 0);
+}
+
+/* ---- records of threads that ended ---- */
+
+static void *start_only_thread(void *arg)
+{
+	(void)arg;
+	tr_spin(1000000, 0); /* starts timer 8 and never stops it */
+	return NULL;
+}
+
+static int count_records(void)
+{
+	struct dyn_thread *t;
+	int n = 0;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next)
+		n++;
+	return n;
+}
+
+static void test_thread_records(void **state)
+{
+	pthread_t th;
+	int before, i;
+	int64_t v;
+
+	(void)state;
+	set1(P_SPIN, act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 8));
+	assert_int_equal(pthread_create(&th, NULL, start_only_thread, NULL), 0);
+	pthread_join(th, NULL);
+	dyn_threads_sweep();
+	v = timer_ns(SPROTO_TERM_WALL, 8, 0);
+	assert_true(v >= 1000000);
+	assert_int_equal(timer_ns(SPROTO_TERM_WALL, 8, 0), v); /* closed at the sweep */
+	before = count_records();
+	for (i = 0; i < 5; i++) { /* new threads take the free records over */
+		assert_int_equal(pthread_create(&th, NULL, start_only_thread, NULL), 0);
+		pthread_join(th, NULL);
+		dyn_threads_sweep();
+	}
+	assert_int_equal(count_records(), before);
+	assert_true(timer_ns(SPROTO_TERM_WALL, 8, 0) >= v + 5 * 1000000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_inactive, setup),
+		cmocka_unit_test_setup(test_counters, setup),
+		cmocka_unit_test_setup(test_action_order, setup),
+		cmocka_unit_test_setup(test_arg_predicates, setup),
+		cmocka_unit_test_setup(test_retval_predicate, setup),
+		cmocka_unit_test_setup(test_counter_predicate, setup),
+		cmocka_unit_test_setup(test_return_values, setup),
+		cmocka_unit_test_setup(test_timer_recursion, setup),
+		cmocka_unit_test_setup(test_cpu_timer, setup),
+		cmocka_unit_test_setup(test_timer_unbalanced, setup),
+		cmocka_unit_test_setup(test_timer_consistent_reads, setup),
+		cmocka_unit_test_setup(test_timer_samples_monotonic, setup),
+		cmocka_unit_test_setup(test_timer_threads, setup),
+		cmocka_unit_test_setup(test_counter_threads, setup),
+		cmocka_unit_test_setup(test_longjmp_entry, setup),
+		cmocka_unit_test_setup(test_longjmp_exit, setup),
+		cmocka_unit_test_setup(test_tail_call, setup),
+		cmocka_unit_test_setup(test_shadow_full, setup),
+		cmocka_unit_test_setup(test_pause, setup),
+		cmocka_unit_test_setup(test_replace_and_clear, setup),
+		cmocka_unit_test_setup(test_signals, setup),
+		cmocka_unit_test_setup(test_thread_records, setup),
+	};
+
+	dyn_test_init();
+	return cmocka_run_group_tests_name("dyn", tests, NULL, NULL);
+}

@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the control protocol's codec (format/protocol.h): every message written by
+ * the writer reads back with every field intact; hostile input (cut short, wrong magic,
+ * version or type, lengths and counts that lie, out-of-range enumerations, reserved fields
+ * set, multi-line text, bytes left over, random bit flips) is refused with a one-line reason,
+ * never a crash or a read out of bounds (run under valgrind by make check).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "protocol.h"
+
+static uint8_t buf[SPROTO_MAX_MESSAGE];
+
+/* Frame and decode a whole message; the decoder must say why when it refuses. */
+static int read_msg(const uint8_t *p, size_t n, struct sproto_msg *m)
+{
+	struct sproto_header h;
+	char err[256] = "";
+	long len = sproto_frame(p, n, &h, err, sizeof(err));
+
+	if (len <= 0) {
+		if (len < 0)
+			assert_true(err[0] && !strchr(err, '\n'));
+		return len < 0 ? -1 : 0;
+	}
+	assert_int_equal((size_t)len, n);
+	if (sproto_decode(&h, p + SPROTO_HEADER_SIZE, m, err, sizeof(err)) != 0) {
+		assert_true(err[0] && !strchr(err, '\n'));
+		return -1;
+	}
+	return 1;
+}
+
+/* Anything goes: a frame that is not whole, a refusal, or a message whose parts all read. */
+static void read_any(const uint8_t *p, size_t n)
+{
+	struct sproto_module mod;
+	struct sproto_sample_entry e;
+	struct sproto_header h;
+	struct sproto_msg m;
+	char err[256];
+	long len = sproto_frame(p, n, &h, err, sizeof(err));
+	size_t off = 0;
+	uint32_t i;
+
+	if (len <= 0 || sproto_decode(&h, p + SPROTO_HEADER_SIZE, &m, err, sizeof(err)) != 0)
+		return;
+	if (h.type == SPROTO_LIST_REPLY) {
+		while (sproto_list_module(&m.u.list, &off, &mod) == 0)
+			assert_true(mod.path[0] != 0);
+		for (i = 0; i < m.u.list.nthreads; i++)
+			assert_true(sproto_list_tid(&m.u.list, i) != 0);
+	}
+	if (h.type == SPROTO_SAMPLE)
+		for (i = 0; i < m.u.sample.n; i++)
+			sproto_sample_entry(&m.u.sample, i, &e);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/* ---- round trips ---- */
+
+static void test_hello(void **state)
+{
+	struct sproto_hello h = { 1, 3, "sonde attach" };
+	struct sproto_msg m;
+	size_t n = sproto_put_hello(buf, sizeof(buf), &h);
+
+	(void)state;
+	assert_true(n > SPROTO_HEADER_SIZE);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_HELLO);
+	assert_int_equal(m.u.hello.min_version, 1);
+	assert_int_equal(m.u.hello.max_version, 3);
+	assert_string_equal(m.u.hello.client, "sonde attach");
+}
+
+static void test_hello_reply(void **state)
+{
+	struct sproto_hello_reply r = {
+		.version = 1, .pid = 4242, .flags = SPROTO_F_AT_START | SPROTO_F_TSC,
+		.max_points = SPROTO_MAX_POINTS, .max_actions = 16, .max_counters = 65536,
+		.max_timers = 4096, .max_metrics = 1024, .max_terms = 64, .shadow_depth = 4096,
+		.bucket_ns = 100000000, .entry_addr = 0x7f0000001000, .exit_addr = 0x7f0000002000,
+		.ret_tramp_addr = 0x7f0000003000, .build = "sonde 0.1.0",
+	};
+	struct sproto_msg m;
+	size_t n = sproto_put_hello_reply(buf, sizeof(buf), &r);
+
+	(void)state;
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_memory_equal(&m.u.hello_reply.max_points, &r.max_points, 7 * sizeof(uint32_t));
+	assert_int_equal(m.u.hello_reply.pid, 4242);
+	assert_int_equal(m.u.hello_reply.flags, r.flags);
+	assert_int_equal(m.u.hello_reply.bucket_ns, r.bucket_ns);
+	assert_int_equal(m.u.hello_reply.entry_addr, r.entry_addr);
+	assert_int_equal(m.u.hello_reply.exit_addr, r.exit_addr);
+	assert_int_equal(m.u.hello_reply.ret_tramp_addr, r.ret_tramp_addr);
+	assert_string_equal(m.u.hello_reply.build, "sonde 0.1.0");
+}
+
+static struct sproto_point_set sample_point(void)
+{
+	struct sproto_point_set p = { .point = SPROTO_MAX_POINTS - 1, .n = 4 };
+
+	p.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_ADD, SPROTO_PRED_ARG, SPROTO_GE,
+					   65535, 5, -7, INT64_MIN };
+	p.act[1] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_STOP_CPU, SPROTO_PRED_RETVAL,
+					   SPROTO_NE, 4095, 0, 0, INT64_MAX };
+	p.act[2] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_START_WALL,
+					   SPROTO_PRED_COUNTER, SPROTO_LT, 1, 65535, 0, -1 };
+	p.act[3] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_SET, SPROTO_PRED_NONE, 0, 0, 0,
+					   1, 0 };
+	return p;
+}
+
+static void test_point_set(void **state)
+{
+	struct sproto_point_set p = sample_point();
+	struct sproto_msg m;
+	size_t n = sproto_put_point_set(buf, sizeof(buf), &p);
+	int i;
+
+	(void)state;
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 8 + 4 * 32);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.point_set.point, p.point);
+	assert_int_equal(m.u.point_set.n, 4);
+	for (i = 0; i < 4; i++) {
+		const struct sproto_action *a = &p.act[i], *b = &m.u.point_set.act[i];
+
+		assert_int_equal(a->when, b->when);
+		assert_int_equal(a->prim, b->prim);
+		assert_int_equal(a->pred, b->pred);
+		assert_int_equal(a->op, b->op);
+		assert_int_equal(a->target, b->target);
+		assert_int_equal(a->pred_index, b->pred_index);
+		assert_true(a->value == b->value && a->pred_value == b->pred_value);
+	}
+}
+
+static void test_small_requests(void **state)
+{
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	n = sproto_put_point_clear(buf, sizeof(buf), 10, 20);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.clear.first, 10);
+	assert_int_equal(m.u.clear.count, 20);
+	n = sproto_put_metric_disable(buf, sizeof(buf), 1023);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.metric.id, 1023);
+	n = sproto_put_sampling(buf, sizeof(buf), 250000000);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.bucket_ns, 250000000);
+	n = sproto_put_empty(buf, sizeof(buf), SPROTO_DETACH);
+	assert_int_equal(n, SPROTO_HEADER_SIZE);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_DETACH);
+	n = sproto_put_ok(buf, sizeof(buf), SPROTO_PAUSE);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.status.type, SPROTO_PAUSE);
+}
+
+static void test_metric(void **state)
+{
+	struct sproto_metric mt = { .id = 7, .n = 3 };
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	mt.term[0] = (struct sproto_term){ SPROTO_TERM_COUNTER, 65535, 0 };
+	mt.term[1] = (struct sproto_term){ SPROTO_TERM_WALL, 4095, 1234 };
+	mt.term[2] = (struct sproto_term){ SPROTO_TERM_PROC_CPU, 0, 0 };
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.metric.id, 7);
+	assert_int_equal(m.u.metric.n, 3);
+	assert_int_equal(m.u.metric.term[1].kind, SPROTO_TERM_WALL);
+	assert_int_equal(m.u.metric.term[1].index, 4095);
+	assert_int_equal(m.u.metric.term[1].tid, 1234);
+	assert_int_equal(m.u.metric.term[2].kind, SPROTO_TERM_PROC_CPU);
+}
+
+static void test_error_text(void **state)
+{
+	struct sproto_msg m;
+	char long_text[2000];
+	size_t n;
+
+	(void)state;
+	n = sproto_put_error(buf, sizeof(buf), SPROTO_POINT_SET, "bad point\nsecond line");
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.status.type, SPROTO_POINT_SET);
+	assert_string_equal(m.u.status.text, "bad point");
+	memset(long_text, 'x', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = 0;
+	n = sproto_put_error(buf, sizeof(buf), SPROTO_LIST, long_text);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(strlen(m.u.status.text), SPROTO_MAX_TEXT);
+	n = sproto_put_error(buf, sizeof(buf), SPROTO_LIST, "");
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_string_equal(m.u.status.text, "error");
+}
+
+static void test_list(void **state)
+{
+	struct sproto_module mod, got;
+	struct sproto_buf b;
+	struct sproto_msg m;
+	size_t n, off = 0;
+	uint32_t i;
+
+	(void)state;
+	memset(&mod, 0, sizeof(mod));
+	sproto_list_begin(&b, buf, sizeof(buf));
+	for (i = 0; i < 3; i++) {
+		mod.bias = 0x1000 * i;
+		mod.lo = mod.bias + 0x100;
+		mod.hi = mod.lo + 0x5000;
+		mod.build_id_len = (uint8_t)(i == 1 ? 0 : 20);
+		memset(mod.build_id, (int)(0xa0 + i), mod.build_id_len);
+		snprintf(mod.path, sizeof(mod.path), "/usr/lib/lib%u.so", i);
+		sproto_list_add_module(&b, &mod);
+	}
+	for (i = 0; i < 5; i++)
+		sproto_list_add_tid(&b, 100 + i);
+	n = sproto_end(&b);
+	assert_true(n > 0);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.list.nmodules, 3);
+	assert_int_equal(m.u.list.nthreads, 5);
+	for (i = 0; i < 3; i++) {
+		char want[64];
+
+		assert_int_equal(sproto_list_module(&m.u.list, &off, &got), 0);
+		snprintf(want, sizeof(want), "/usr/lib/lib%u.so", i);
+		assert_string_equal(got.path, want);
+		assert_int_equal(got.bias, 0x1000 * i);
+		assert_int_equal(got.hi - got.lo, 0x5000);
+		assert_int_equal(got.build_id_len, i == 1 ? 0 : 20);
+		if (i != 1)
+			assert_int_equal(got.build_id[19], 0xa0 + i);
+	}
+	assert_int_equal(sproto_list_module(&m.u.list, &off, &got), -1);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(sproto_list_tid(&m.u.list, i), 100 + i);
+	assert_int_equal(sproto_list_tid(&m.u.list, 5), 0);
+}
+
+static void test_sample(void **state)
+{
+	struct sproto_sample_entry e = { 3, SPROTO_S_FIRST, -5, INT64_MIN }, got;
+	struct sproto_buf b;
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	sproto_sample_begin(&b, buf, sizeof(buf), 1000, 2000, 9);
+	sproto_sample_add(&b, &e);
+	e = (struct sproto_sample_entry){ 1023, 0, INT64_MAX, 12 };
+	sproto_sample_add(&b, &e);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.sample.start_ns, 1000);
+	assert_int_equal(m.u.sample.end_ns, 2000);
+	assert_int_equal(m.u.sample.lost, 9);
+	assert_int_equal(m.u.sample.n, 2);
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_true(got.metric == 3 && got.flags == SPROTO_S_FIRST && got.value == -5 &&
+		    got.delta == INT64_MIN);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_true(got.metric == 1023 && got.value == INT64_MAX && got.delta == 12);
+}
+
+/* A stream of several messages is framed one at a time; a partial one waits for more. */
+static void test_stream(void **state)
+{
+	struct sproto_header h;
+	size_t a = sproto_put_empty(buf, sizeof(buf), SPROTO_LIST), b;
+	char err[100];
+	size_t i;
+
+	(void)state;
+	b = sproto_put_sampling(buf + a, sizeof(buf) - a, 5000000);
+	assert_int_equal(sproto_frame(buf, a + b, &h, err, sizeof(err)), (long)a);
+	assert_int_equal(h.type, SPROTO_LIST);
+	assert_int_equal(sproto_frame(buf + a, b, &h, err, sizeof(err)), (long)b);
+	for (i = 0; i < b; i++)
+		assert_int_equal(sproto_frame(buf + a, i, &h, err, sizeof(err)), 0);
+}
+
+/* The writer refuses what does not fit, rather than writing a broken message. */
+static void test_writer_limits(void **state)
+{
+	struct sproto_point_set p = sample_point();
+	struct sproto_hello h = { 1, 1, "" };
+	uint8_t small[20];
+
+	(void)state;
+	assert_int_equal(sproto_put_point_set(small, sizeof(small), &p), 0);
+	p.n = SPROTO_MAX_ACTIONS + 1;
+	assert_int_equal(sproto_put_point_set(buf, sizeof(buf), &p), 0);
+	memset(h.client, 'a', sizeof(h.client) - 1);
+	h.client[sizeof(h.client) - 1] = 0;
+	assert_true(sproto_put_hello(buf, sizeof(buf), &h) > 0);
+	strcpy(h.client, "two\nlines");
+	assert_int_equal(sproto_put_hello(buf, sizeof(buf), &h), 0);
+}
+
+/* ---- hostile input ---- */
+
+static void test_bad_headers(void **state)
+{
+	struct sproto_msg m;
+	size_t n = sproto_put_empty(buf, sizeof(buf), SPROTO_PAUSE);
+	uint8_t save[SPROTO_HEADER_SIZE];
+
+	(void)state;
+	memcpy(save, buf, sizeof(save));
+	buf[0] ^= 1; /* magic */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	memcpy(buf, save, sizeof(save));
+	buf[4] = 2; /* version 2 of a versioned message */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[4] = 0;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	memcpy(buf, save, sizeof(save));
+	buf[6] = 0x7f; /* type */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[6] = 0;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	memcpy(buf, save, sizeof(save));
+	put_le32(buf + 8, SPROTO_MAX_PAYLOAD + 1); /* length */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	put_le32(buf + 8, 0xffffffffu);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* HELLO of a newer tool still reads (its payload never changes); a bad range does not. */
+static void test_hello_versions(void **state)
+{
+	struct sproto_hello h = { 2, 5, "future" };
+	struct sproto_msg m;
+	size_t n = sproto_put_hello(buf, sizeof(buf), &h);
+
+	(void)state;
+	buf[4] = 5;
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.hello.min_version, 2);
+	h.min_version = 3;
+	h.max_version = 2;
+	n = sproto_put_hello(buf, sizeof(buf), &h);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	h.min_version = 0;
+	n = sproto_put_hello(buf, sizeof(buf), &h);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* Every length shorter than the message is refused, longer leaves bytes over. */
+static void check_truncations(size_t n)
+{
+	struct sproto_msg m;
+	uint8_t copy[4096];
+	size_t cut;
+
+	assert_true(n <= sizeof(copy) - 8);
+	for (cut = SPROTO_HEADER_SIZE; cut < n; cut++) {
+		memcpy(copy, buf, cut);
+		put_le32(copy + 8, (uint32_t)(cut - SPROTO_HEADER_SIZE));
+		assert_int_equal(read_msg(copy, cut, &m), -1);
+	}
+	memcpy(copy, buf, n);
+	copy[n] = 0;
+	put_le32(copy + 8, (uint32_t)(n + 1 - SPROTO_HEADER_SIZE));
+	assert_int_equal(read_msg(copy, n + 1, &m), -1);
+}
+
+static void test_truncated(void **state)
+{
+	struct sproto_point_set p = sample_point();
+	struct sproto_metric mt = { .id = 1, .n = 1, .term = { { SPROTO_TERM_CPU, 3, 0 } } };
+	struct sproto_hello h = { 1, 1, "x" };
+	struct sproto_sample_entry e = { 1, 0, 2, 3 };
+	struct sproto_buf b;
+
+	(void)state;
+	check_truncations(sproto_put_point_set(buf, sizeof(buf), &p));
+	check_truncations(sproto_put_metric_enable(buf, sizeof(buf), &mt));
+	check_truncations(sproto_put_hello(buf, sizeof(buf), &h));
+	check_truncations(sproto_put_point_clear(buf, sizeof(buf), 1, 1));
+	check_truncations(sproto_put_error(buf, sizeof(buf), SPROTO_LIST, "no"));
+	sproto_sample_begin(&b, buf, sizeof(buf), 1, 2, 0);
+	sproto_sample_add(&b, &e);
+	check_truncations(sproto_end(&b));
+}
+
+/* Change one byte of a valid POINT_SET's first action and expect a refusal. */
+static void expect_bad_action(size_t off, uint8_t v)
+{
+	struct sproto_point_set p = sample_point();
+	struct sproto_msg m;
+	size_t n;
+
+	p.n = 1;
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	buf[SPROTO_HEADER_SIZE + 8 + off] = v;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+static void test_bad_actions(void **state)
+{
+	(void)state;
+	expect_bad_action(0, 2);    /* when */
+	expect_bad_action(0, 1);    /* an argument predicate at exit */
+	expect_bad_action(1, 7);    /* primitive */
+	expect_bad_action(2, 4);    /* predicate kind */
+	expect_bad_action(2, SPROTO_PRED_RETVAL); /* retval at entry */
+	expect_bad_action(3, 6);    /* comparison */
+	expect_bad_action(4 + 2, 1); /* counter index 65536 + 65535 */
+	expect_bad_action(8, 6);    /* argument number 6 */
+	expect_bad_action(12, 1);   /* reserved */
+}
+
+static void test_bad_requests(void **state)
+{
+	struct sproto_point_set p = sample_point();
+	struct sproto_metric mt = { .id = 1, .n = 1, .term = { { SPROTO_TERM_WALL, 1, 0 } } };
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	p.point = SPROTO_MAX_POINTS; /* out of range */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p = sample_point();
+	p.n = 0;
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p = sample_point();
+	p.act[0].prim = SPROTO_START_WALL; /* a timer with a value, index 65535 */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p = sample_point();
+	p.act[3].pred_value = 1; /* predicate fields without a predicate */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_point_clear(buf, sizeof(buf), SPROTO_MAX_POINTS - 1, 2);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_point_clear(buf, sizeof(buf), 0, 0);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_sampling(buf, sizeof(buf), 999999);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_sampling(buf, sizeof(buf), SPROTO_MAX_BUCKET_NS + 1);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	mt.term[0].index = SPROTO_MAX_TIMERS;
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	mt.term[0] = (struct sproto_term){ SPROTO_TERM_COUNTER, 1, 5 }; /* per-thread counter */
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	mt.term[0] = (struct sproto_term){ SPROTO_TERM_KIND_COUNT, 1, 0 };
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	mt.term[0] = (struct sproto_term){ SPROTO_TERM_COUNTER, 1, 0 };
+	mt.id = SPROTO_MAX_METRICS;
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	mt.id = 0;
+	mt.n = 0;
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_metric_disable(buf, sizeof(buf), SPROTO_MAX_METRICS);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+static void test_bad_replies(void **state)
+{
+	struct sproto_msg m;
+	struct sproto_buf b;
+	struct sproto_sample_entry e = { 1, 0, 0, 0 };
+	size_t n;
+
+	(void)state;
+	n = sproto_put_error(buf, sizeof(buf), SPROTO_LIST, "abc");
+	buf[SPROTO_HEADER_SIZE + 5] = '\n'; /* text with a line break */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[SPROTO_HEADER_SIZE + 5] = 0; /* with a NUL */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_ok(buf, sizeof(buf), SPROTO_HELLO_REPLY); /* answers no request */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	sproto_list_begin(&b, buf, sizeof(buf));
+	sproto_list_add_tid(&b, 7);
+	n = sproto_end(&b);
+	put_le32(buf + SPROTO_HEADER_SIZE + 4, 1000000); /* more threads than bytes */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	put_le32(buf + SPROTO_HEADER_SIZE + 4, 1);
+	put_le32(buf + SPROTO_HEADER_SIZE + 8, 0); /* thread id 0 */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	sproto_sample_begin(&b, buf, sizeof(buf), 10, 5, 0); /* ends before it starts */
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	sproto_sample_begin(&b, buf, sizeof(buf), 1, 5, 0);
+	e.flags = 2;
+	sproto_sample_add(&b, &e);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* A module that lies about its path length, or has an empty path, is refused. */
+static void test_bad_modules(void **state)
+{
+	struct sproto_module mod;
+	struct sproto_buf b;
+	struct sproto_msg m;
+	size_t n, path_len_at;
+
+	(void)state;
+	memset(&mod, 0, sizeof(mod));
+	strcpy(mod.path, "/bin/x");
+	sproto_list_begin(&b, buf, sizeof(buf));
+	sproto_list_add_module(&b, &mod);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	path_len_at = SPROTO_HEADER_SIZE + 8 + 24 + 1;
+	buf[path_len_at] = 200;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[path_len_at] = 0;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[path_len_at] = 6;
+	buf[SPROTO_HEADER_SIZE + 8 + 24] = 33; /* build id longer than 32 */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[SPROTO_HEADER_SIZE + 8 + 24] = 0;
+	buf[SPROTO_HEADER_SIZE + 8 + 15] = 0xff; /* lo above hi */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	mod.lo = 2;
+	mod.hi = 1;
+	sproto_list_begin(&b, buf, sizeof(buf));
+	sproto_list_add_module(&b, &mod);
+	assert_int_equal(sproto_end(&b), 0); /* the writer will not write it either */
+}
+
+/* Random corruption of valid messages: any outcome but a crash or an out-of-bounds read. */
+static void test_bit_flips(void **state)
+{
+	struct sproto_point_set p = sample_point();
+	struct sproto_metric mt = { .id = 1, .n = 2, .term = { { SPROTO_TERM_WALL, 1, 0 },
+							       { SPROTO_TERM_COUNTER, 2, 0 } } };
+	uint8_t orig[4096], *copy;
+	size_t lens[4];
+	unsigned seed = 12345, round, k;
+	struct sproto_module mod;
+	struct sproto_buf b;
+
+	(void)state;
+	memset(&mod, 0, sizeof(mod));
+	strcpy(mod.path, "/lib/libc.so.6");
+	lens[0] = sproto_put_point_set(orig, sizeof(orig), &p);
+	lens[1] = sproto_put_metric_enable(orig + 1024, 1024, &mt);
+	sproto_list_begin(&b, orig + 2048, 1024);
+	sproto_list_add_module(&b, &mod);
+	sproto_list_add_tid(&b, 99);
+	lens[2] = sproto_end(&b);
+	lens[3] = sproto_put_error(orig + 3072, 1024, SPROTO_LIST, "refused");
+	for (round = 0; round < 40000; round++) {
+		size_t which = round % 4, n = lens[which];
+		int flips = 1 + (int)(rand_r(&seed) % 3);
+
+		copy = malloc(n); /* exact size: valgrind sees any read past the end */
+		assert_non_null(copy);
+		memcpy(copy, orig + 1024 * which, n);
+		for (k = 0; k < (unsigned)flips; k++)
+			copy[rand_r(&seed) % n] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		read_any(copy, n);
+		free(copy);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_hello_reply),
+		cmocka_unit_test(test_point_set),
+		cmocka_unit_test(test_small_requests),
+		cmocka_unit_test(test_metric),
+		cmocka_unit_test(test_error_text),
+		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_stream),
+		cmocka_unit_test(test_writer_limits),
+		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_hello_versions),
+		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_bad_actions),
+		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_bad_replies),
+		cmocka_unit_test(test_bad_modules),
+		cmocka_unit_test(test_bit_flips),
+	};
+
+	return cmocka_run_group_tests_name("protocol", tests, NULL, NULL);
+}
