@@ -393,6 +393,44 @@ static void test_jump_table(void **state)
 	patch_fn_free(&fn);
 }
 
+static uint64_t fake_table64[4];
+
+static int fake_read64(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	if (addr < TABLE || addr + len > TABLE + sizeof(fake_table64))
+		return -1;
+	memcpy(buf, (const uint8_t *)fake_table64 + (addr - TABLE), len);
+	return 0;
+}
+
+/* Non-PIC: cmp rdi, 3; ja +7; jmp [rdi*8 + TABLE]; ret — absolute entries. */
+static void test_jump_table_abs(void **state)
+{
+	uint8_t code[] = { 0x48, 0x83, 0xff, 0x03, 0x77, 0x07, 0xff, 0x24, 0xfd, 0, 0, 0, 0, 0xc3 };
+	uint32_t table = (uint32_t)TABLE;
+	struct tramp_spec spec = { .entry_handler = 1, .point = 1 };
+	struct patch_fn fn;
+	struct patch_plan p;
+	char why[200];
+	int i;
+
+	(void)state;
+	memcpy(code + 9, &table, 4);
+	for (i = 0; i < 4; i++)
+		fake_table64[i] = ADDR + 0x0d;
+	fake_table64[3] = ADDR + 4;
+	assert_int_equal(patch_analyze(code, sizeof(code), ADDR, &fn, why, sizeof(why)), 0);
+	assert_int_equal(fn.nr_tables, 1);
+	assert_int_equal(fn.tables[0].base, TABLE);
+	assert_int_equal(fn.tables[0].nr, 4);
+	assert_int_equal(fn.tables[0].entry_size, 8);
+	assert_int_equal(patch_read_tables(&fn, fake_read64, NULL, why, sizeof(why)), 0);
+	assert_int_equal(patch_plan_entry(&fn, code, TRAMP, &spec, &p, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "part) targets +0x4, in the bytes"));
+	patch_fn_free(&fn);
+}
+
 /* Each instruction of the trampoline, as Zydis prints it. */
 static size_t listing(const uint8_t *code, size_t len, uint64_t addr, char out[][64], size_t max)
 {
@@ -1015,6 +1053,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_riprel_rewritten),
 		cmocka_unit_test(test_jump_table),
+		cmocka_unit_test(test_jump_table_abs),
 		cmocka_unit_test(test_trampoline_listing),
 		cmocka_unit_test(test_pc_map_save),
 		cmocka_unit_test(test_callsite),
