@@ -61,7 +61,7 @@ int live_open(struct live_module *m, const char *path, char *why, size_t n);
 void live_close(struct live_module *m);
 /* Trampoline area within ±2 GB of the module: 0 or -1. */
 int live_tramp_area(struct live_module *m, size_t bytes);
-/* Reads the process' own memory, failing (not crashing) where nothing is mapped. */
+/* Reads our own memory (ctx: the module), failing (not crashing) where nothing is mapped. */
 int live_read(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* Breakpoints. The action runs once, in the SIGTRAP handler, with the PC at the instruction. */

@@ -931,7 +931,7 @@ static void time_planning(struct variant *v)
 
 		if (f->part || patch_analyze(f->pristine, f->size, f->addr, &pf, why, sizeof(why)))
 			continue;
-		if (!patch_read_tables(&pf, live_read, NULL, why, sizeof(why)))
+		if (!patch_read_tables(&pf, live_read, &v->m, why, sizeof(why)))
 			patch_plan_entry(&pf, f->pristine, (uint64_t)(uintptr_t)v->m.tramps, &spec,
 					 &plan, why, sizeof(why));
 		patch_fn_free(&pf);

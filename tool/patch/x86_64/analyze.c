@@ -187,7 +187,7 @@ static int read_table(struct patch_fn *fn, struct patch_table *t, patch_read_fn 
 		uint32_t k = max - i < TABLE_CHUNK ? max - i : TABLE_CHUNK;
 
 		got = read_entries(t, i, k, read, ctx, raw);
-		if (got < k && t->nr)
+		if (got < k && (t->nr || !got))
 			return refuse(why, n, "jump table at 0x%lx is unreadable",
 				      (unsigned long)t->base);
 		for (j = 0; j < got; j++) {
