@@ -47,12 +47,17 @@ $(UNIT_PERTURB): tests/unit/test_perturb.c tool/analysis/perturb.c \
 
 # Process control of a running target (tool/inject/): a forked child stopped, called, let go.
 UNIT_INJECT := $(TEST_BUILD)/test_inject
-UNIT_BINS += $(UNIT_INJECT)
-UNIT_CMDS += --unit "$(UNIT_INJECT)"
+UNIT_INJECT_LIB := $(TEST_BUILD)/libattach_unit.so
+UNIT_BINS += $(UNIT_INJECT) $(UNIT_INJECT_LIB)
+UNIT_CMDS += --unit "$(UNIT_INJECT) $(abspath $(UNIT_INJECT_LIB))"
 
 $(UNIT_INJECT): tests/unit/test_inject.c $(wildcard tool/inject/*.c tool/inject/*.h) tool/util.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
+
+$(UNIT_INJECT_LIB): tests/programs/attach_lib.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -shared -fPIC -o $@ $<
 
 # Metric Description Language, plans, time histograms, aggregation, cost model (tool/mdl/).
 UNIT_MDL := $(TEST_BUILD)/test_mdl

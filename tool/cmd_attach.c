@@ -119,14 +119,18 @@ static void report(const struct attach_opts *o, const struct inject_session *s,
 	printf("attached to process %d (%s), %d thread%s: loaded %s, %s(\"%s\") returned %d\n",
 	       o->pid, s->comm, s->threads, s->threads == 1 ? "" : "s", rt, SONDE_ATTACH_ENTRY,
 	       dir, s->entry_ret);
-	printf("pause %.2f ms (stop %.2f ms, inject %.2f ms, detach %.2f ms), total %.2f ms\n",
-	       s->pause_ms, s->stop_ms, s->inject_ms, s->detach_ms, s->total_ms);
+	printf("pause %.2f ms (every thread stopped: to attach, check, detach), load %.2f ms "
+	       "(thread %d alone; the others ran), total %.2f ms\n", s->pause_ms, s->load_ms,
+	       s->t.load_tid, s->total_ms);
+	if (s->t.busy_waits)
+		printf("let the process run %d time%s until no thread was in the dynamic loader or "
+		       "malloc\n", s->t.busy_waits, s->t.busy_waits == 1 ? "" : "s");
 }
 
 static int session(const struct attach_opts *o, const char *rt, const char *dir,
 		   const sigset_t *wake)
 {
-	struct inject_session_opts so = { rt, dir, NULL };
+	struct inject_session_opts so = { rt, dir, NULL, 1 }; /* nothing to patch yet */
 	struct inject_session s;
 	char err[TARGET_ERR];
 

@@ -21,6 +21,7 @@ import os
 import random
 import re
 import resource
+import select
 import shlex
 import shutil
 import signal
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -1589,6 +1591,382 @@ def t_trace_sigkill(o):
         expect(n['ENTER'] - n['EXIT'] in (1, 2), f'open calls {n["ENTER"] - n["EXIT"]}')
         js = report(d)
         expect(calls(js, 'step') > 1000000, f'step calls {calls(js, "step")}')
+
+# ---------------------------------------------------------------------------------------------
+# Attaching to running processes: `sonde attach` (tool/inject/README.md)
+
+
+def attach_lib(name='attach_stand_in', extra=()):
+    """The stand-in runtime (tests/programs/attach_lib.c): its sonde__attach records each call."""
+    lib = os.path.join(TMP, f'lib{name}.so')
+    if not os.path.exists(lib):
+        p = run([CC, '-O2', '-shared', '-fPIC', '-Wall', '-Wextra', '-o', lib,
+                 os.path.join(PROGS, 'attach_lib.c')] + list(extra))
+        if p.returncode != 0:
+            raise Fail(f'attach_lib.c does not build: {describe(p)}')
+    return lib
+
+
+def sattach(pid, ctl, lib=None, opts=(), user=None, timeout=60):
+    """`sonde attach -o CTL OPTS PID`, with SONDE_RUNTIME=lib when given."""
+    env = dict(os.environ)
+    if lib:
+        env['SONDE_RUNTIME'] = lib
+    args = [SONDE, 'attach', '-o', ctl] + list(opts) + [str(pid)]
+    return subprocess.run(args, capture_output=True, cwd=TMP, timeout=timeout, env=env,
+                          preexec_fn=no_core, user=user)
+
+
+class Target:
+    """A running attach_target fed by the test: lines on stdin, SIGUSR1s acknowledged on
+    stderr. Always ended (killed if need be) by finish() or kill()."""
+
+    def __init__(self, binary, threads=4, mode=()):
+        self.p = subprocess.Popen([binary, str(threads)] + list(mode), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP,
+                                  preexec_fn=no_core)
+        self.buf = b''
+        self.err = []
+        eq(self.line(), 'ready', 'first line of attach_target on stderr')
+
+    def line(self, timeout=20):
+        fd = self.p.stderr.fileno()
+        while b'\n' not in self.buf:
+            if not select.select([fd], [], [], timeout)[0]:
+                raise Fail(f'attach_target said nothing for {timeout} s (stopped for good?)')
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise Fail(f'attach_target closed stderr (status {self.p.poll()})')
+            self.buf += chunk
+        line, self.buf = self.buf.split(b'\n', 1)
+        self.err.append(line.decode())
+        return line.decode()
+
+    def feed(self, i):
+        self.p.stdin.write(b'line %d of the input, ' % i * 20 + b'\n')
+        self.p.stdin.flush()
+
+    def usr1(self):
+        os.kill(self.p.pid, signal.SIGUSR1)
+
+    def finish(self, timeout=60):
+        """stdin EOF: (status, stdout, every stderr line)."""
+        out, err = self.p.communicate(timeout=timeout)
+        rest = (self.buf + err).decode().splitlines()
+        return self.p.returncode, out.decode(), self.err + rest
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.communicate()
+
+
+def attach_cycles(b, lib, ctl, n, attach, mode=()):
+    """n rounds of: a line of input; every 5th round a SIGUSR1 just before; sonde attach (or
+    not); every 5th round (others) the stand-in sends its own process a SIGUSR1 while sonde
+    holds it stopped (in the untouched run the test sends it). Returns the target's end and
+    the pauses and totals that sonde printed."""
+    t = Target(b, mode=mode)
+    pauses, totals = [], []
+    try:
+        for i in range(n):
+            t.feed(i)
+            if i % 5 == 0:
+                t.usr1()
+            if attach:
+                p = sattach(t.p.pid, ctl + ('-signal' if i % 5 == 2 else ''), lib)
+                expect(p.returncode == 0, f'attach #{i + 1}: {describe(p)}')
+                m = re.search(r'pause ([\d.]+) ms .*total ([\d.]+) ms', p.stdout.decode())
+                expect(m, f'attach #{i + 1} printed {p.stdout.decode()!r}')
+                pauses.append(float(m[1]))
+                totals.append(float(m[2]))
+            elif i % 5 == 2:
+                t.usr1()
+            if i % 5 in (0, 2):
+                eq(t.line(), 'usr1', f'acknowledgement of the SIGUSR1 of round {i + 1}')
+        return t.finish() + (pauses, totals)
+    finally:
+        t.kill()
+
+
+def ms_stats(xs):
+    xs = sorted(xs)
+    return f'median {xs[len(xs) // 2]:.2f} ms (min {xs[0]:.2f}, max {xs[-1]:.2f})'
+
+
+@test()
+def t_attach(o):
+    """Attach to a running 4-thread program 50 times: each time the stand-in runtime is loaded
+    and called; the program's output is exactly that of an untouched run."""
+    b = build('attach_target', '-O2', plain=True)
+    lib = attach_lib()
+    ctl = os.path.join(TMP, 'attach-ctl')
+    for d in (ctl, ctl + '-signal'):
+        os.makedirs(d, exist_ok=True)
+    n = 50
+    with check('attach: 50 attaches to a running multi-threaded program, each one injects'):
+        rc, out, err, pauses, totals = attach_cycles(b, lib, ctl, n, True)
+        pid_files = [os.path.join(d, f) for d in (ctl, ctl + '-signal') for f in os.listdir(d)]
+        lines = sorted(open(f).read().splitlines() for f in pid_files)
+        eq(sum(len(x) for x in lines), n, 'calls of sonde__attach recorded')
+        expect(f'attach {n} loaded 1' in sum(lines, []), f'the last call: {lines}')
+    with check('attach: the output is that of an untouched run with the same input, signals'):
+        rc0, out0, err0, _, _ = attach_cycles(b, lib, ctl, n, False)
+        eq((rc, out, err), (rc0, out0, err0), 'status, stdout, stderr attached vs untouched')
+        eq(out.count('every round the same'), 4, f'threads whose rounds all agree: {out}')
+        expect('signals: 20' in out, f'signals counted: {out}')
+    if pauses:
+        print(f'# attach: {n} attaches to a 4-thread program: pause {ms_stats(pauses)}; '
+              f'attach to detach {ms_stats(totals)}')
+
+
+@test()
+def t_attach_runtime(o):
+    """The real runtime: loaded and attached if it has sonde__attach, else a one-line error;
+    either way the program goes on undisturbed."""
+    b = build('attach_target', '-O2', plain=True)
+    t = Target(b)
+    try:
+        t.feed(1)
+        p = sattach(t.p.pid, new_dir('attach-rt'))
+        t.feed(2)
+        rc, out, err = t.finish()
+    finally:
+        t.kill()
+    with check('attach runtime: libsonde.so attached, or refused in one line'):
+        if p.returncode == 0:
+            expect(re.search(r'sonde__attach\(.*\) returned 0', p.stdout.decode()),
+                   f'stdout {p.stdout.decode()!r}')
+        else:
+            expect_error(p, 'attach with libsonde.so')
+            expect(b'has no sonde__attach' in p.stderr, f'stderr {p.stderr.decode()!r}')
+            print('# attach runtime: libsonde.so has no sonde__attach yet')
+    with check('attach runtime: the program finishes as it would have'):
+        eq(rc, 0, 'status')
+        eq(out.count('every round the same'), 4, f'stdout {out!r}')
+
+
+@test()
+def t_attach_hold(o):
+    """--detach-after: held while it runs; signals sent meanwhile reach it; let go in time."""
+    b = build('attach_target', '-O2', plain=True)
+    lib = attach_lib()
+    ctl = new_dir('attach-hold')
+    os.makedirs(ctl)
+    t = Target(b)
+    try:
+        sp = subprocess.Popen([SONDE, 'attach', '--detach-after', '1.5', '-o', ctl,
+                               str(t.p.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=dict(os.environ, SONDE_RUNTIME=lib), cwd=TMP)
+        with check('attach hold: signals sent while attached are delivered at once'):
+            for i in range(5):
+                time.sleep(0.1)
+                t.usr1()
+                eq(t.line(), 'usr1', f'acknowledgement {i + 1}')
+            out, err = sp.communicate(timeout=30)
+            eq(sp.returncode, 0, f'sonde attach status ({err.decode()!r})')
+            m = re.search(r'total ([\d.]+) ms', out.decode())
+            expect(m and 1500 <= float(m[1]) < 20000, f'stdout {out.decode()!r}')
+        with check('attach hold: the program is let go and finishes'):
+            eq(open(f'/proc/{t.p.pid}/status').read().count('TracerPid:\t0\n'), 1, 'TracerPid')
+            rc, out, err = t.finish()
+            eq((rc, out.count('every round the same'), 'signals: 5' in out), (0, 4, True),
+               f'status and stdout {out!r}')
+    finally:
+        t.kill()
+
+
+@test()
+def t_attach_malloc(o):
+    """Threads that live in malloc and free: the runtime is loaded on a thread that is not
+    (the others run meanwhile), so no allocator lock can hold it up."""
+    b = build('attach_target', '-O2', plain=True)
+    lib = attach_lib()
+    ctl = os.path.join(TMP, 'attach-malloc')
+    for d in (ctl, ctl + '-signal'):
+        os.makedirs(d, exist_ok=True)
+    with check('attach malloc: 10 attaches to threads busy in malloc, output untouched'):
+        rc, out, err, pauses, totals = attach_cycles(b, lib, ctl, 10, True, ['malloc'])
+        rc0, out0, err0, _, _ = attach_cycles(b, lib, ctl, 10, False, ['malloc'])
+        eq((rc, out, err), (rc0, out0, err0), 'status, stdout, stderr attached vs untouched')
+        eq(out.count('every round the same'), 4, f'threads whose rounds all agree: {out}')
+    if pauses:
+        print(f'# attach malloc: 10 attaches: pause {ms_stats(pauses)}; '
+              f'attach to detach {ms_stats(totals)}')
+
+
+def asm_i386():
+    """A tiny 32-bit program that sleeps forever (as --32, ld -m elf_i386), or None."""
+    src = os.path.join(TMP, 'sleep32.s')
+    out = os.path.join(TMP, 'sleep32')
+    with open(src, 'w') as f:
+        f.write('.globl _start\n_start:\n mov $162, %eax\n lea ts, %ebx\n xor %ecx, %ecx\n'
+                ' int $0x80\n jmp _start\n.data\nts: .long 1, 0\n')
+    a = run(['as', '--32', '-o', out + '.o', src])
+    if a.returncode != 0 or run(['ld', '-m', 'elf_i386', '-o', out, out + '.o']).returncode:
+        return None
+    return out
+
+
+def traced_by_helper(pid):
+    """Another tracer: a Python process that PTRACE_SEIZEs pid and sleeps."""
+    code = ('import ctypes, sys, time\nl = ctypes.CDLL(None, use_errno=True)\n'
+            'print(l.ptrace(0x4206, int(sys.argv[1]), 0, 0), flush=True)\ntime.sleep(60)\n')
+    h = subprocess.Popen([sys.executable, '-c', code, str(pid)], stdout=subprocess.PIPE)
+    return h, h.stdout.readline().decode().strip()
+
+
+def another_users_process():
+    """(pid, how) of a process of another user that sonde may try, or (None, reason)."""
+    if os.geteuid() != 0:
+        for d in os.listdir('/proc'):
+            if d.isdigit() and int(d) > 1 and os.stat(f'/proc/{d}').st_uid != os.geteuid():
+                return int(d), None
+        return None, 'no process of another user here'
+    return None, 'root'
+
+
+def attach_as_nobody(pid, lib):
+    """sonde run as nobody on root's process (the library where nobody can read it)."""
+    d = tempfile.mkdtemp(prefix='sonde-attach-')
+    try:
+        os.chmod(d, 0o755)
+        shutil.copy(lib, d)
+        mine = os.path.join(d, os.path.basename(lib))
+        os.chmod(mine, 0o755)
+        try:
+            p = sattach(pid, d, mine, user=65534)
+        except (PermissionError, OSError) as e:
+            print(f'# attach errors: another user\'s process skipped: nobody cannot run sonde: {e}')
+            return
+        expect_error(p, 'other user')
+        expect(b'belongs to user' in p.stderr and b'yama' in p.stderr, p.stderr.decode())
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def attach_errors_simple(ctl, lib):
+    with check('attach errors: usage'):
+        for args, what in ((['attach'], 'no pid'), (['attach', 'abc'], 'not a pid'),
+                           (['attach', '--detach-after', 'soon', '12'], 'bad seconds'),
+                           (['attach', '12', '13'], 'two pids')):
+            expect_error(run([SONDE] + args), what, status=2)
+    with check('attach errors: no such process, PID 1'):
+        pid_max = int(open('/proc/sys/kernel/pid_max').read())
+        p = sattach(pid_max + 1, ctl, lib)
+        expect_error(p, 'no such process', status=1)
+        expect(b'no such process' in p.stderr, p.stderr.decode())
+        p = sattach(1, ctl, lib)  # refused before anything is done to it
+        expect_error(p, 'PID 1', status=1)
+        expect(b'process 1' in p.stderr, p.stderr.decode())
+
+
+def attach_errors_target(b, lib, ctl):
+    """Errors about one running target, which must finish untouched afterwards."""
+    t = Target(b)
+    try:
+        with check('attach errors: a thread id, a library without the entry, dlopen failing, '
+                   'the entry failing'):
+            tid = max(int(x) for x in os.listdir(f'/proc/{t.p.pid}/task'))
+            p = sattach(tid, ctl, lib)
+            expect_error(p, 'thread id')
+            expect(b'is a thread of process' in p.stderr, p.stderr.decode())
+            p = sattach(t.p.pid, ctl, '/bin/sh')
+            expect_error(p, 'no entry')
+            expect(b'has no sonde__attach' in p.stderr, p.stderr.decode())
+            dep = os.path.join(TMP, 'libattach_gone_dep.so')
+            with open(dep + '.c', 'w') as f:
+                f.write('int attach_gone_dep(void) { return 0; }\n')
+            run([CC, '-shared', '-fPIC', '-o', dep, dep + '.c'])
+            bad = attach_lib('attach_needs_gone', ['-L', TMP, '-lattach_gone_dep',
+                                                   '-DATTACH_DEP'])
+            os.unlink(dep)
+            p = sattach(t.p.pid, ctl, bad)
+            expect_error(p, 'dlopen failing')
+            expect(b'dlopen(' in p.stderr and b'libattach_gone_dep.so' in p.stderr,
+                   p.stderr.decode())
+            p = sattach(t.p.pid, ctl + '-fail', lib)
+            expect_error(p, 'entry failing')
+            expect(b'returned 7' in p.stderr, p.stderr.decode())
+        with check('attach errors: already traced by another process'):
+            h, r = traced_by_helper(t.p.pid)
+            try:
+                eq(r, '0', 'the helper seized it')
+                p = sattach(t.p.pid, ctl, lib)
+                expect_error(p, 'traced')
+                expect(b'already traced by process' in p.stderr, p.stderr.decode())
+            finally:
+                h.kill()
+                h.wait()
+        with check('attach errors: another user\'s process'):
+            pid, why = another_users_process()
+            if pid:
+                p = sattach(pid, ctl, lib)
+                expect_error(p, 'other user')
+                expect(b'ptrace not permitted' in p.stderr, p.stderr.decode())
+            elif why == 'root':
+                attach_as_nobody(t.p.pid, lib)
+            else:
+                print(f'# attach errors: another user\'s process skipped: {why}')
+        with check('attach errors: the program finishes untouched'):
+            t.feed(1)
+            rc, out, err = t.finish()
+            eq((rc, out.count('every round the same')), (0, 4), f'status and stdout {out!r}')
+    finally:
+        t.kill()
+
+
+def attach_errors_static(ctl, lib):
+    src = os.path.join(PROGS, 'attach_target.c')
+    sb = os.path.join(TMP, 'attach_target_static')
+    if run([CC, '-O2', '-static', '-o', sb, src, '-lpthread']).returncode != 0:
+        print('# attach errors: statically linked program skipped: no libc.a')
+        return
+    with check('attach errors: a statically linked program, untouched'):
+        t = Target(sb)
+        try:
+            p = sattach(t.p.pid, ctl, lib)
+            expect_error(p, 'static')
+            expect(b'statically linked' in p.stderr, p.stderr.decode())
+            rc, out, err = t.finish()
+            eq((rc, out.count('every round the same')), (0, 4), f'status and stdout {out!r}')
+        finally:
+            t.kill()
+
+
+def attach_errors_32bit(ctl, lib):
+    b32 = asm_i386()
+    if not b32:
+        print('# attach errors: 32-bit program skipped: cannot assemble one')
+        return
+    try:
+        sp = subprocess.Popen([b32], cwd=TMP)
+    except OSError as e:
+        print(f'# attach errors: 32-bit program skipped: {e}')
+        return
+    try:
+        time.sleep(0.1)
+        with check('attach errors: a 32-bit program'):
+            p = sattach(sp.pid, ctl, lib)
+            expect_error(p, '32-bit')
+            expect(b'32-bit' in p.stderr, p.stderr.decode())
+    finally:
+        sp.kill()
+        sp.wait()
+
+
+@test()
+def t_attach_errors(o):
+    """One line each, exit status 1 (2 for usage), nothing left stopped or changed."""
+    b = build('attach_target', '-O2', plain=True)
+    lib = attach_lib()
+    ctl = new_dir('attach-err')
+    os.makedirs(ctl)
+    attach_errors_simple(ctl, lib)
+    attach_errors_target(b, lib, ctl)
+    attach_errors_static(ctl, lib)
+    attach_errors_32bit(ctl, lib)
+
 
 # ---------------------------------------------------------------------------------------------
 # Unit tests (cmocka, TAP output)

@@ -4,6 +4,7 @@
  * process, and returns 0 — or 7 when DIR's name ends in "-fail". When it ends in "-signal" it
  * first sends its own process a SIGUSR1, which arrives while sonde holds the threads stopped.
  * Its constructor notes that it ran, once per process however often the library is loaded.
+ * Built with -DATTACH_DEP it needs libattach_gone_dep.so (the test then deletes that).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -12,6 +13,9 @@
 #include <unistd.h>
 
 int sonde__attach(const char *dir);
+#ifdef ATTACH_DEP
+int attach_gone_dep(void);
+#endif
 
 static int loaded, calls;
 
@@ -26,6 +30,10 @@ int sonde__attach(const char *dir)
 	size_t n = strlen(dir);
 	int fd, len;
 
+#ifdef ATTACH_DEP
+	if (attach_gone_dep())
+		return 1;
+#endif
 	if (n >= 5 && !strcmp(dir + n - 5, "-fail"))
 		return 7;
 	if (n >= 7 && !strcmp(dir + n - 7, "-signal"))

@@ -6,6 +6,8 @@
  * EOF, or at SIGTERM/SIGINT, it prints the input's checksum, each thread's round value and
  * the number of SIGUSR1 received (each acknowledged with "usr1" on stderr): the output depends
  * only on the input and the signals sent, never on timing or on being attached to.
+ * With "malloc" as argv[2], the rounds are malloc and free of many blocks instead: the
+ * threads spend their time in the allocator, where a careless injection would deadlock.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +28,7 @@ struct worker {
 	long bad_round; /* -1: every round gave the first one's value */
 };
 
+static int churn;
 static atomic_int stop;
 static atomic_int usr1;
 static uint64_t in_sum = 1469598103934665603ull, in_bytes;
@@ -60,15 +63,37 @@ static uint64_t round_value(int seed)
 	return h ^ bits ^ (uint64_t)(y * 1e9);
 }
 
+static uint64_t churn_value(int seed)
+{
+	uint64_t h = (uint64_t)seed;
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		unsigned char *p = malloc(16 + (size_t)(i * 37 % 4000));
+
+		if (!p)
+			abort();
+		p[0] = (unsigned char)i;
+		h = h * 31 + p[0];
+		free(p);
+	}
+	return h;
+}
+
+static uint64_t value(int seed)
+{
+	return churn ? churn_value(seed) : round_value(seed);
+}
+
 static void work(struct worker *w, int nap)
 {
 	struct timespec ts = { 0, 200000 };
 	long r;
 
-	w->first = round_value(w->index);
+	w->first = value(w->index);
 	w->bad_round = -1;
 	for (r = 1; !atomic_load(&stop); r++) {
-		if (round_value(w->index) != w->first && w->bad_round < 0)
+		if (value(w->index) != w->first && w->bad_round < 0)
 			w->bad_round = r;
 		if (nap)
 			nanosleep(&ts, NULL);
@@ -117,6 +142,7 @@ int main(int argc, char **argv)
 
 	if (n < 1 || n > MAX_THREADS)
 		return 2;
+	churn = argc > 2 && !strcmp(argv[2], "malloc");
 	handle(SIGUSR1, on_usr1);
 	handle(SIGTERM, on_term);
 	handle(SIGINT, on_term);

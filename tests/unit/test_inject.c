@@ -276,6 +276,48 @@ static void test_signals_kept(void **state)
 	assert_int_equal(finish(f), 30);
 }
 
+static const char *lib; /* argv[1]: the stand-in runtime (tests/programs/attach_lib.c) */
+
+static void inject_once(struct fixture *f, int hold_world, const char *dir, int want)
+{
+	struct target_inject_opts o = { lib, "sonde__attach", dir, 10, hold_world, 0 };
+	int ret = -1, r = target_inject(&f->t, &o, &ret);
+
+	if (r != 0)
+		print_error("inject: %s\n", target_error(&f->t));
+	assert_int_equal(r, 0);
+	assert_int_equal(ret, want);
+	assert_true(f->t.stopped); /* the world is stopped again */
+	assert_int_equal(f->t.nthreads, 3);
+}
+
+static void test_inject(void **state)
+{
+	struct fixture *f = *state;
+	char dir[] = "/tmp/sonde-test-inject-XXXXXX", path[128], fail[160], line[64];
+	FILE *fp;
+
+	if (!lib)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	attach(f);
+	inject_once(f, 0, dir, 0);
+	inject_once(f, 1, dir, 0);
+	snprintf(fail, sizeof(fail), "%s-fail", dir);
+	inject_once(f, 0, fail, 7);
+	assert_int_equal(finish(f), 0);
+	snprintf(path, sizeof(path), "%s/attach.%d", dir, f->pid);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(line, sizeof(line), fp));
+	assert_string_equal(line, "attach 1 loaded 1\n");
+	assert_non_null(fgets(line, sizeof(line), fp));
+	assert_string_equal(line, "attach 2 loaded 1\n");
+	fclose(fp);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_errors(void **state)
 {
 	struct target t;
@@ -292,15 +334,17 @@ static void test_errors(void **state)
 	assert_int_equal(target_read(&t, 0, err, 1), -1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stop_read_write, start_child, end_child),
 		cmocka_unit_test_setup_teardown(test_call, start_child, end_child),
 		cmocka_unit_test_setup_teardown(test_syscalls, start_child, end_child),
 		cmocka_unit_test_setup_teardown(test_signals_kept, start_child, end_child),
+		cmocka_unit_test_setup_teardown(test_inject, start_child, end_child),
 		cmocka_unit_test(test_errors),
 	};
 
+	lib = argc > 1 ? argv[1] : NULL;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Load a library into the stopped target: dlopen(path, RTLD_NOW) on the call thread, then the
- * library's entry point. Not while a thread is inside the dynamic loader or libc's malloc
- * family: dlopen would wait for a lock that a stopped thread holds, forever. The check is
- * cheap and partial (tool/inject/README.md): the PC, and return addresses near the top of
- * each thread's stack.
+ * Load a library into the stopped target: dlopen(path, RTLD_NOW) on one thread, then the
+ * library's entry point. That thread must not be inside the dynamic loader or libc's malloc
+ * family (it would wait for a lock it holds itself, forever); the others run meanwhile, so
+ * that a lock one of them holds is released as usual. The check is cheap and partial
+ * (tool/inject/README.md): the PC, and return addresses near the top of the thread's stack.
  */
 #include "internal.h"
 
@@ -14,7 +14,8 @@
 
 #define RTLD_NOW_ 2
 #define RTLD_DLOPEN_ 0x80000000u	/* __libc_dlopen_mode's flag for a dlopen-like load */
-#define STACK_SCAN 1024			/* bytes above the stack pointer searched for callers */
+#define STACK_SCAN 256			/* bytes above the stack pointer searched for callers */
+#define CALL_STACK (256u << 10)		/* stack that dlopen and the runtime's start may use */
 
 static const char *const libc_names[] = { "libc.so.", "libc-2.", NULL };
 static const char *const ld_names[] = { "ld-linux-x86-64.so.", "ld-linux.so.", "ld-2.", NULL };
@@ -37,6 +38,7 @@ enum { S_ERRNO, S_DLOPEN, S_DLERROR, S_LIBC_DLOPEN, S_BUSY = S_DLOPEN };
 struct busy_range {
 	uint64_t lo, hi;
 	const char *what;
+	int scan;	/* also a return address into it near the top of the stack */
 };
 
 struct remote_fns {
@@ -46,10 +48,10 @@ struct remote_fns {
 	int nbusy;
 };
 
-static void add_busy(struct remote_fns *f, uint64_t lo, uint64_t hi, const char *what)
+static void add_busy(struct remote_fns *f, uint64_t lo, uint64_t hi, const char *what, int scan)
 {
 	if (lo < hi && f->nbusy < NSYMS + 1)
-		f->busy[f->nbusy++] = (struct busy_range){ lo, hi, what };
+		f->busy[f->nbusy++] = (struct busy_range){ lo, hi, what, scan };
 }
 
 /* dlopen: libc's (glibc >= 2.34), else libdl's, else __libc_dlopen_mode; dlerror likewise. */
@@ -93,15 +95,21 @@ static int resolve(struct target *t, struct remote_fns *f)
 	if (!f->errno_loc)
 		return tgt_fail(t, "%s has no __errno_location", m[0].path);
 	if (m[1].path[0])
-		add_busy(f, m[1].text_start, m[1].text_end, "the dynamic loader");
+		add_busy(f, m[1].text_start, m[1].text_end, "the dynamic loader", 0);
 	for (i = S_BUSY; i < NSYMS; i++)
 		if (a[i] && size[i])
-			add_busy(f, a[i], a[i] + size[i], libc_syms[i]);
+			add_busy(f, a[i], a[i] + size[i], libc_syms[i], 1);
 	return pick_dlopen(t, f, a, &m[2]);
 }
 
-/* Where a thread is busy: the range holding its PC or a return address near the top of its
- * stack (a function's first byte is a function pointer, not a return address). */
+/*
+ * Where a thread is busy: the range holding its PC, or for libc's functions a return address
+ * near the top of its stack (a thread waiting for an arena lock sits in a futex call made by
+ * malloc). A function's first byte is a function pointer, not a return address. The loader
+ * is judged by the PC alone: the stack of a thread that once resolved a symbol lazily keeps
+ * stale return addresses into it, and a thread holding the loader's lock runs the loader's
+ * own code or malloc. The window is short for the same reason: stale values mislead.
+ */
 static const char *busy_in(struct target *t, const struct remote_fns *f,
 			   const struct target_thread *th)
 {
@@ -115,45 +123,75 @@ static const char *busy_in(struct target *t, const struct remote_fns *f,
 
 		if (th->regs.rip >= b->lo && th->regs.rip < b->hi)
 			return b->what;
-		for (k = 0; k < nwords; k++)
+		for (k = 0; b->scan && k < nwords; k++)
 			if (stack[k] > b->lo && stack[k] < b->hi)
 				return b->what;
 	}
 	return NULL;
 }
 
-static const char *world_busy(struct target *t, const struct remote_fns *f, pid_t *tid)
-{
+struct busy_probe {
+	const struct remote_fns *f;
+	pid_t tid;		/* the first thread found busy, and where */
 	const char *what;
+};
+
+static int not_busy(struct target *t, const struct target_thread *th, void *arg)
+{
+	struct busy_probe *p = arg;
+	const char *what = busy_in(t, p->f, th);
+
+	if (what && !p->what) {
+		p->what = what;
+		p->tid = th->tid;
+	}
+	return !what;
+}
+
+/* With the world held during the calls, every thread must be out of the loader and malloc. */
+static int world_safe(struct target *t, struct busy_probe *p)
+{
 	int i;
 
 	for (i = 0; i < t->nthreads; i++)
-		if ((what = busy_in(t, f, &t->threads[i]))) {
-			*tid = t->threads[i].tid;
-			return what;
-		}
-	return NULL;
+		if (!not_busy(t, &t->threads[i], p))
+			return 1;
+	return tgt_choose_call_thread(t, CALL_STACK, NULL, NULL);
 }
 
-/* Let the threads run briefly until none is in the loader or malloc; -1 when they stay. */
-static int wait_for_safe_point(struct target *t, const struct remote_fns *f, int retries)
+static int no_call_thread(struct target *t, const struct busy_probe *p, int tries)
 {
-	const char *what;
-	pid_t tid = 0;
-	int i, r;
+	if (!p->what)
+		return tgt_fail(t, "no thread of process %d has %u KiB of stack to spare for the "
+				"remote calls (all on small signal stacks?)", t->pid, CALL_STACK >> 10);
+	return tgt_fail(t, "thread %d of process %d is inside %s each time it is stopped (%d "
+			"tries), and no other thread will do: loading the runtime now could "
+			"deadlock the program; try again", p->tid, t->pid, p->what, tries);
+}
 
-	for (i = 0; (what = world_busy(t, f, &tid)); i++) {
+/* The thread for the remote calls: out of the loader and malloc, with stack to spare. While
+ * there is none, let the process run a little (1, 3, 5... ms) and look again. */
+static int find_call_thread(struct target *t, const struct remote_fns *f,
+			    const struct target_inject_opts *o)
+{
+	int i, r, retries = o->retries > 0 ? o->retries : 10;
+
+	for (i = 0;; i++) {
+		struct busy_probe p = { f, 0, NULL };
+
+		r = o->hold_world ? world_safe(t, &p) : tgt_choose_call_thread(t, CALL_STACK,
+										 not_busy, &p);
+		if (r <= 0)
+			return r;
 		if (i >= retries)
-			return tgt_fail(t, "thread %d of process %d is inside %s each time it is "
-					"stopped (%d tries): loading the runtime now could deadlock the "
-					"program; try again", tid, t->pid, what, i + 1);
+			return no_call_thread(t, &p, i + 1);
 		r = target_run_for(t, 1u + 2u * (unsigned)i, NULL);
+		t->busy_waits++;
 		if (r == 1)
 			return tgt_fail(t, "process %d exited", t->pid);
 		if (r != 0)
 			return -1;
 	}
-	return 0;
 }
 
 static int read_string(struct target *t, uint64_t addr, char *out, size_t cap)
@@ -230,18 +268,26 @@ static int entry_vaddr(struct target *t, const struct target_inject_opts *o, uin
 int target_inject(struct target *t, const struct target_inject_opts *o, int *entry_ret)
 {
 	struct remote_fns f;
-	uint64_t vaddr, err_addr = 0;
+	uint64_t vaddr, err_addr = 0, t0;
 	int saved_errno = 0, r;
 	char why[TARGET_ERR];
 
+	t->busy_waits = 0;
 	if (entry_vaddr(t, o, &vaddr) != 0 || resolve(t, &f) != 0 ||
-	    wait_for_safe_point(t, &f, o->retries > 0 ? o->retries : 10) != 0)
+	    find_call_thread(t, &f, o) != 0)
+		return -1;
+	t->load_tid = t->threads[t->call].tid;
+	t0 = tgt_now_ns();
+	if (!o->hold_world && target_resume_others(t) != 0)
 		return -1;
 	target_scratch_reset(t);
 	/* the thread's errno is the program's: dlopen and dlerror must not change it */
 	if (target_call(t, f.errno_loc, NULL, 0, &err_addr) != 0 ||
-	    target_read(t, err_addr, &saved_errno, sizeof(saved_errno)) != 0)
+	    target_read(t, err_addr, &saved_errno, sizeof(saved_errno)) != 0) {
+		if (!o->hold_world && !o->leave_running)
+			target_stop(t);
 		return -1;
+	}
 	r = load_and_enter(t, &f, o, vaddr, entry_ret);
 	memcpy(why, t->err, sizeof(why));
 	if (target_write(t, err_addr, &saved_errno, sizeof(saved_errno)) != 0 && r == 0)
@@ -249,5 +295,8 @@ int target_inject(struct target *t, const struct target_inject_opts *o, int *ent
 	else if (r != 0)
 		memcpy(t->err, why, sizeof(why)); /* the first failure is the one to tell */
 	target_scratch_reset(t);
+	t->load_ns = tgt_now_ns() - t0;
+	if (!o->hold_world && !o->leave_running && target_stop(t) != 0 && r == 0)
+		r = -1; /* the world stopped again, as the caller left it */
 	return r;
 }

@@ -13,6 +13,9 @@ uint64_t tgt_now_ns(void);
 
 /* The next state change of tid within timeout_ms: 0 and *status, 1 on timeout, -1 (errno). */
 int tgt_wait(pid_t tid, int *status, unsigned timeout_ms);
+/* Waiting for the call thread while the others run: their stops are passed through. */
+int tgt_wait_serving(struct target *t, pid_t tid, int *status, unsigned timeout_ms);
+void tgt_pass_stops(struct target *t, pid_t skip);
 /* Keep a signal that the tracer took from a thread, to give it back on release. */
 void tgt_keep_signal(struct target_thread *th);
 void tgt_remove_thread(struct target *t, struct target_thread *th);
@@ -46,6 +49,13 @@ int tgt_elf_base_vaddr(const char *file, uint64_t *vaddr);
 /* The file of a module as the tool can open it (through /proc/PID/root). */
 void tgt_module_file(const struct target *t, const struct target_module *m, char *out,
 		     size_t cap);
+
+/* Remote calls go to a thread with min_room bytes of stack below its red zone (not one on a
+ * small signal stack) for which usable() says yes: the main thread if it can. 0 chosen, 1 no
+ * thread will do, -1 error. */
+int tgt_choose_call_thread(struct target *t, uint64_t min_room,
+			   int (*usable)(struct target *, const struct target_thread *, void *),
+			   void *arg);
 
 /* Where the call thread may put a `syscall` instruction: found in libc's text. */
 int tgt_find_syscall_insn(struct target *t);

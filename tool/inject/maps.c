@@ -137,6 +137,69 @@ int target_find_module(struct target *t, const char *const *prefixes, struct tar
 	return 0;
 }
 
+struct range {
+	uint64_t start, end;
+	int grows;	/* the main stack ([stack]) grows on demand */
+};
+
+static uint64_t room_below(const struct range *r, int n, uint64_t sp)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (sp > r[i].start && sp <= r[i].end)
+			return r[i].grows ? UINT64_MAX : sp - r[i].start;
+	return 0;
+}
+
+static struct range *read_ranges(struct target *t, int *n)
+{
+	char path[80], line[4200];
+	struct range *r = NULL;
+	struct map_line m;
+	int cap = 0;
+	FILE *f;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/maps", t->proc);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (parse_map_line(line, &m) != 0)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 256;
+			r = xrealloc(r, (size_t)cap * sizeof(*r));
+		}
+		r[(*n)++] = (struct range){ m.start, m.end, !strcmp(m.path, "[stack]") };
+	}
+	fclose(f);
+	return r;
+}
+
+int tgt_choose_call_thread(struct target *t, uint64_t min_room,
+			   int (*usable)(struct target *, const struct target_thread *, void *),
+			   void *arg)
+{
+	int n, k, r = 1;
+	struct range *m = read_ranges(t, &n);
+
+	if (!m)
+		return tgt_fail(t, "cannot read %s/maps", t->proc);
+	for (k = 0; k < t->nthreads && r > 0; k++) {
+		struct target_thread *th = &t->threads[(t->call + k) % t->nthreads];
+
+		if (th->stopped && room_below(m, n, th->regs.rsp - 128) >= min_room &&
+		    (!usable || usable(t, th, arg))) {
+			t->call = (int)(th - t->threads);
+			r = 0;
+		}
+	}
+	free(m);
+	return r;
+}
+
 void tgt_module_file(const struct target *t, const struct target_module *m, char *out,
 		     size_t cap)
 {

@@ -68,8 +68,8 @@ static struct target_thread *call_thread(struct target *t)
 {
 	struct target_thread *th;
 
-	if (!t->attached || !t->stopped || t->call >= t->nthreads) {
-		tgt_fail(t, "the process is not stopped");
+	if (!t->attached || t->call >= t->nthreads) {
+		tgt_fail(t, "not attached");
 		return NULL;
 	}
 	th = &t->threads[t->call];
@@ -167,8 +167,9 @@ static int timed_out(struct target *t, struct target_thread *th)
 	int status;
 
 	th->stopped = 0;
-	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0 && tgt_wait(th->tid, &status, 1000) == 0 &&
-	    WIFSTOPPED(status)) {
+	if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0 &&
+	    tgt_wait_serving(t, th->tid, &status, 1000) == 0 && WIFSTOPPED(status)) {
+		th = &t->threads[t->call];
 		th->stopped = 1;
 		th->sigstop = (status >> 16) == 0;
 		if (th->sigstop)
@@ -179,38 +180,51 @@ static int timed_out(struct target *t, struct target_thread *th)
 			t->pid, t->call_timeout_ms);
 }
 
-/* Run the thread (CONT or SINGLESTEP) until it stops with want_sig at want_pc; any other
- * signal on the way is kept for the thread and suppressed for now. */
-static int run_until(struct target *t, struct target_thread *th, enum __ptrace_request how,
-		     int want_sig, uint64_t want_pc, struct user_regs_struct *out)
+/* One stop of the call thread: 1 it is where we want it, 0 go on, -1 failure. */
+static int judge_stop(struct target *t, struct target_thread *th, int status, int want_sig,
+		      uint64_t want_pc, struct user_regs_struct *out)
+{
+	int sig = WSTOPSIG(status);
+
+	th->stopped = 1;
+	th->sigstop = (status >> 16) == 0;
+	if (!th->sigstop)
+		return 0; /* an interrupt or a group-stop: go on */
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, out) != 0)
+		return tgt_fail(t, "cannot read the registers of thread %d", th->tid);
+	if (sig == want_sig && out->rip == want_pc)
+		return 1;
+	if (crashed(t, th, sig, out))
+		return -1;
+	tgt_keep_signal(th);
+	return 0;
+}
+
+/* Run the call thread (CONT or SINGLESTEP) until it stops with want_sig at want_pc; any other
+ * signal on the way is kept for the thread and suppressed for now. The other threads may be
+ * running meanwhile (target_resume_others): their stops are passed through. */
+static int run_until(struct target *t, enum __ptrace_request how, int want_sig, uint64_t want_pc,
+		     struct user_regs_struct *out)
 {
 	uint64_t end = tgt_now_ns() + (uint64_t)t->call_timeout_ms * 1000000ull;
-	int status, sig, r;
+	pid_t tid = t->threads[t->call].tid;
+	int status, r, j = 0;
 
-	for (;;) {
+	while (j == 0) {
 		uint64_t now = tgt_now_ns();
 
-		if (ptrace(how, th->tid, 0, 0) != 0)
-			return tgt_fail(t, "cannot run thread %d: %s", th->tid, strerror(errno));
-		th->stopped = 0;
-		r = now < end ? tgt_wait(th->tid, &status, (unsigned)((end - now) / 1000000)) : 1;
+		if (ptrace(how, tid, 0, 0) != 0)
+			return tgt_fail(t, "cannot run thread %d: %s", tid, strerror(errno));
+		t->threads[t->call].stopped = 0;
+		r = now < end ? tgt_wait_serving(t, tid, &status,
+						 (unsigned)((end - now) / 1000000)) : 1;
 		if (r > 0)
-			return timed_out(t, th);
+			return timed_out(t, &t->threads[t->call]);
 		if (r < 0 || !WIFSTOPPED(status))
 			return tgt_fail(t, "process %d ended during a remote call", t->pid);
-		th->stopped = 1;
-		th->sigstop = (status >> 16) == 0;
-		if (!th->sigstop)
-			continue; /* an interrupt or a group-stop: go on */
-		sig = WSTOPSIG(status);
-		if (ptrace(PTRACE_GETREGS, th->tid, 0, out) != 0)
-			return tgt_fail(t, "cannot read the registers of thread %d", th->tid);
-		if (sig == want_sig && out->rip == want_pc)
-			return 0;
-		if (crashed(t, th, sig, out))
-			return -1;
-		tgt_keep_signal(th);
+		j = judge_stop(t, &t->threads[t->call], status, want_sig, want_pc, out);
 	}
+	return j > 0 ? 0 : -1;
 }
 
 static void set_args(struct user_regs_struct *r, const uint64_t *a, int n, int syscall)
@@ -251,8 +265,8 @@ int target_call(struct target *t, uint64_t fn, const uint64_t *args, int nargs, 
 		rc = tgt_fail(t, "cannot set the registers of thread %d: %s", th->tid,
 			      strerror(errno));
 	if (rc == 0)
-		rc = run_until(t, th, PTRACE_CONT, SIGSEGV, 0, &out);
-	if (restore(t, th, &fp) != 0)
+		rc = run_until(t, PTRACE_CONT, SIGSEGV, 0, &out);
+	if (restore(t, &t->threads[t->call], &fp) != 0)
 		return -1;
 	if (rc == 0 && ret)
 		*ret = out.rax;
@@ -306,8 +320,8 @@ int target_syscall(struct target *t, long nr, const uint64_t *args, int nargs, u
 		rc = tgt_fail(t, "cannot set the registers of thread %d: %s", th->tid,
 			      strerror(errno));
 	if (rc == 0)
-		rc = run_until(t, th, PTRACE_SINGLESTEP, SIGTRAP, t->syscall_insn + 2, &out);
-	if (restore(t, th, NULL) != 0)
+		rc = run_until(t, PTRACE_SINGLESTEP, SIGTRAP, t->syscall_insn + 2, &out);
+	if (restore(t, &t->threads[t->call], NULL) != 0)
 		return -1;
 	if (rc == 0)
 		*ret = out.rax;

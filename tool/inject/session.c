@@ -39,11 +39,12 @@ static int inject(struct inject_session *s, const struct inject_session_opts *o,
 		  size_t errlen)
 {
 	struct target_inject_opts io = { o->runtime, o->entry ? o->entry : SONDE_ATTACH_ENTRY,
-					 o->ctl_dir, 10 };
+					 o->ctl_dir, 10, 0, o->leave_running };
 	uint64_t t0 = tgt_now_ns();
 	int r = target_inject(&s->t, &io, &s->entry_ret);
 
 	s->inject_ms = ms_since(t0);
+	s->load_ms = (double)s->t.load_ns / 1e6;
 	if (r != 0)
 		snprintf(err, errlen, "%s", target_error(&s->t));
 	else if (s->entry_ret != 0)

@@ -70,6 +70,35 @@ int tgt_wait(pid_t tid, int *status, unsigned timeout_ms)
 	}
 }
 
+/* tgt_wait for the call thread, passing the running threads' stops through meanwhile. */
+int tgt_wait_serving(struct target *t, pid_t tid, int *status, unsigned timeout_ms)
+{
+	uint64_t end = tgt_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+		uint64_t now, left;
+		struct timespec ts;
+
+		if (r == tid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (!t->stopped)
+			tgt_pass_stops(t, tid);
+		now = tgt_now_ns();
+		if (now >= end)
+			return 1;
+		left = end - now < 10000000ull ? end - now : 10000000ull;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)left;
+		sigtimedwait(&chld, NULL, &ts);
+	}
+}
+
 struct target_thread *target_thread_by_tid(struct target *t, pid_t tid)
 {
 	int i;
@@ -291,18 +320,26 @@ static void end_stop(struct target *t)
 	t->scratch = 0;
 }
 
-static void release_all(struct target *t)
+/* Let go of every thread, each as soon as it is stopped (a running one is interrupted: only
+ * a stopped tracee can be detached). Returns the tid of one that never stopped, or 0. */
+static pid_t release_all(struct target *t, unsigned wait_ms)
 {
-	int i;
+	pid_t stuck = 0;
+	int i, status, r;
 
+	for (i = 0; i < t->nthreads; i++)
+		if (!t->threads[i].stopped)
+			ptrace(PTRACE_INTERRUPT, t->threads[i].tid, 0, 0);
 	for (i = 0; i < t->nthreads; i++) {
 		struct target_thread *th = &t->threads[i];
-		int status;
 
-		/* after a failed stop: a thread interrupted but not seen stopped yet */
-		if (!th->stopped && tgt_wait(th->tid, &status, 100) == 0)
-			note_stop(th, status);
-		release_thread(t, th, PTRACE_DETACH);
+		r = th->stopped ? 0 : tgt_wait(th->tid, &status, wait_ms);
+		if (r == 0 && !th->stopped && note_stop(th, status))
+			continue; /* it exited */
+		if (r > 0)
+			stuck = th->tid; /* traced until sonde exits, which lets it go */
+		else if (r == 0)
+			release_thread(t, th, PTRACE_DETACH);
 	}
 	end_stop(t);
 	free(t->threads);
@@ -314,6 +351,7 @@ static void release_all(struct target *t)
 	if (t->attached)
 		sigprocmask(SIG_SETMASK, &t->old_mask, NULL);
 	t->attached = 0;
+	return stuck;
 }
 
 static int open_mem(struct target *t)
@@ -347,24 +385,34 @@ int target_attach(struct target *t, pid_t pid, char *err, size_t errlen)
 		goto fail_release;
 	return 0;
 fail_release:
-	release_all(t);
+	release_all(t, 100);
 fail:
 	snprintf(err, errlen, "%s", t->err);
 	return -1;
 }
 
-int target_resume(struct target *t)
+/* Let the stopped threads run, all of them or all but the call thread. */
+static int resume(struct target *t, int keep_call)
 {
 	int i;
 
 	if (!t->attached)
 		return tgt_fail(t, "not attached");
-	if (!t->stopped)
-		return 0;
 	for (i = 0; i < t->nthreads; i++)
-		release_thread(t, &t->threads[i], PTRACE_CONT);
+		if (t->threads[i].stopped && !(keep_call && i == t->call))
+			release_thread(t, &t->threads[i], PTRACE_CONT);
 	end_stop(t);
 	return 0;
+}
+
+int target_resume(struct target *t)
+{
+	return resume(t, 0);
+}
+
+int target_resume_others(struct target *t)
+{
+	return resume(t, 1);
 }
 
 int target_stop(struct target *t)
@@ -377,7 +425,8 @@ int target_stop(struct target *t)
 		return 0;
 	t->stop_ns = tgt_now_ns();
 	for (i = 0; i < t->nthreads; i++)
-		ptrace(PTRACE_INTERRUPT, t->threads[i].tid, 0, 0);
+		if (!t->threads[i].stopped)
+			ptrace(PTRACE_INTERRUPT, t->threads[i].tid, 0, 0);
 	t->stopped = 1;
 	if (stopped_world(t) == 0)
 		return 0;
@@ -387,14 +436,15 @@ int target_stop(struct target *t)
 
 int target_detach(struct target *t)
 {
-	int r = 0;
+	pid_t stuck;
 
 	if (!t->attached)
 		return 0;
-	if (!t->stopped && target_stop(t) != 0)
-		r = -1; /* let go of what we hold anyway */
-	release_all(t);
-	return r;
+	stuck = release_all(t, TGT_STOP_TIMEOUT_MS);
+	if (stuck)
+		return tgt_fail(t, "thread %d of process %d did not stop to be let go: it stays "
+				"traced until sonde exits", stuck, t->pid);
+	return 0;
 }
 
 int target_set_regs(struct target *t, struct target_thread *th)
@@ -438,15 +488,16 @@ static void pass_stop(struct target *t, struct target_thread *th, int status)
 		ptrace(PTRACE_CONT, th->tid, 0, 0);
 }
 
-/* Every state change of the held threads since the last look (each thread by its tid: the
- * tool's other children are none of our business). */
-static void pass_stops(struct target *t)
+/* Every state change of the running threads since the last look (each thread by its tid:
+ * the tool's other children are none of our business). */
+void tgt_pass_stops(struct target *t, pid_t skip)
 {
 	int i = 0, status;
 
 	while (i < t->nthreads) {
 		struct target_thread *th = &t->threads[i];
-		pid_t r = waitpid(th->tid, &status, __WALL | WNOHANG);
+		pid_t r = th->stopped || th->tid == skip ? 0 :
+			  waitpid(th->tid, &status, __WALL | WNOHANG);
 		int n = t->nthreads;
 
 		if (r == th->tid)
@@ -477,9 +528,9 @@ int target_run_for(struct target *t, unsigned ms, const sigset_t *wake)
 
 		if (s > 0 && s != SIGCHLD)
 			r = 2;
-		pass_stops(t);
+		tgt_pass_stops(t, 0);
 		if (t->nthreads == 0) {
-			release_all(t);
+			release_all(t, 0);
 			return 1;
 		}
 	}

@@ -50,6 +50,9 @@ struct target {
 	uint64_t stop_ns;		/* when the current stop began (CLOCK_MONOTONIC) */
 	uint64_t paused_ns;		/* total time the threads were held stopped */
 	unsigned call_timeout_ms;	/* a remote call that does not return in time fails */
+	int busy_waits;			/* brief resumes target_inject needed (a thread was busy) */
+	pid_t load_tid;			/* target_inject: the thread that loaded the library, */
+	uint64_t load_ns;		/* for this long (the others running unless hold_world) */
 	sigset_t old_mask;		/* the tool's signal mask before attaching */
 	char err[TARGET_ERR];
 };
@@ -66,6 +69,9 @@ const char *target_error(const struct target *t);
 int target_attach(struct target *t, pid_t pid, char *err, size_t errlen);
 /* Let every thread run on, still traced (signals are passed through by target_run_for). */
 int target_resume(struct target *t);
+/* Let every thread but the call thread run: remote calls then wait for no lock that a
+ * stopped thread holds; the others' signals are passed through while a call runs. */
+int target_resume_others(struct target *t);
 /* Stop every thread again (threads created meanwhile are seized too). */
 int target_stop(struct target *t);
 /*
@@ -74,7 +80,8 @@ int target_stop(struct target *t);
  * of the signals in wake (blocked by the caller, may be NULL) came to the tool first.
  */
 int target_run_for(struct target *t, unsigned ms, const sigset_t *wake);
-/* Let go of every thread: registers as last set, intercepted signals given back. */
+/* Let go of every thread: registers as last set, intercepted signals given back. Running
+ * threads are stopped one by one and let go at once (the world need not be stopped). */
 int target_detach(struct target *t);
 
 /* Registers: written back immediately (the thread must be stopped). */
@@ -117,15 +124,20 @@ int target_module_symbols(struct target *t, const struct target_module *m,
 			  const char *const *names, int n, uint64_t *addrs, uint64_t *sizes);
 
 /*
- * Load a library with dlopen(path, RTLD_NOW) and call its int entry(const char *arg).
- * Refuses (after a few brief resumes) while a thread is in the dynamic loader or in libc's
- * malloc family. *entry_ret receives the entry's return value.
+ * Load a library with dlopen(path, RTLD_NOW) and call its int entry(const char *arg), on a
+ * thread that is neither in the dynamic loader nor in libc's malloc family (after a few brief
+ * resumes, refuses when there is none). Meanwhile the other threads run, so that dlopen waits
+ * for no lock that a stopped thread holds; the world is stopped again at the end (hold_world:
+ * the others stay stopped, and every thread must be out of the loader and malloc).
+ * *entry_ret receives the entry's return value.
  */
 struct target_inject_opts {
 	const char *lib;	/* absolute path, readable by the target */
 	const char *entry;	/* e.g. "sonde__attach" */
 	const char *arg;	/* its argument (a string copied into the target) */
-	int retries;		/* brief resumes while a thread is busy (default 10) */
+	int retries;		/* brief resumes while no thread will do (default 10) */
+	int hold_world;		/* keep the other threads stopped during the calls */
+	int leave_running;	/* do not stop the world again after (e.g. to detach at once) */
 };
 int target_inject(struct target *t, const struct target_inject_opts *o, int *entry_ret);
 
