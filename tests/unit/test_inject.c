@@ -280,7 +280,7 @@ static const char *lib; /* argv[1]: the stand-in runtime (tests/programs/attach_
 
 static void inject_once(struct fixture *f, int hold_world, const char *dir, int want)
 {
-	struct target_inject_opts o = { lib, "sonde__attach", dir, 10, hold_world, 0 };
+	struct target_inject_opts o = { NULL, lib, "sonde__attach", dir, 10, hold_world, 0 };
 	int ret = -1, r = target_inject(&f->t, &o, &ret);
 
 	if (r != 0)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 #define RTLD_NOW_ 2
 #define RTLD_DLOPEN_ 0x80000000u	/* __libc_dlopen_mode's flag for a dlopen-like load */
 #define STACK_SCAN 256			/* bytes above the stack pointer searched for callers */
@@ -41,21 +43,21 @@ struct busy_range {
 	int scan;	/* also a return address into it near the top of the stack */
 };
 
-struct remote_fns {
+struct target_libc {
 	uint64_t dlopen, dlerror, errno_loc;
 	int libc_mode;	/* dlopen is glibc's private __libc_dlopen_mode */
 	struct busy_range busy[NSYMS + 1];
 	int nbusy;
 };
 
-static void add_busy(struct remote_fns *f, uint64_t lo, uint64_t hi, const char *what, int scan)
+static void add_busy(struct target_libc *f, uint64_t lo, uint64_t hi, const char *what, int scan)
 {
 	if (lo < hi && f->nbusy < NSYMS + 1)
 		f->busy[f->nbusy++] = (struct busy_range){ lo, hi, what, scan };
 }
 
 /* dlopen: libc's (glibc >= 2.34), else libdl's, else __libc_dlopen_mode; dlerror likewise. */
-static int pick_dlopen(struct target *t, struct remote_fns *f, const uint64_t *a,
+static int pick_dlopen(struct target *t, struct target_libc *f, const uint64_t *a,
 		       const struct target_module *dl)
 {
 	static const char *const dl_syms[] = { "dlopen", "dlerror" };
@@ -76,7 +78,7 @@ static int pick_dlopen(struct target *t, struct remote_fns *f, const uint64_t *a
 	return 0;
 }
 
-static int resolve(struct target *t, struct remote_fns *f)
+static int resolve(struct target *t, struct target_libc *f)
 {
 	static const char *const *const sets[] = { libc_names, ld_names, libdl_names };
 	struct target_module m[3];
@@ -110,7 +112,7 @@ static int resolve(struct target *t, struct remote_fns *f)
  * stale return addresses into it, and a thread holding the loader's lock runs the loader's
  * own code or malloc. The window is short for the same reason: stale values mislead.
  */
-static const char *busy_in(struct target *t, const struct remote_fns *f,
+static const char *busy_in(struct target *t, const struct target_libc *f,
 			   const struct target_thread *th)
 {
 	uint64_t stack[STACK_SCAN / 8];
@@ -131,7 +133,7 @@ static const char *busy_in(struct target *t, const struct remote_fns *f,
 }
 
 struct busy_probe {
-	const struct remote_fns *f;
+	const struct target_libc *f;
 	pid_t tid;		/* the first thread found busy, and where */
 	const char *what;
 };
@@ -171,7 +173,7 @@ static int no_call_thread(struct target *t, const struct busy_probe *p, int trie
 
 /* The thread for the remote calls: out of the loader and malloc, with stack to spare. While
  * there is none, let the process run a little (1, 3, 5... ms) and look again. */
-static int find_call_thread(struct target *t, const struct remote_fns *f,
+static int find_call_thread(struct target *t, const struct target_libc *f,
 			    const struct target_inject_opts *o)
 {
 	int i, r, retries = o->retries > 0 ? o->retries : 10;
@@ -205,7 +207,7 @@ static int read_string(struct target *t, uint64_t addr, char *out, size_t cap)
 	return 0;
 }
 
-static int dlopen_failed(struct target *t, const struct remote_fns *f, const char *lib)
+static int dlopen_failed(struct target *t, const struct target_libc *f, const char *lib)
 {
 	uint64_t msg = 0;
 	char text[400] = "";
@@ -228,7 +230,7 @@ static int entry_address(struct target *t, uint64_t handle, uint64_t vaddr, uint
 	return 0;
 }
 
-static int load_and_enter(struct target *t, const struct remote_fns *f,
+static int load_and_enter(struct target *t, const struct target_libc *f,
 			  const struct target_inject_opts *o, uint64_t entry_vaddr, int *ret)
 {
 	uint64_t a[2], handle = 0, entry, rv;
@@ -265,35 +267,63 @@ static int entry_vaddr(struct target *t, const struct target_inject_opts *o, uin
 	return 0;
 }
 
-int target_inject(struct target *t, const struct target_inject_opts *o, int *entry_ret)
+/* The call thread's errno is the program's: dlopen and dlerror must not change it. */
+static int load_keeping_errno(struct target *t, const struct target_libc *f,
+			      const struct target_inject_opts *o, uint64_t vaddr, int *ret)
 {
-	struct remote_fns f;
-	uint64_t vaddr, err_addr = 0, t0;
-	int saved_errno = 0, r;
+	uint64_t err_addr = 0;
+	int saved = 0, r;
 	char why[TARGET_ERR];
 
+	if (target_call(t, f->errno_loc, NULL, 0, &err_addr) != 0 ||
+	    target_read(t, err_addr, &saved, sizeof(saved)) != 0)
+		return -1;
+	r = load_and_enter(t, f, o, vaddr, ret);
+	memcpy(why, t->err, sizeof(why));
+	if (target_write(t, err_addr, &saved, sizeof(saved)) != 0 && r == 0)
+		return -1;
+	if (r != 0)
+		memcpy(t->err, why, sizeof(why)); /* the first failure is the one to tell */
+	return r;
+}
+
+struct target_libc *target_libc_resolve(pid_t pid, char *err, size_t errlen)
+{
+	struct target_libc *f = xcalloc(1, sizeof(*f));
+	struct target t;
+
+	memset(&t, 0, sizeof(t));
+	t.pid = pid;
+	t.mem_fd = -1;
+	if (tgt_preflight(&t) == 0 && resolve(&t, f) == 0)
+		return f;
+	snprintf(err, errlen, "%s", t.err);
+	free(f);
+	return NULL;
+}
+
+void target_libc_free(struct target_libc *f)
+{
+	free(f);
+}
+
+int target_inject(struct target *t, const struct target_inject_opts *o, int *entry_ret)
+{
+	struct target_libc own;
+	const struct target_libc *f = o->libc ? o->libc : &own;
+	uint64_t vaddr, t0;
+	int r;
+
 	t->busy_waits = 0;
-	if (entry_vaddr(t, o, &vaddr) != 0 || resolve(t, &f) != 0 ||
-	    find_call_thread(t, &f, o) != 0)
+	if (entry_vaddr(t, o, &vaddr) != 0 || (!o->libc && resolve(t, &own) != 0) ||
+	    find_call_thread(t, f, o) != 0)
 		return -1;
 	t->load_tid = t->threads[t->call].tid;
 	t0 = tgt_now_ns();
 	if (!o->hold_world && target_resume_others(t) != 0)
 		return -1;
 	target_scratch_reset(t);
-	/* the thread's errno is the program's: dlopen and dlerror must not change it */
-	if (target_call(t, f.errno_loc, NULL, 0, &err_addr) != 0 ||
-	    target_read(t, err_addr, &saved_errno, sizeof(saved_errno)) != 0) {
-		if (!o->hold_world && !o->leave_running)
-			target_stop(t);
-		return -1;
-	}
-	r = load_and_enter(t, &f, o, vaddr, entry_ret);
-	memcpy(why, t->err, sizeof(why));
-	if (target_write(t, err_addr, &saved_errno, sizeof(saved_errno)) != 0 && r == 0)
-		r = -1;
-	else if (r != 0)
-		memcpy(t->err, why, sizeof(why)); /* the first failure is the one to tell */
+	r = load_keeping_errno(t, f, o, vaddr, entry_ret);
 	target_scratch_reset(t);
 	t->load_ns = tgt_now_ns() - t0;
 	if (!o->hold_world && !o->leave_running && target_stop(t) != 0 && r == 0)

@@ -79,6 +79,8 @@ static int scan_maps(struct target *t, const char *const *const *sets, int n,
 
 	snprintf(path, sizeof(path), "%s/maps", t->proc);
 	f = fopen(path, "re");
+	if (!f && (errno == EACCES || errno == EPERM))
+		return tgt_explain_seize(t, EPERM); /* what ptrace would say, and why */
 	if (!f)
 		return tgt_fail(t, "cannot read %s: %s", path, strerror(errno));
 	while (fgets(line, sizeof(line), f)) {

@@ -35,11 +35,12 @@ static int check_library(const struct inject_session_opts *o, char *err, size_t 
 	return vaddr ? 0 : -1;
 }
 
-static int inject(struct inject_session *s, const struct inject_session_opts *o, char *err,
-		  size_t errlen)
+static int inject(struct inject_session *s, const struct inject_session_opts *o,
+		  const struct target_libc *libc, char *err, size_t errlen)
 {
-	struct target_inject_opts io = { o->runtime, o->entry ? o->entry : SONDE_ATTACH_ENTRY,
-					 o->ctl_dir, 10, 0, o->leave_running };
+	struct target_inject_opts io = { libc, o->runtime,
+					 o->entry ? o->entry : SONDE_ATTACH_ENTRY, o->ctl_dir, 10, 0,
+					 o->leave_running };
 	uint64_t t0 = tgt_now_ns();
 	int r = target_inject(&s->t, &io, &s->entry_ret);
 
@@ -56,19 +57,25 @@ static int inject(struct inject_session *s, const struct inject_session_opts *o,
 int inject_session_open(struct inject_session *s, pid_t pid, const struct inject_session_opts *o,
 			char *err, size_t errlen)
 {
+	struct target_libc *libc = NULL;
 	uint64_t t0;
+	int r = -1;
 
 	memset(s, 0, sizeof(*s));
-	s->start_ns = t0 = tgt_now_ns();
+	s->start_ns = tgt_now_ns();
 	name_of(pid, s->comm, sizeof(s->comm));
-	if (check_library(o, err, errlen) != 0 || target_attach(&s->t, pid, err, errlen) != 0)
+	if (check_library(o, err, errlen) != 0 || !(libc = target_libc_resolve(pid, err, errlen)))
 		return -1;
-	s->stop_ms = ms_since(t0);
-	s->threads = s->t.nthreads;
-	if (inject(s, o, err, errlen) == 0)
-		return 0;
-	target_detach(&s->t);
-	return -1;
+	t0 = tgt_now_ns();
+	if (target_attach(&s->t, pid, err, errlen) == 0) {
+		s->stop_ms = ms_since(t0);
+		s->threads = s->t.nthreads;
+		r = inject(s, o, libc, err, errlen);
+		if (r != 0)
+			target_detach(&s->t);
+	}
+	target_libc_free(libc);
+	return r;
 }
 
 int inject_session_close(struct inject_session *s, char *err, size_t errlen)

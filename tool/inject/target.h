@@ -131,7 +131,10 @@ int target_module_symbols(struct target *t, const struct target_module *m,
  * the others stay stopped, and every thread must be out of the loader and malloc).
  * *entry_ret receives the entry's return value.
  */
+struct target_libc;	/* what an injection needs of the target's libc and loader */
+
 struct target_inject_opts {
+	const struct target_libc *libc;	/* from target_libc_resolve, or NULL: resolved now */
 	const char *lib;	/* absolute path, readable by the target */
 	const char *entry;	/* e.g. "sonde__attach" */
 	const char *arg;	/* its argument (a string copied into the target) */
@@ -140,5 +143,9 @@ struct target_inject_opts {
 	int leave_running;	/* do not stop the world again after (e.g. to detach at once) */
 };
 int target_inject(struct target *t, const struct target_inject_opts *o, int *entry_ret);
+/* Resolved before the process is stopped, the pause is shorter (ELF symbol tables of libc and
+ * the loader: a few tenths of a millisecond). NULL and err on failure. */
+struct target_libc *target_libc_resolve(pid_t pid, char *err, size_t errlen);
+void target_libc_free(struct target_libc *l);
 
 #endif
