@@ -196,7 +196,7 @@ static int find_call_thread(struct target *t, const struct target_libc *f,
 	}
 }
 
-static int read_string(struct target *t, uint64_t addr, char *out, size_t cap)
+static void read_string(struct target *t, uint64_t addr, char *out, size_t cap)
 {
 	size_t i;
 
@@ -204,7 +204,6 @@ static int read_string(struct target *t, uint64_t addr, char *out, size_t cap)
 		if (target_read(t, addr + i, &out[i], 1) != 0 || !out[i])
 			break;
 	out[i] = 0;
-	return 0;
 }
 
 static int dlopen_failed(struct target *t, const struct target_libc *f, const char *lib)

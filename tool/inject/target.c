@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 const char *target_error(const struct target *t)
 {
 	return t->err;
@@ -43,8 +45,9 @@ uint64_t tgt_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* SIGCHLD is blocked while attached: a tracee's stop makes it pending, which wakes us. */
-int tgt_wait(pid_t tid, int *status, unsigned timeout_ms)
+/* SIGCHLD is blocked while attached: a tracee's stop makes it pending, which wakes us.
+ * With t, the stops of its running threads (other than tid) are passed through meanwhile. */
+static int wait_one(struct target *t, pid_t tid, int *status, unsigned timeout_ms)
 {
 	uint64_t end = tgt_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	sigset_t chld;
@@ -60,6 +63,8 @@ int tgt_wait(pid_t tid, int *status, unsigned timeout_ms)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -1;
+		if (t && !t->stopped)
+			tgt_pass_stops(t, tid);
 		now = tgt_now_ns();
 		if (now >= end)
 			return 1;
@@ -70,33 +75,14 @@ int tgt_wait(pid_t tid, int *status, unsigned timeout_ms)
 	}
 }
 
-/* tgt_wait for the call thread, passing the running threads' stops through meanwhile. */
+int tgt_wait(pid_t tid, int *status, unsigned timeout_ms)
+{
+	return wait_one(NULL, tid, status, timeout_ms);
+}
+
 int tgt_wait_serving(struct target *t, pid_t tid, int *status, unsigned timeout_ms)
 {
-	uint64_t end = tgt_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	sigset_t chld;
-
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	for (;;) {
-		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
-		uint64_t now, left;
-		struct timespec ts;
-
-		if (r == tid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (!t->stopped)
-			tgt_pass_stops(t, tid);
-		now = tgt_now_ns();
-		if (now >= end)
-			return 1;
-		left = end - now < 10000000ull ? end - now : 10000000ull;
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)left;
-		sigtimedwait(&chld, NULL, &ts);
-	}
+	return wait_one(t, tid, status, timeout_ms);
 }
 
 struct target_thread *target_thread_by_tid(struct target *t, pid_t tid)
@@ -137,11 +123,7 @@ static struct target_thread *add_thread(struct target *t, pid_t tid)
 
 	if (t->nthreads == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 16;
-		t->threads = realloc(t->threads, (size_t)t->cap * sizeof(*t->threads));
-		if (!t->threads) {
-			tgt_fail(t, "out of memory");
-			exit(1);
-		}
+		t->threads = xrealloc(t->threads, (size_t)t->cap * sizeof(*t->threads));
 	}
 	th = &t->threads[t->nthreads++];
 	memset(th, 0, sizeof(*th));
