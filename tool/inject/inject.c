@@ -44,6 +44,7 @@ struct busy_range {
 };
 
 struct target_libc {
+	uint64_t libc_bias, libc_text, ld_text; /* to tell whether they are still the same */
 	uint64_t dlopen, dlerror, errno_loc;
 	int libc_mode;	/* dlopen is glibc's private __libc_dlopen_mode */
 	struct busy_range busy[NSYMS + 1];
@@ -89,8 +90,11 @@ static int resolve(struct target *t, struct target_libc *f)
 	if (tgt_find_modules(t, sets, 3, m) != 0)
 		return -1;
 	if (!m[0].path[0])
-		return tgt_fail(t, "process %d has no glibc (libc.so.6) loaded: cannot load the "
-				"runtime into it", t->pid);
+		return tgt_fail(t, "process %d has no glibc (libc.so.6) loaded (yet?): cannot load "
+				"the runtime into it", t->pid);
+	f->libc_bias = m[0].bias;
+	f->libc_text = m[0].text_start;
+	f->ld_text = m[1].text_start;
 	if (target_module_symbols(t, &m[0], libc_syms, NSYMS, a, size) != 0)
 		return -1;
 	f->errno_loc = a[S_ERRNO];
@@ -306,15 +310,25 @@ void target_libc_free(struct target_libc *f)
 	free(f);
 }
 
+/* Resolved before the stop: still the same libc and loader? (an exec changes them) */
+static int still_valid(struct target *t, const struct target_libc *f)
+{
+	static const char *const *const sets[] = { libc_names, ld_names };
+	struct target_module m[2];
+
+	return f && tgt_find_modules(t, sets, 2, m) == 0 && m[0].bias == f->libc_bias &&
+	       m[0].text_start == f->libc_text && m[1].text_start == f->ld_text;
+}
+
 int target_inject(struct target *t, const struct target_inject_opts *o, int *entry_ret)
 {
 	struct target_libc own;
-	const struct target_libc *f = o->libc ? o->libc : &own;
+	const struct target_libc *f = still_valid(t, o->libc) ? o->libc : &own;
 	uint64_t vaddr, t0;
 	int r;
 
 	t->busy_waits = 0;
-	if (entry_vaddr(t, o, &vaddr) != 0 || (!o->libc && resolve(t, &own) != 0) ||
+	if (entry_vaddr(t, o, &vaddr) != 0 || (f == &own && resolve(t, &own) != 0) ||
 	    find_call_thread(t, f, o) != 0)
 		return -1;
 	t->load_tid = t->threads[t->call].tid;
