@@ -294,8 +294,9 @@ int symtab__resolve(struct symtab *st, const char *module_path, uint64_t vaddr,
 
 /* Linear symbol-table scan: only meant for tests and one-off lookups, not hot paths. */
 /* Call cb for every defined function symbol of a module; stops when cb returns non-zero. */
-int symtab__foreach(struct symtab *st, const char *module_path,
-		    int (*cb)(const char *name, uint64_t vaddr, void *arg), void *arg)
+int symtab__foreach_sized(struct symtab *st, const char *module_path,
+			  int (*cb)(const char *name, uint64_t vaddr, uint64_t size, void *arg),
+			  void *arg)
 {
 	struct module *m;
 	const char *name;
@@ -316,11 +317,32 @@ int symtab__foreach(struct symtab *st, const char *module_path,
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
-		ret = cb(name, addr - m->bias, arg);
+		ret = cb(name, addr - m->bias, sym.st_size, arg);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+struct unsized {
+	int (*cb)(const char *name, uint64_t vaddr, void *arg);
+	void *arg;
+};
+
+static int drop_size(const char *name, uint64_t vaddr, uint64_t size, void *arg)
+{
+	const struct unsized *u = arg;
+
+	(void)size;
+	return u->cb(name, vaddr, u->arg);
+}
+
+int symtab__foreach(struct symtab *st, const char *module_path,
+		    int (*cb)(const char *name, uint64_t vaddr, void *arg), void *arg)
+{
+	struct unsized u = { cb, arg };
+
+	return symtab__foreach_sized(st, module_path, drop_size, &u);
 }
 
 struct lookup {

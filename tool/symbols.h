@@ -38,4 +38,9 @@ uint64_t symtab__lookup(struct symtab *st, const char *module_path, const char *
 int symtab__foreach(struct symtab *st, const char *module_path,
 		    int (*cb)(const char *name, uint64_t vaddr, void *arg), void *arg);
 
+/* The same with each symbol's size in bytes (0 when the symbol table does not say). */
+int symtab__foreach_sized(struct symtab *st, const char *module_path,
+			  int (*cb)(const char *name, uint64_t vaddr, uint64_t size, void *arg),
+			  void *arg);
+
 #endif /* SONDE_SYMBOLS_H */

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What to patch and in which order (dyn.h). Inserting: every trampoline is written before any
+ * site, so a thread that reaches a new jump finds its target complete; a stopped thread whose PC
+ * lies in replaced bytes is moved to the relocated copy. Removing: original bytes first, then
+ * threads inside a trampoline are moved back to the original code; one caught in the middle of
+ * the handler call's register save or restore is let run a moment and looked at again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "dyn.h"
+#include "symbols.h"
+
+#define TWO_GB (INT64_C(1) << 31)
+
+static int add_func(struct dyn_set *s, const char *name, uint64_t addr, uint64_t size)
+{
+	struct dyn_func *f;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		struct dyn_func *p = realloc(s->f, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		s->f = p;
+		s->cap = cap;
+	}
+	f = &s->f[s->n++];
+	memset(f, 0, sizeof(*f));
+	f->name = strdup(name);
+	f->addr = addr;
+	f->size = size;
+	return f->name ? 0 : -1;
+}
+
+/* The C runtime's own start-up and tear-down code, and compiler-split cold parts. */
+static int boilerplate(const char *name)
+{
+	return (name[0] == '_' && name[1] != 'Z') || strstr(name, ".cold") != NULL;
+}
+
+static int listed(const char *const *only, const char *name)
+{
+	for (; *only; only++)
+		if (strcmp(*only, name) == 0)
+			return 1;
+	return 0;
+}
+
+struct collect_ctx {
+	struct dyn_set *s;
+	const char *const *only;
+	int failed;
+};
+
+static int collect_one(const char *name, uint64_t vaddr, uint64_t size, void *arg)
+{
+	struct collect_ctx *c = arg;
+
+	if (size < 1 || boilerplate(name) || (c->only && !listed(c->only, name)))
+		return 0;
+	if (add_func(c->s, name, vaddr + c->s->bias, size) != 0) {
+		c->failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int dyn_collect(struct target *t, const struct target_module *m, const char *const *only,
+		struct dyn_set *s, char *err, size_t n)
+{
+	struct symtab *st = symtab__new();
+	struct collect_ctx c = { s, only, 0 };
+
+	(void)t;
+	memset(s, 0, sizeof(*s));
+	snprintf(s->module, sizeof(s->module), "%s", m->path);
+	s->bias = m->bias;
+	if (!st) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	if (symtab__foreach_sized(st, m->path, collect_one, &c) != 0 || c.failed) {
+		symtab__delete(st);
+		snprintf(err, n, "cannot read the function symbols of %s", m->path);
+		return -1;
+	}
+	symtab__delete(st);
+	return 0;
+}
+
+/* Trampoline memory within +-2 GB of every function: tried below the module, then above. */
+static int map_trampolines(struct target *t, struct dyn_set *s, char *err, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, size, hint, got = 0;
+	size_t i;
+	int k;
+
+	for (i = 0; i < s->n; i++) {
+		lo = s->f[i].addr < lo ? s->f[i].addr : lo;
+		hi = s->f[i].addr + s->f[i].size > hi ? s->f[i].addr + s->f[i].size : hi;
+	}
+	size = ((uint64_t)s->n * PATCH_TRAMP_MAX + 4095) & ~(uint64_t)4095;
+	for (k = 0; k < 8; k++) {
+		uint64_t step = (uint64_t)(k / 2 + 1) << 24; /* 16 MiB, 32 MiB, ... from the code */
+
+		hint = k % 2 == 0 ? ((lo - step - size) & ~(uint64_t)4095) : ((hi + step) & ~(uint64_t)4095);
+		if (target_mmap(t, hint, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+				&got) != 0)
+			continue;
+		if ((int64_t)(got + size - lo) < TWO_GB && (int64_t)(hi - got) < TWO_GB)
+			break;
+		target_munmap(t, got, size);
+		got = 0;
+	}
+	if (!got) {
+		snprintf(err, n, "no memory for trampolines within 2 GB of %s", s->module);
+		return -1;
+	}
+	s->tramp_area = got;
+	s->tramp_size = size;
+	return 0;
+}
+
+struct read_ctx {
+	struct target *t;
+};
+
+static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return target_read(((struct read_ctx *)ctx)->t, addr, buf, len);
+}
+
+/* Decode one function; its jump tables are read from the target. NULL: refused (f->why). */
+static struct patch_fn *analyze(struct target *t, struct dyn_func *f, uint8_t **code)
+{
+	struct patch_fn *fn = calloc(1, sizeof(*fn));
+	struct read_ctx rc = { t };
+
+	*code = malloc(f->size);
+	if (!fn || !*code || target_read(t, f->addr, *code, f->size) != 0) {
+		snprintf(f->why, sizeof(f->why), "cannot read its code");
+		goto fail;
+	}
+	if (patch_analyze(*code, f->size, f->addr, fn, f->why, sizeof(f->why)) != 0)
+		goto fail;
+	if (patch_read_tables(fn, read_target, &rc, f->why, sizeof(f->why)) != 0) {
+		patch_fn_free(fn);
+		goto fail;
+	}
+	return fn;
+fail:
+	free(fn);
+	free(*code);
+	*code = NULL;
+	return NULL;
+}
+
+int dyn_plan(struct target *t, struct dyn_set *s, uint64_t handler, char *err, size_t n)
+{
+	size_t i;
+
+	if (!s->n)
+		return 0;
+	if (map_trampolines(t, s, err, n) != 0)
+		return -1;
+	for (i = 0; i < s->n; i++) {
+		struct dyn_func *f = &s->f[i];
+		struct tramp_spec spec = { handler, (uint32_t)i };
+		struct patch_fn *fn;
+		uint8_t *code;
+
+		f->state = DYN_REFUSED;
+		fn = analyze(t, f, &code);
+		if (!fn)
+			continue;
+		if (patch_plan_entry(fn, code, s->tramp_area + i * PATCH_TRAMP_MAX, &spec, &f->plan,
+				     f->why, sizeof(f->why)) == 0)
+			f->state = DYN_PLANNED;
+		patch_fn_free(fn);
+		free(fn);
+		free(code);
+	}
+	return 0;
+}
+
+/* Move every stopped thread whose PC lies in the bytes this plan replaces. */
+static void move_threads_in(struct target *t, const struct patch_plan *p)
+{
+	int i;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct target_thread *th = &t->threads[i];
+		uint64_t pc = th->regs.rip, to;
+
+		if (pc <= p->site || pc >= p->site + p->len)
+			continue;
+		to = patch_map_pc_into(p, pc);
+		if (to && to != pc)
+			target_set_pc(t, th, to);
+	}
+}
+
+int dyn_install(struct target *t, struct dyn_set *s, char *err, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct patch_plan *p = &s->f[i].plan;
+
+		if (s->f[i].state == DYN_PLANNED &&
+		    target_write(t, p->tramp, p->code, p->tramp_len) != 0) {
+			snprintf(err, n, "writing a trampoline: %s", target_error(t));
+			return -1;
+		}
+	}
+	for (i = 0; i < s->n; i++) {
+		struct dyn_func *f = &s->f[i];
+
+		if (f->state != DYN_PLANNED)
+			continue;
+		move_threads_in(t, &f->plan);
+		if (target_write(t, f->plan.site, f->plan.bytes, f->plan.len) != 0) {
+			snprintf(err, n, "patching %s: %s", f->name, target_error(t));
+			return -1;
+		}
+		f->state = DYN_INSTALLED;
+	}
+	return 0;
+}
+
+/* 1 when some thread is caught inside a save or restore: it must run on a moment. */
+static int move_threads_out(struct target *t, const struct patch_plan *p)
+{
+	int i, busy = 0;
+
+	for (i = 0; i < t->nthreads; i++) {
+		struct target_thread *th = &t->threads[i];
+		uint64_t pc = th->regs.rip, to;
+		int64_t adjust = 0;
+
+		if (pc < p->tramp || pc >= p->tramp + p->tramp_len)
+			continue;
+		to = patch_map_pc_out(p, pc, &adjust);
+		if (!to) {
+			busy = 1;
+			continue;
+		}
+		th->regs.rsp += (uint64_t)adjust;
+		th->regs.rip = to;
+		target_set_regs(t, th);
+	}
+	return busy;
+}
+
+static int threads_busy(struct target *t, struct dyn_set *s)
+{
+	size_t i;
+	int busy = 0;
+
+	for (i = 0; i < s->n; i++)
+		if (s->f[i].state == DYN_INSTALLED)
+			busy |= move_threads_out(t, &s->f[i].plan);
+	return busy;
+}
+
+int dyn_remove(struct target *t, struct dyn_set *s, char *err, size_t n)
+{
+	size_t i;
+	int tries;
+
+	for (tries = 0; threads_busy(t, s); tries++) {
+		if (tries == 100 || target_run_for(t, 1, NULL) != 0) {
+			snprintf(err, n, "a thread stays inside a trampoline; not removing");
+			return -1;
+		}
+	}
+	for (i = 0; i < s->n; i++) {
+		struct dyn_func *f = &s->f[i];
+
+		if (f->state != DYN_INSTALLED)
+			continue;
+		if (target_write(t, f->plan.site, f->plan.orig, f->plan.len) != 0) {
+			snprintf(err, n, "restoring %s: %s", f->name, target_error(t));
+			return -1;
+		}
+		f->state = DYN_PLANNED;
+	}
+	return 0;
+}
+
+size_t dyn_count(const struct dyn_set *s, int state)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < s->n; i++)
+		k += s->f[i].state == state;
+	return k;
+}
+
+void dyn_set_free(struct dyn_set *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->f[i].name);
+	free(s->f);
+	memset(s, 0, sizeof(*s));
+}
