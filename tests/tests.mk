@@ -82,8 +82,9 @@ DYN_BENCH := $(TEST_BUILD)/dyn_bench
 DYN_TEST_OBJ := $(patsubst %.c,$(TEST_BUILD)/dyn/%.o,$(wildcard runtime/dyn/*.c)) \
 	$(TEST_BUILD)/dyn/dyn_ret.o $(TEST_BUILD)/dyn/dyn_tramp.o
 DYN_TEST_SRC := tests/unit/dyn_support.c runtime/clock.c runtime/util.c format/protocol.c
-UNIT_BINS += $(UNIT_PROTOCOL) $(UNIT_DYN)
-UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PROTOCOL)" --unit "$(UNIT_DYN)"
+UNIT_BINS += $(UNIT_PROTOCOL) $(UNIT_DYN) $(UNIT_DYN_SERVER) $(UNIT_DYN_ATTACH) $(DYN_BENCH)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PROTOCOL)" --unit "$(UNIT_DYN)" \
+	--unit "$(UNIT_DYN_SERVER)" --unit "$(UNIT_DYN_ATTACH) $(BUILD)/lib/libsonde.so"
 
 $(UNIT_PROTOCOL): tests/unit/test_protocol.c format/protocol.c format/protocol.h
 	@mkdir -p $(dir $@)

@@ -58,7 +58,8 @@ struct dyn_prog {
 	uint8_t n_entry, n_exit;
 	uint8_t needs_thread; /* timers or exit actions: per-thread state is needed */
 	uint8_t size_class;
-	uint32_t pad;
+	uint8_t one_add;      /* the whole list is one unconditional ADD at entry */
+	uint8_t pad[3];
 	struct dyn_prog *next; /* free or retired list (control thread) */
 	uint64_t retired_ns;
 	struct dyn_action act[];
@@ -198,6 +199,7 @@ int64_t dyn_metric_value(uint32_t id); /* tests */
 
 /* ---- the control server (server.c, list.c) ---- */
 int dyn_server_running(void);
+int dyn_private_dir(const char *dir, const char **why);
 size_t dyn_list_reply(void *buf, size_t cap);
 uint64_t dyn_mono_ns(void);
 

@@ -245,6 +245,11 @@ RT_EXPORT RT_HOT void sonde__dyn_entry(uint32_t point, struct sonde_regs *regs,
 
 	if (likely(!p))
 		return;
+	if (p->one_add) { /* the usual counting point: no register saved, no thread state */
+		if (likely(!(rt_busy | atomic_load_explicit(&dyn_paused, memory_order_relaxed))))
+			counter_op(&p->act[0]);
+		return;
+	}
 	entry_active(p, point, regs, ret_slot);
 }
 

@@ -112,6 +112,8 @@ static void prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
 		}
 	if (p->n_exit)
 		p->needs_thread = 1;
+	p->one_add = p->n_entry == 1 && !p->n_exit && p->act[0].prim == SPROTO_ADD &&
+		     p->act[0].pred == SPROTO_PRED_NONE;
 }
 
 /* Replace a point's actions (the message is validated already). 0, or -1 and why. */

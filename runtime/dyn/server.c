@@ -66,7 +66,7 @@ static int default_dir(char *out, size_t cap)
 }
 
 /* Ours and 0700, made if missing; never followed through a symbolic link. */
-static int private_dir(const char *dir, const char **why)
+int dyn_private_dir(const char *dir, const char **why)
 {
 	struct stat st;
 	int fd;
@@ -365,6 +365,7 @@ static void accept_client(void)
 	srv.cfd = fd;
 	srv.inlen = 0;
 	srv.hello = 0;
+	srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client starts from the defaults */
 }
 
 /* ---- the loop ---- */
@@ -484,7 +485,7 @@ int dyn_server_start(const char *ctl_dir, int at_start)
 		why = "control socket name too long";
 	else if (map_buffers() != 0)
 		why = "out of memory";
-	else if (private_dir(dir, &why) == 0 && (srv.lfd = listen_on(srv.path, &why)) >= 0) {
+	else if (dyn_private_dir(dir, &why) == 0 && (srv.lfd = listen_on(srv.path, &why)) >= 0) {
 		srv.at_start = at_start;
 		srv.pid = getpid();
 		srv.detach = 0;

@@ -10,7 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 
-#include "dyn/dyn.h"
+#include "../../runtime/dyn/dyn.h"
 
 enum {
 	P_ADD = 1, P_REC = 2, P_HALF = 3, P_PAIR = 4, P_JUMP = 5, P_TAIL = 6, P_SPIN = 7,
@@ -34,6 +34,8 @@ long tr_outer(long depth);  /* setjmp, tr_jump(depth), returns 7 */
 long tr_sig(long a, long b); /* the body of tr_add, another point */
 long tr_bench(long x);
 long tr_bench_off(long x);
+long tr_bench_noflags(long x);     /* the same without pushfq/popfq */
+long tr_bench_off_noflags(long x);
 long t_bench(long x);
 
 extern long rec_spin_ns;

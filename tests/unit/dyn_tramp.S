@@ -8,13 +8,17 @@
  */
 	.text
 
-.macro ENTRY_TRAMP name, point, body
+.macro ENTRY_TRAMP name, point, body, flags=1
 	.globl \name
 	.type \name, @function
 	.p2align 4
 \name:
 	.cfi_startproc
+	.if \flags
 	pushfq
+	.else
+	sub $8, %rsp			/* the benchmark's variant: no flags saved */
+	.endif
 	push %r11
 	push %r10
 	push %rax
@@ -43,7 +47,11 @@
 	pop %rax
 	pop %r10
 	pop %r11
+	.if \flags
 	popfq
+	.else
+	add $8, %rsp
+	.endif
 	.cfi_adjust_cfa_offset -80
 	jmp \body
 	.cfi_endproc
@@ -62,6 +70,8 @@ ENTRY_TRAMP tr_outer, 9, t_outer
 ENTRY_TRAMP tr_sig, 10, t_add
 ENTRY_TRAMP tr_bench, 11, t_bench
 ENTRY_TRAMP tr_bench_off, 12, t_bench
+ENTRY_TRAMP tr_bench_noflags, 11, t_bench, 0
+ENTRY_TRAMP tr_bench_off_noflags, 12, t_bench, 0
 
 /* A function whose whole body is a tail call to another instrumented function. */
 	.globl t_tail_body
