@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* The tool's end of the control protocol (client.h). */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+
+int ctl_default_dir(char *out, size_t cap)
+{
+	const char *x = getenv("XDG_RUNTIME_DIR");
+	int n = x && x[0] == '/' ? snprintf(out, cap, "%s/sonde", x)
+				 : snprintf(out, cap, "/tmp/sonde-%u", (unsigned)getuid());
+
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static void nap_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int try_connect(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -1;
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+static int say_hello(struct ctl_client *c, char *err, size_t n)
+{
+	struct sproto_hello h = { .min_version = SPROTO_VERSION, .max_version = SPROTO_VERSION };
+	uint8_t msg[128];
+	struct sproto_msg m;
+	size_t len;
+
+	snprintf(h.client, sizeof(h.client), "sonde %s", SONDE_VERSION);
+	len = sproto_put_hello(msg, sizeof(msg), &h);
+	if (ctl_send(c, msg, len, err, n) != 0 || ctl_recv(c, &m, 5000, err, n) != 0)
+		return -1;
+	if (m.h.type == SPROTO_ERROR) {
+		snprintf(err, n, "the runtime refused: %s", m.u.status.text);
+		return -1;
+	}
+	if (m.h.type != SPROTO_HELLO_REPLY) {
+		snprintf(err, n, "unexpected %s instead of HELLO_REPLY", sproto_type_name(m.h.type));
+		return -1;
+	}
+	c->hello = m.u.hello_reply;
+	return 0;
+}
+
+int ctl_connect(struct ctl_client *c, const char *dir, pid_t pid, unsigned wait_ms, char *err,
+		size_t n)
+{
+	char path[4200];
+	unsigned waited = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	c->in = malloc(SPROTO_MAX_MESSAGE);
+	if (!c->in) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/ctl.%d", dir, (int)pid);
+	while ((c->fd = try_connect(path)) < 0) {
+		if (waited >= wait_ms || (kill(pid, 0) != 0 && errno == ESRCH)) {
+			snprintf(err, n, "no control socket %s (is the runtime loaded?)", path);
+			ctl_close(c);
+			return -1;
+		}
+		nap_ms(5);
+		waited += 5;
+	}
+	if (say_hello(c, err, n) != 0) {
+		ctl_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n)
+{
+	const uint8_t *p = msg;
+	ssize_t k;
+
+	if (!len) {
+		snprintf(err, n, "a request did not fit in a message");
+		return -1;
+	}
+	while (len) {
+		k = send(c->fd, p, len, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			snprintf(err, n, "the control connection broke: %s", strerror(errno));
+			return -1;
+		}
+		p += k;
+		len -= (size_t)k;
+	}
+	return 0;
+}
+
+/* A whole message at the front of the input: decode it and drop its bytes. 0, 1 more, -1. */
+static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
+{
+	struct sproto_header h;
+	long size = sproto_frame(c->in, c->inlen, &h, err, n);
+
+	if (size <= 0)
+		return size == 0 ? 1 : -1;
+	if (sproto_decode(&h, c->in + SPROTO_HEADER_SIZE, m, err, n) != 0)
+		return -1;
+	/* decoded views (LIST, SAMPLE) point into the buffer: keep it until the next call */
+	memmove(c->in, c->in + size, c->inlen - (size_t)size);
+	c->inlen -= (size_t)size;
+	return 0;
+}
+
+int ctl_recv(struct ctl_client *c, struct sproto_msg *m, int timeout_ms, char *err, size_t n)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	ssize_t k;
+	int r;
+
+	for (;;) {
+		r = take(c, m, err, n);
+		if (r <= 0)
+			return r;
+		r = poll(&p, 1, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			return 1;
+		k = recv(c->fd, c->in + c->inlen, SPROTO_MAX_MESSAGE - c->inlen, 0);
+		if (k <= 0) {
+			snprintf(err, n, "the process closed the control connection");
+			return -1;
+		}
+		c->inlen += (size_t)k;
+	}
+}
+
+int ctl_request(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n)
+{
+	struct sproto_msg m;
+
+	if (ctl_send(c, msg, len, err, n) != 0)
+		return -1;
+	for (;;) {
+		if (ctl_recv(c, &m, 10000, err, n) != 0) {
+			if (!err[0])
+				snprintf(err, n, "no reply from the runtime");
+			return -1;
+		}
+		if (m.h.type == SPROTO_OK)
+			return 0;
+		if (m.h.type == SPROTO_ERROR) {
+			snprintf(err, n, "%s", m.u.status.text);
+			return -1;
+		}
+	}
+}
+
+void ctl_close(struct ctl_client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->in);
+	c->in = NULL;
+	c->fd = -1;
+}

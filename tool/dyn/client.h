@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tool's end of the control protocol (format/protocol.h, docs/protocol.md): connect to a
+ * process's control socket, send requests, read replies and samples.
+ */
+#ifndef SONDE_DYN_CLIENT_H
+#define SONDE_DYN_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "protocol.h"
+
+struct ctl_client {
+	int fd;
+	uint8_t *in; /* bytes received, not yet decoded */
+	size_t inlen;
+	struct sproto_hello_reply hello;
+};
+
+/* The directory the runtime puts its socket in when the tool names none. */
+int ctl_default_dir(char *out, size_t cap);
+/* Connect to DIR/ctl.PID, waiting up to wait_ms for it to appear (the process starting); the
+ * process must stay alive meanwhile. Says HELLO. 0, or -1 with err. */
+int ctl_connect(struct ctl_client *c, const char *dir, pid_t pid, unsigned wait_ms, char *err,
+		size_t n);
+/* Send one encoded message. */
+int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n);
+/* Next message (blocking up to timeout_ms; -1 forever): 0, 1 on time-out, -1 on error/EOF. */
+int ctl_recv(struct ctl_client *c, struct sproto_msg *m, int timeout_ms, char *err, size_t n);
+/* Send a request and wait for its OK (samples arriving meanwhile are skipped). */
+int ctl_request(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n);
+void ctl_close(struct ctl_client *c);
+
+#endif
