@@ -412,8 +412,13 @@ static void serve_once(void)
 	int n = poll(p, srv.cfd >= 0 ? 2 : 1, poll_timeout_ms());
 
 	if (n > 0 && (p[0].revents & POLLNVAL)) {
-		srv.detach = 1; /* the program closed our socket: give up quietly */
+		srv.lfd = -1; /* the program closed our socket: the number may be its own now */
+		srv.detach = 1;
 		return;
+	}
+	if (n > 0 && srv.cfd >= 0 && (p[1].revents & POLLNVAL)) {
+		srv.cfd = -1; /* likewise: forgotten, never closed */
+		drop_client();
 	}
 	if (n > 0 && srv.cfd >= 0 && p[1].revents)
 		read_client();
@@ -431,7 +436,8 @@ static void *server_main(void *arg)
 	while (!srv.detach)
 		serve_once();
 	drop_client();
-	close(srv.lfd);
+	if (srv.lfd >= 0)
+		close(srv.lfd);
 	unlink(srv.path);
 	srv.lfd = -1;
 	atomic_store(&running, 0);

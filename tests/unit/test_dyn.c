@@ -17,6 +17,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 
 #include <cmocka.h>
@@ -601,6 +602,99 @@ static void test_signals(void **state)
 	assert_int_equal(shadow_depth(), 0);
 }
 
+/* ---- an alternate signal stack above the interrupted one ---- */
+
+#define ALT_STACK (1u << 20)
+static uint8_t *alt_region; /* [0, 2 MB): the thread's stack; [3 MB, 4 MB): its signal stack */
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	assert_int_equal(tr_sig(1, 2), 3);
+}
+
+static void raise_usr1(long x)
+{
+	(void)x;
+	raise(SIGUSR1);
+}
+
+static void *alt_thread(void *arg)
+{
+	stack_t ss = { .ss_sp = alt_region + 3 * ALT_STACK, .ss_flags = 0, .ss_size = ALT_STACK };
+	struct sigaction sa;
+
+	(void)arg;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sa.sa_flags = SA_ONSTACK;
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	hook = raise_usr1;
+	assert_int_equal(tr_hook(4), 5); /* its frame lies below the handler's: it stays */
+	hook = NULL;
+	assert_int_equal(dyn_self->depth, 0);
+	signal(SIGUSR1, SIG_DFL);
+	return NULL;
+}
+
+static void test_altstack(void **state)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+
+	(void)state;
+	alt_region = mmap(NULL, 4 * ALT_STACK, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(alt_region != MAP_FAILED);
+	set1(P_HOOK, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
+	set2(P_SIG, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 2, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 3, 1));
+	pthread_attr_init(&attr);
+	assert_int_equal(pthread_attr_setstack(&attr, alt_region, 2 * ALT_STACK), 0);
+	assert_int_equal(pthread_create(&th, &attr, alt_thread, NULL), 0);
+	pthread_join(th, NULL);
+	pthread_attr_destroy(&attr);
+	munmap(alt_region, 4 * ALT_STACK);
+	assert_int_equal(counter(1), 1);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(counter(3), 1);
+}
+
+/* ---- the entry and exit functions called directly, as a trampoline would ---- */
+
+static void test_direct_calls(void **state)
+{
+	struct sonde_regs regs;
+	struct sonde_retregs rr;
+	uint64_t slot[2] = { 0x1234, 0 };
+	uint32_t before;
+
+	(void)state;
+	memset(&regs, 0, sizeof(regs));
+	set2(P_ADD, with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1), SPROTO_PRED_ARG, 4,
+			      SPROTO_EQ, 55),
+	     with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1), SPROTO_PRED_RETVAL, 0,
+		       SPROTO_EQ, -1));
+	regs.r8 = 55; /* arg[4] */
+	sonde__dyn_entry(P_ADD, &regs, NULL); /* a call site: no return to hook */
+	assert_int_equal(counter(1), 1);
+	assert_int_equal(dyn_lost_total(), 0);
+	before = dyn_self ? dyn_self->depth : 0;
+	sonde__dyn_entry(P_ADD, &regs, slot);
+	assert_int_equal(counter(1), 2);
+	assert_int_equal(slot[0], (uint64_t)(uintptr_t)&sonde__dyn_ret_tramp);
+	assert_int_equal(dyn_self->depth, before + 1);
+	memset(&rr, 0, sizeof(rr));
+	rr.rax = (uint64_t)-1;
+	rr.sp = (uint64_t)(uintptr_t)&slot[1]; /* the return popped the slot */
+	assert_int_equal(sonde__dyn_exit(&rr), 0x1234);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(dyn_self->depth, before);
+	sonde__dyn_entry(SPROTO_MAX_POINTS + P_ADD, &regs, NULL); /* ids wrap, never overflow */
+	assert_int_equal(counter(1), 3);
+}
+
 /* ---- records of threads that ended ---- */
 
 static void *start_only_thread(void *arg)
@@ -668,6 +762,8 @@ int main(void)
 		cmocka_unit_test_setup(test_pause, setup),
 		cmocka_unit_test_setup(test_replace_and_clear, setup),
 		cmocka_unit_test_setup(test_signals, setup),
+		cmocka_unit_test_setup(test_altstack, setup),
+		cmocka_unit_test_setup(test_direct_calls, setup),
 		cmocka_unit_test_setup(test_thread_records, setup),
 	};
 
