@@ -185,14 +185,18 @@ static RT_COLD int shadow_recover(struct dyn_thread *t, uint64_t *slot, struct d
 	return -1;
 }
 
-/* The frame of the call returning now (its slot is sp - 8); frames above it are stale. */
+/*
+ * The frame of the call returning now: the newest with its slot (sp - 8). Every frame above it
+ * was pushed after that call began and is finished or abandoned (longjmp, also out of a signal
+ * handler on an alternate stack, wherever that lies): they go too.
+ */
 static inline int shadow_pop(struct dyn_thread *t, uint64_t *slot, struct dyn_frame *out)
 {
 	uint32_t i = t->depth;
 
-	while (i && t->frames[i - 1].slot < slot)
+	while (i && t->frames[i - 1].slot != slot)
 		i--;
-	if (unlikely(!i || t->frames[i - 1].slot != slot))
+	if (unlikely(!i))
 		return shadow_recover(t, slot, out);
 	out->ret = t->frames[i - 1].ret;
 	out->point = t->frames[i - 1].point;

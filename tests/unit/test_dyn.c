@@ -619,6 +619,25 @@ static void raise_usr1(long x)
 	raise(SIGUSR1);
 }
 
+/* From a handler on the alternate stack: hooked calls there, then a jump out of it all. */
+static void on_usr2(int sig)
+{
+	(void)sig;
+	tr_jump(2);
+}
+
+static void jump_out_of_handler(long x)
+{
+	sigjmp_buf here;
+	jmp_buf *volatile saved = jump_to;
+
+	(void)x;
+	jump_to = (jmp_buf *)&here;
+	if (!sigsetjmp(here, 1))
+		raise(SIGUSR2);
+	jump_to = saved;
+}
+
 static void *alt_thread(void *arg)
 {
 	stack_t ss = { .ss_sp = alt_region + 3 * ALT_STACK, .ss_flags = 0, .ss_size = ALT_STACK };
@@ -632,9 +651,15 @@ static void *alt_thread(void *arg)
 	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
 	hook = raise_usr1;
 	assert_int_equal(tr_hook(4), 5); /* its frame lies below the handler's: it stays */
-	hook = NULL;
 	assert_int_equal(dyn_self->depth, 0);
+	sa.sa_handler = on_usr2;
+	assert_int_equal(sigaction(SIGUSR2, &sa, NULL), 0);
+	hook = jump_out_of_handler;
+	assert_int_equal(tr_hook(6), 7); /* the frames left above on the signal stack go */
+	assert_int_equal(dyn_self->depth, 0);
+	hook = NULL;
 	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
 	return NULL;
 }
 
@@ -650,15 +675,19 @@ static void test_altstack(void **state)
 	set1(P_HOOK, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
 	set2(P_SIG, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 2, 1),
 	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 3, 1));
+	set2(P_JUMP, act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 4, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 5, 1));
 	pthread_attr_init(&attr);
 	assert_int_equal(pthread_attr_setstack(&attr, alt_region, 2 * ALT_STACK), 0);
 	assert_int_equal(pthread_create(&th, &attr, alt_thread, NULL), 0);
 	pthread_join(th, NULL);
 	pthread_attr_destroy(&attr);
 	munmap(alt_region, 4 * ALT_STACK);
-	assert_int_equal(counter(1), 1);
+	assert_int_equal(counter(1), 2);
 	assert_int_equal(counter(2), 1);
 	assert_int_equal(counter(3), 1);
+	assert_int_equal(counter(4), 3); /* entered at depths 2, 1, 0 */
+	assert_int_equal(counter(5), 0); /* and never returned */
 }
 
 /* ---- the entry and exit functions called directly, as a trampoline would ---- */
