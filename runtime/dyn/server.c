@@ -237,6 +237,16 @@ static void on_point_set(const struct sproto_point_set *ps)
 		reply_ok(SPROTO_POINT_SET);
 }
 
+static void on_list(void)
+{
+	size_t n = dyn_list_reply(srv.out, SPROTO_MAX_MESSAGE);
+
+	if (n)
+		send_msg(n);
+	else
+		reply_error(SPROTO_LIST, "too many modules and threads for one message");
+}
+
 static void end_session(void)
 {
 	dyn_metrics_clear();
@@ -250,7 +260,7 @@ static void dispatch(const struct sproto_msg *m)
 
 	switch (type) {
 	case SPROTO_HELLO: on_hello(&m->u.hello); return;
-	case SPROTO_LIST: send_msg(dyn_list_reply(srv.out, SPROTO_MAX_MESSAGE)); return;
+	case SPROTO_LIST: on_list(); return;
 	case SPROTO_POINT_SET: on_point_set(&m->u.point_set); return;
 	case SPROTO_POINT_CLEAR: dyn_points_clear(m->u.clear.first, m->u.clear.count); break;
 	case SPROTO_METRIC_ENABLE: on_metric_enable(&m->u.metric); return;
