@@ -189,6 +189,7 @@ static int dec_hello_reply(struct rd *r, struct sproto_hello_reply *h, char *err
 	h->max_metrics = rd_u32(r);
 	h->max_terms = rd_u32(r);
 	h->shadow_depth = rd_u32(r);
+	h->max_tcounters = rd_u32(r);
 	h->bucket_ns = rd_u64(r);
 	h->entry_addr = rd_u64(r);
 	h->exit_addr = rd_u64(r);
@@ -216,6 +217,8 @@ static const char *action_target_problem(const struct sproto_action *a)
 		return a->target >= SPROTO_MAX_TIMERS ? "timer index out of range"
 		       : a->value != 0		      ? "a timer primitive takes no value"
 						      : NULL;
+	if (a->prim >= SPROTO_TSET)
+		return a->target >= SPROTO_MAX_TCOUNTERS ? "thread counter index out of range" : NULL;
 	return a->target >= SPROTO_MAX_COUNTERS ? "counter index out of range" : NULL;
 }
 
@@ -235,6 +238,9 @@ static const char *action_pred_problem(const struct sproto_action *a)
 		return a->pred_index			? "retval predicate with an index"
 		       : a->when != SPROTO_AT_EXIT ? "the return value is read at exit only"
 						   : NULL;
+	case SPROTO_PRED_TCOUNTER:
+		return a->pred_index >= SPROTO_MAX_TCOUNTERS ? "predicate thread counter out of range"
+							     : NULL;
 	default:
 		return "unknown predicate";
 	}
@@ -311,6 +317,8 @@ static const char *term_problem(const struct sproto_term *t)
 		return t->index >= SPROTO_MAX_TIMERS ? "timer index out of range" : NULL;
 	case SPROTO_TERM_PROC_CPU:
 		return t->index || t->tid ? "process CPU time takes no index" : NULL;
+	case SPROTO_TERM_TCOUNTER:
+		return t->index >= SPROTO_MAX_TCOUNTERS ? "thread counter index out of range" : NULL;
 	default:
 		return "unknown term kind";
 	}
@@ -615,6 +623,7 @@ size_t sproto_put_hello_reply(void *mem, size_t cap, const struct sproto_hello_r
 	sproto_u32(&b, r->max_metrics);
 	sproto_u32(&b, r->max_terms);
 	sproto_u32(&b, r->shadow_depth);
+	sproto_u32(&b, r->max_tcounters);
 	sproto_u64(&b, r->bucket_ns);
 	sproto_u64(&b, r->entry_addr);
 	sproto_u64(&b, r->exit_addr);

@@ -26,6 +26,7 @@
 #define SPROTO_MAX_ACTIONS 16          /* per point, entry and exit together */
 #define SPROTO_MAX_COUNTERS (1u << 16) /* counter indices */
 #define SPROTO_MAX_TIMERS 4096         /* wall timer indices; CPU timers have as many */
+#define SPROTO_MAX_TCOUNTERS 1024      /* thread counter indices (each thread has its own) */
 #define SPROTO_MAX_METRICS 1024        /* metric ids */
 #define SPROTO_MAX_TERMS 64            /* counters and timers summed by one metric */
 #define SPROTO_MAX_TEXT 512            /* ERROR text, bytes */
@@ -65,6 +66,9 @@ enum sproto_prim {
 	SPROTO_STOP_WALL = 4,  /* the matching outermost stop adds the elapsed time */
 	SPROTO_START_CPU = 5,  /* CPU timer[target] (the thread's CPU time) */
 	SPROTO_STOP_CPU = 6,
+	SPROTO_TSET = 7,       /* this thread's counter[target] = value */
+	SPROTO_TADD = 8,       /* this thread's counter[target] += value */
+	SPROTO_TSUB = 9,       /* this thread's counter[target] -= value */
 	SPROTO_PRIM_COUNT
 };
 enum sproto_pred {
@@ -72,6 +76,7 @@ enum sproto_pred {
 	SPROTO_PRED_COUNTER = 1, /* counter[pred_index] OP pred_value */
 	SPROTO_PRED_ARG = 2,     /* arg[pred_index] OP pred_value (entry only; rdi rsi rdx rcx r8 r9) */
 	SPROTO_PRED_RETVAL = 3,  /* rax OP pred_value (exit only) */
+	SPROTO_PRED_TCOUNTER = 4, /* this thread's counter[pred_index] OP pred_value */
 	SPROTO_PRED_COUNT
 };
 enum sproto_op { /* signed 64-bit comparisons */
@@ -84,6 +89,7 @@ enum sproto_term_kind {
 	SPROTO_TERM_WALL = 1,     /* a wall timer, ns, over the threads (or one thread) */
 	SPROTO_TERM_CPU = 2,      /* a CPU timer, ns, likewise */
 	SPROTO_TERM_PROC_CPU = 3, /* the process's CPU time, ns, without the control thread's */
+	SPROTO_TERM_TCOUNTER = 4, /* a thread counter, over the threads (or one thread) */
 	SPROTO_TERM_KIND_COUNT
 };
 
@@ -103,16 +109,16 @@ struct sproto_header {
 
 struct sproto_action {
 	uint8_t when, prim, pred, op; /* sproto_when, sproto_prim, sproto_pred, sproto_op */
-	uint32_t target;              /* counter or timer index */
-	uint32_t pred_index;          /* counter index or argument number */
+	uint32_t target;              /* counter, timer or thread counter index */
+	uint32_t pred_index;          /* (thread) counter index or argument number */
 	int64_t value;                /* SET/ADD/SUB operand */
 	int64_t pred_value;           /* the predicate's constant */
 };
 
 struct sproto_term {
 	uint8_t kind;   /* sproto_term_kind */
-	uint32_t index; /* counter or timer index (0 for PROC_CPU) */
-	uint32_t tid;   /* timers: only this thread; 0: every thread */
+	uint32_t index; /* counter, timer or thread counter index (0 for PROC_CPU) */
+	uint32_t tid;   /* timers, thread counters: only this thread; 0: every thread */
 };
 
 struct sproto_hello {
@@ -125,6 +131,7 @@ struct sproto_hello_reply {
 	uint32_t pid, flags;
 	uint32_t max_points, max_actions, max_counters, max_timers, max_metrics, max_terms;
 	uint32_t shadow_depth; /* calls with exit actions open at once per thread */
+	uint32_t max_tcounters;
 	uint64_t bucket_ns;    /* the current bucket width */
 	uint64_t entry_addr, exit_addr, ret_tramp_addr; /* sonde__dyn_entry, _exit, _ret_tramp */
 	char build[SPROTO_MAX_NAME + 1];

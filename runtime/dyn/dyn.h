@@ -40,6 +40,7 @@ RT_EXPORT int sonde__attach(const char *ctl_dir);
 #define DYN_POINTS SPROTO_MAX_POINTS
 #define DYN_COUNTERS SPROTO_MAX_COUNTERS
 #define DYN_TIMERS SPROTO_MAX_TIMERS
+#define DYN_TCOUNTERS SPROTO_MAX_TCOUNTERS
 #define DYN_SHADOW 4096 /* calls with exit actions open at once, per thread */
 
 /* ---- points and their actions (point.c) ---- */
@@ -47,8 +48,8 @@ RT_EXPORT int sonde__attach(const char *ctl_dir);
 /* One primitive with its predicate; indices are masked when used, never trusted. */
 struct dyn_action {
 	uint8_t prim, pred, op, arg; /* SPROTO_*; arg: the argument register of PRED_ARG */
-	uint32_t target;             /* counter or timer */
-	uint32_t pred_counter;
+	uint32_t target;             /* counter, timer or thread counter */
+	uint32_t pred_counter;       /* (thread) counter of PRED_COUNTER, PRED_TCOUNTER */
 	uint32_t pad;
 	int64_t value, pred_value;
 };
@@ -59,7 +60,8 @@ struct dyn_prog {
 	uint8_t needs_thread; /* timers or exit actions: per-thread state is needed */
 	uint8_t size_class;
 	uint8_t one_add;      /* the whole list is one unconditional ADD at entry */
-	uint8_t pad[3];
+	uint8_t one_tadd;     /* ... or one unconditional TADD at entry */
+	uint8_t pad[2];
 	struct dyn_prog *next; /* free or retired list (control thread) */
 	uint64_t retired_ns;
 	struct dyn_action act[];
@@ -108,6 +110,7 @@ struct dyn_thread {
 	_Atomic int state;
 	uint64_t lost;    /* calls not hooked: shadow stack full (written by the owner) */
 	struct dyn_thread *next; /* list of every record, push-only */
+	int64_t tcounters[DYN_TCOUNTERS]; /* written by the owner only */
 	struct dyn_timer wall[DYN_TIMERS], cpu[DYN_TIMERS];
 	struct dyn_frame frames[DYN_SHADOW];
 };
@@ -120,6 +123,14 @@ struct dyn_thread *dyn_thread_new(void);
 void dyn_threads_sweep(void);
 void dyn_threads_reset(void);
 uint64_t dyn_lost_total(void);
+/* What threads that ended left in a timer (clock units) or thread counter (by term kind). */
+uint64_t dyn_departed(int kind, uint32_t index);
+
+/* A thread counter changed in one instruction: a signal handler's change is never lost. */
+static inline void dyn_tcounter_add(int64_t *c, int64_t v)
+{
+	__asm__ volatile("addq %1, %0" : "+m"(*c) : "r"(v) : "memory");
+}
 
 #define dyn_barrier() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 

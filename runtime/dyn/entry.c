@@ -27,9 +27,9 @@ static inline int compare(int64_t x, unsigned op, int64_t k)
 	}
 }
 
-/* regs: the arguments (entry; NULL at exit), retval: rax (exit). */
-static inline int pred_holds(const struct dyn_action *a, const struct sonde_regs *regs,
-			     int64_t retval)
+/* regs: the arguments (entry; NULL at exit), retval: rax (exit); t: NULL if none. */
+static inline int pred_holds(const struct dyn_action *a, const struct dyn_thread *t,
+			     const struct sonde_regs *regs, int64_t retval)
 {
 	const uint64_t *args = regs ? &regs->rdi : NULL;
 	int64_t x;
@@ -49,6 +49,11 @@ static inline int pred_holds(const struct dyn_action *a, const struct sonde_regs
 	case SPROTO_PRED_RETVAL:
 		x = retval;
 		break;
+	case SPROTO_PRED_TCOUNTER:
+		if (!t)
+			return 0;
+		x = t->tcounters[a->pred_counter % DYN_TCOUNTERS];
+		break;
 	default:
 		return 0;
 	}
@@ -67,13 +72,19 @@ static inline void counter_op(const struct dyn_action *a)
 		atomic_store_explicit(c, a->value, memory_order_relaxed);
 }
 
-static void timer_op(const struct dyn_action *a, struct dyn_thread *t)
+/* Primitives on the thread's own state: timers and thread counters. */
+static void thread_op(const struct dyn_action *a, struct dyn_thread *t)
 {
 	uint32_t i = a->target % DYN_TIMERS;
+	int64_t *c;
 
 	if (!t)
 		return;
+	c = &t->tcounters[a->target % DYN_TCOUNTERS];
 	switch (a->prim) {
+	case SPROTO_TSET: __atomic_store_n(c, a->value, __ATOMIC_RELAXED); break;
+	case SPROTO_TADD: dyn_tcounter_add(c, a->value); break;
+	case SPROTO_TSUB: dyn_tcounter_add(c, -a->value); break;
 	case SPROTO_START_WALL: dyn_timer_start(&t->wall[i], 0); break;
 	case SPROTO_STOP_WALL: dyn_timer_stop(&t->wall[i], 0); break;
 	case SPROTO_START_CPU: dyn_timer_start(&t->cpu[i], 1); break;
@@ -86,12 +97,12 @@ static inline void run_actions(const struct dyn_action *a, unsigned n, struct dy
 			       const struct sonde_regs *regs, int64_t retval)
 {
 	for (; n; n--, a++) {
-		if (a->pred != SPROTO_PRED_NONE && !pred_holds(a, regs, retval))
+		if (a->pred != SPROTO_PRED_NONE && !pred_holds(a, t, regs, retval))
 			continue;
 		if (likely(a->prim <= SPROTO_SUB))
 			counter_op(a);
 		else
-			timer_op(a, t);
+			thread_op(a, t);
 	}
 }
 
@@ -252,6 +263,12 @@ RT_EXPORT RT_HOT void sonde__dyn_entry(uint32_t point, struct sonde_regs *regs,
 	if (p->one_add) { /* the usual counting point: no register saved, no thread state */
 		if (likely(!(rt_busy | atomic_load_explicit(&dyn_paused, memory_order_relaxed))))
 			counter_op(&p->act[0]);
+		return;
+	}
+	if (p->one_tadd && likely(dyn_self)) { /* the same, per thread */
+		if (likely(!(rt_busy | atomic_load_explicit(&dyn_paused, memory_order_relaxed))))
+			dyn_tcounter_add(&dyn_self->tcounters[p->act[0].target % DYN_TCOUNTERS],
+					 p->act[0].value);
 		return;
 	}
 	entry_active(p, point, regs, ret_slot);

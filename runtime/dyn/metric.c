@@ -46,16 +46,28 @@ static uint64_t timer_value(const struct dyn_thread *t, const struct sproto_term
 	return dyn_timer_value(&t->cpu[i], 1, t->tid);
 }
 
-/* A timer over the threads, in ns. */
+/* A timer over the threads (those that ended included), in ns. */
 static uint64_t timer_sum(const struct sproto_term *term)
 {
 	const struct dyn_thread *t;
-	uint64_t sum = 0;
+	uint64_t sum = term->tid ? 0 : dyn_departed(term->kind, term->index);
 
 	for (t = atomic_load(&dyn_threads); t; t = t->next)
 		if (!term->tid || (uint32_t)t->tid == term->tid)
 			sum += timer_value(t, term);
 	return term->kind == SPROTO_TERM_WALL ? rt_ticks_to_ns(sum) : sum;
+}
+
+static int64_t tcounter_sum(const struct sproto_term *term)
+{
+	const struct dyn_thread *t;
+	uint64_t sum = term->tid ? 0 : dyn_departed(term->kind, term->index);
+	uint32_t i = term->index % DYN_TCOUNTERS;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next)
+		if (!term->tid || (uint32_t)t->tid == term->tid)
+			sum += (uint64_t)__atomic_load_n(&t->tcounters[i], __ATOMIC_RELAXED);
+	return (int64_t)sum;
 }
 
 static int64_t term_value(const struct sproto_term *term)
@@ -67,6 +79,8 @@ static int64_t term_value(const struct sproto_term *term)
 	case SPROTO_TERM_WALL:
 	case SPROTO_TERM_CPU:
 		return (int64_t)timer_sum(term);
+	case SPROTO_TERM_TCOUNTER:
+		return tcounter_sum(term);
 	case SPROTO_TERM_PROC_CPU: /* without this thread's own time: it is never measured */
 		return (int64_t)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
 				 clock_ns(CLOCK_THREAD_CPUTIME_ID));
@@ -87,7 +101,8 @@ static int64_t metric_value(struct metric *m)
 	for (i = 0; i < m->n; i++) {
 		uint64_t v = (uint64_t)term_value(&m->term[i]);
 
-		if (m->term[i].kind != SPROTO_TERM_COUNTER) {
+		if (m->term[i].kind != SPROTO_TERM_COUNTER &&
+		    m->term[i].kind != SPROTO_TERM_TCOUNTER) {
 			if (v < m->seen[i])
 				v = m->seen[i];
 			m->seen[i] = v;

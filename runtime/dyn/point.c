@@ -85,7 +85,8 @@ static void action_from(struct dyn_action *d, const struct sproto_action *a)
 	d->op = a->op;
 	d->arg = a->pred == SPROTO_PRED_ARG ? (uint8_t)a->pred_index : 0;
 	d->target = a->target;
-	d->pred_counter = a->pred == SPROTO_PRED_COUNTER ? a->pred_index : 0;
+	d->pred_counter = a->pred == SPROTO_PRED_COUNTER || a->pred == SPROTO_PRED_TCOUNTER
+				  ? a->pred_index : 0;
 	d->pad = 0;
 	d->value = a->value;
 	d->pred_value = a->pred_value;
@@ -107,13 +108,16 @@ static void prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
 				p->n_entry++;
 			else
 				p->n_exit++;
-			if (ps->act[i].prim >= SPROTO_START_WALL)
+			if (ps->act[i].prim >= SPROTO_START_WALL ||
+			    ps->act[i].pred == SPROTO_PRED_TCOUNTER)
 				p->needs_thread = 1;
 		}
 	if (p->n_exit)
 		p->needs_thread = 1;
 	p->one_add = p->n_entry == 1 && !p->n_exit && p->act[0].prim == SPROTO_ADD &&
 		     p->act[0].pred == SPROTO_PRED_NONE;
+	p->one_tadd = p->n_entry == 1 && !p->n_exit && p->act[0].prim == SPROTO_TADD &&
+		      p->act[0].pred == SPROTO_PRED_NONE;
 }
 
 /* Replace a point's actions (the message is validated already). 0, or -1 and why. */

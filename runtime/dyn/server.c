@@ -202,6 +202,7 @@ static void on_hello(const struct sproto_hello *h)
 	r.max_metrics = SPROTO_MAX_METRICS;
 	r.max_terms = SPROTO_MAX_TERMS;
 	r.shadow_depth = DYN_SHADOW;
+	r.max_tcounters = DYN_TCOUNTERS;
 	r.bucket_ns = srv.bucket_ns;
 	r.entry_addr = (uint64_t)(uintptr_t)&sonde__dyn_entry;
 	r.exit_addr = (uint64_t)(uintptr_t)&sonde__dyn_exit;

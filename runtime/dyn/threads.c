@@ -12,10 +12,13 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 RT_TLS struct dyn_thread *dyn_self;
+static uint64_t departed_wall[DYN_TIMERS], departed_cpu[DYN_TIMERS]; /* control thread */
+static int64_t departed_tcounters[DYN_TCOUNTERS];
 _Atomic(struct dyn_thread *) dyn_threads;
 _Atomic uint64_t dyn_lost_nothread; /* calls not hooked: a thread's state could not be mapped */
 
@@ -98,26 +101,44 @@ uint64_t dyn_timer_value(const struct dyn_timer *tm, int cpu, int tid)
 	return total;
 }
 
-/* Stop the running timers of a thread that is gone: wall time runs to now, CPU time froze. */
-static void close_timers(struct dyn_thread *t, uint64_t now)
+/* A timer of a thread that is gone: stopped (at `now` for wall time; CPU time froze), its
+ * total moved to what departed threads left, so a new thread taking the record starts at 0. */
+static void retire_timer(struct dyn_timer *tm, uint64_t *departed, uint64_t now)
 {
+	if (!tm->depth && !tm->total)
+		return;
+	dyn_seq_bump(&tm->seq);
+	if (tm->depth && now > tm->start)
+		tm->total += now - tm->start;
+	*departed += tm->total;
+	tm->total = 0;
+	tm->depth = 0;
+	dyn_seq_bump(&tm->seq);
+}
+
+static void retire_record(struct dyn_thread *t)
+{
+	uint64_t now = dyn_wall_now();
 	uint32_t i;
 
 	for (i = 0; i < DYN_TIMERS; i++) {
-		struct dyn_timer *w = &t->wall[i], *c = &t->cpu[i];
+		retire_timer(&t->wall[i], &departed_wall[i], now);
+		retire_timer(&t->cpu[i], &departed_cpu[i], 0);
+	}
+	for (i = 0; i < DYN_TCOUNTERS; i++) {
+		departed_tcounters[i] += t->tcounters[i];
+		t->tcounters[i] = 0;
+	}
+	t->depth = t->hiwater = 0;
+}
 
-		if (w->depth) {
-			dyn_seq_bump(&w->seq);
-			if (now > w->start)
-				w->total += now - w->start;
-			w->depth = 0;
-			dyn_seq_bump(&w->seq);
-		}
-		if (c->depth) {
-			dyn_seq_bump(&c->seq);
-			c->depth = 0;
-			dyn_seq_bump(&c->seq);
-		}
+uint64_t dyn_departed(int kind, uint32_t index)
+{
+	switch (kind) {
+	case SPROTO_TERM_WALL: return departed_wall[index % DYN_TIMERS];
+	case SPROTO_TERM_CPU: return departed_cpu[index % DYN_TIMERS];
+	case SPROTO_TERM_TCOUNTER: return (uint64_t)departed_tcounters[index % DYN_TCOUNTERS];
+	default: return 0;
 	}
 }
 
@@ -133,8 +154,7 @@ void dyn_threads_sweep(void)
 
 	for (t = atomic_load(&dyn_threads); t; t = t->next)
 		if (atomic_load(&t->state) == DYN_T_LIVE && thread_gone(t->tid)) {
-			close_timers(t, dyn_wall_now());
-			t->depth = t->hiwater = 0;
+			retire_record(t);
 			atomic_store(&t->state, DYN_T_FREE);
 		}
 }
@@ -162,8 +182,14 @@ void dyn_threads_reset(void)
 				dyn_seq_bump(&t->cpu[i].seq);
 			}
 		}
+		for (i = 0; i < DYN_TCOUNTERS; i++)
+			if (t->tcounters[i])
+				__atomic_store_n(&t->tcounters[i], 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&t->lost, 0, __ATOMIC_RELAXED);
 	}
+	memset(departed_wall, 0, sizeof(departed_wall));
+	memset(departed_cpu, 0, sizeof(departed_cpu));
+	memset(departed_tcounters, 0, sizeof(departed_tcounters));
 	atomic_store(&dyn_lost_nothread, 0);
 }
 

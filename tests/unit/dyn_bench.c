@@ -70,6 +70,9 @@ int main(int argc, char **argv)
 	a[0] = act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1);
 	set_point(P_BENCH, 1, a);
 	row("one counter at entry", on, on2, calls, base);
+	a[0] = act_counter(SPROTO_AT_ENTRY, SPROTO_TADD, 1, 1);
+	set_point(P_BENCH, 1, a);
+	row("one thread counter at entry", on, on2, calls, base);
 	a[0] = with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1), SPROTO_PRED_ARG, 0,
 			 SPROTO_GE, 0);
 	set_point(P_BENCH, 1, a);

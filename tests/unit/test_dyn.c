@@ -413,6 +413,90 @@ static void test_counter_threads(void **state)
 	assert_int_equal(counter(8), 1600000);
 }
 
+/* ---- thread counters ---- */
+
+static int64_t tcounter_ns(uint32_t index, uint32_t tid)
+{
+	return timer_ns(SPROTO_TERM_TCOUNTER, index, tid);
+}
+
+struct adder {
+	pthread_t th;
+	int tid;
+};
+
+static void *tadd_thread(void *arg)
+{
+	struct adder *a = arg;
+	long i;
+
+	for (i = 0; i < 100000; i++)
+		tr_add(i, 0);
+	a->tid = dyn_self->tid;
+	return NULL;
+}
+
+/* Per thread, summed over threads (those that ended too), or one thread's. */
+static void test_thread_counters(void **state)
+{
+	struct adder a[3];
+	int i;
+
+	(void)state;
+	set1(P_ADD, act_counter(SPROTO_AT_ENTRY, SPROTO_TADD, 3, 2));
+	assert_int_equal(atomic_load(&dyn_points[P_ADD])->one_tadd, 1);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pthread_create(&a[i].th, NULL, tadd_thread, &a[i]), 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(a[i].th, NULL);
+	assert_int_equal(tcounter_ns(3, 0), 600000);
+	assert_int_equal(tcounter_ns(3, (uint32_t)a[1].tid), 200000);
+	dyn_threads_sweep(); /* they ended: their counts stay in the sum, not in a thread's */
+	assert_int_equal(tcounter_ns(3, 0), 600000);
+	assert_int_equal(tcounter_ns(3, (uint32_t)a[1].tid), 0);
+	set2(P_ADD, act_counter(SPROTO_AT_ENTRY, SPROTO_TSET, 4, 10),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_TSUB, 4, 3));
+	tr_add(1, 1);
+	assert_int_equal(dyn_self->tcounters[4], 7);
+	assert_int_equal(tcounter_ns(4, (uint32_t)dyn_self->tid), 7);
+}
+
+static _Atomic int other_done;
+
+static void *count_outside(void *arg)
+{
+	(void)arg;
+	tr_add(1, 2); /* its flag is its own: not counted */
+	atomic_store(&other_done, 1);
+	return NULL;
+}
+
+static void count_inside_with_other(long x)
+{
+	pthread_t th;
+
+	tr_add(x, 0); /* counted: this thread is inside tr_hook */
+	assert_int_equal(pthread_create(&th, NULL, count_outside, NULL), 0);
+	pthread_join(th, NULL);
+}
+
+/* Seed 003 figure 5.4 with a per-thread flag: another thread's calls meanwhile do not count. */
+static void test_thread_constraint(void **state)
+{
+	(void)state;
+	set2(P_HOOK, act_counter(SPROTO_AT_ENTRY, SPROTO_TSET, 1, 1),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_TSET, 1, 0));
+	set1(P_ADD, with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 12, 1),
+			      SPROTO_PRED_TCOUNTER, 1, SPROTO_GT, 0));
+	hook = count_inside_with_other;
+	assert_int_equal(tr_hook(3), 4);
+	assert_int_equal(atomic_load(&other_done), 1);
+	assert_int_equal(counter(12), 1);
+	tr_add(1, 1);
+	assert_int_equal(counter(12), 1);
+	assert_int_equal(dyn_self->tcounters[1], 0);
+}
+
 /* ---- the shadow stack ---- */
 
 /* Frames left by a longjmp are dropped at the next entry; their exits never run. */
@@ -784,6 +868,8 @@ int main(void)
 		cmocka_unit_test_setup(test_timer_samples_monotonic, setup),
 		cmocka_unit_test_setup(test_timer_threads, setup),
 		cmocka_unit_test_setup(test_counter_threads, setup),
+		cmocka_unit_test_setup(test_thread_counters, setup),
+		cmocka_unit_test_setup(test_thread_constraint, setup),
 		cmocka_unit_test_setup(test_longjmp_entry, setup),
 		cmocka_unit_test_setup(test_longjmp_exit, setup),
 		cmocka_unit_test_setup(test_tail_call, setup),

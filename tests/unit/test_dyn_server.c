@@ -311,7 +311,7 @@ static void test_bad_request(void **state)
 	hello();
 	ps.act[0] = act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1);
 	n = sproto_put_point_set(msg, sizeof(msg), &ps);
-	msg[SPROTO_HEADER_SIZE + 8 + 1] = 9; /* primitive 9 */
+	msg[SPROTO_HEADER_SIZE + 8 + 1] = SPROTO_PRIM_COUNT; /* no such primitive */
 	expect_error(n, SPROTO_POINT_SET, "unknown primitive");
 	n = sproto_put_ok(msg, sizeof(msg), SPROTO_LIST); /* a reply sent as a request */
 	expect_error(n, SPROTO_HELLO, "requests only");

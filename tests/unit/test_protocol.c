@@ -96,6 +96,7 @@ static void test_hello_reply(void **state)
 		.version = 1, .pid = 4242, .flags = SPROTO_F_AT_START | SPROTO_F_TSC,
 		.max_points = SPROTO_MAX_POINTS, .max_actions = 16, .max_counters = 65536,
 		.max_timers = 4096, .max_metrics = 1024, .max_terms = 64, .shadow_depth = 4096,
+		.max_tcounters = 1024,
 		.bucket_ns = 100000000, .entry_addr = 0x7f0000001000, .exit_addr = 0x7f0000002000,
 		.ret_tramp_addr = 0x7f0000003000, .build = "sonde 0.1.0",
 	};
@@ -104,7 +105,7 @@ static void test_hello_reply(void **state)
 
 	(void)state;
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_memory_equal(&m.u.hello_reply.max_points, &r.max_points, 7 * sizeof(uint32_t));
+	assert_memory_equal(&m.u.hello_reply.max_points, &r.max_points, 8 * sizeof(uint32_t));
 	assert_int_equal(m.u.hello_reply.pid, 4242);
 	assert_int_equal(m.u.hello_reply.flags, r.flags);
 	assert_int_equal(m.u.hello_reply.bucket_ns, r.bucket_ns);
@@ -116,7 +117,7 @@ static void test_hello_reply(void **state)
 
 static struct sproto_point_set sample_point(void)
 {
-	struct sproto_point_set p = { .point = SPROTO_MAX_POINTS - 1, .n = 4 };
+	struct sproto_point_set p = { .point = SPROTO_MAX_POINTS - 1, .n = 5 };
 
 	p.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_ADD, SPROTO_PRED_ARG, SPROTO_GE,
 					   65535, 5, -7, INT64_MIN };
@@ -126,6 +127,8 @@ static struct sproto_point_set sample_point(void)
 					   SPROTO_PRED_COUNTER, SPROTO_LT, 1, 65535, 0, -1 };
 	p.act[3] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_SET, SPROTO_PRED_NONE, 0, 0, 0,
 					   1, 0 };
+	p.act[4] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_TSUB, SPROTO_PRED_TCOUNTER,
+					   SPROTO_EQ, 1023, 1023, 3, 4 };
 	return p;
 }
 
@@ -137,11 +140,11 @@ static void test_point_set(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 8 + 4 * 32);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 8 + 5 * 32);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.point_set.point, p.point);
-	assert_int_equal(m.u.point_set.n, 4);
-	for (i = 0; i < 4; i++) {
+	assert_int_equal(m.u.point_set.n, 5);
+	for (i = 0; i < 5; i++) {
 		const struct sproto_action *a = &p.act[i], *b = &m.u.point_set.act[i];
 
 		assert_int_equal(a->when, b->when);
@@ -181,7 +184,7 @@ static void test_small_requests(void **state)
 
 static void test_metric(void **state)
 {
-	struct sproto_metric mt = { .id = 7, .n = 3 };
+	struct sproto_metric mt = { .id = 7, .n = 4 };
 	struct sproto_msg m;
 	size_t n;
 
@@ -189,10 +192,13 @@ static void test_metric(void **state)
 	mt.term[0] = (struct sproto_term){ SPROTO_TERM_COUNTER, 65535, 0 };
 	mt.term[1] = (struct sproto_term){ SPROTO_TERM_WALL, 4095, 1234 };
 	mt.term[2] = (struct sproto_term){ SPROTO_TERM_PROC_CPU, 0, 0 };
+	mt.term[3] = (struct sproto_term){ SPROTO_TERM_TCOUNTER, 1023, 77 };
 	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.metric.id, 7);
-	assert_int_equal(m.u.metric.n, 3);
+	assert_int_equal(m.u.metric.n, 4);
+	assert_int_equal(m.u.metric.term[3].kind, SPROTO_TERM_TCOUNTER);
+	assert_int_equal(m.u.metric.term[3].tid, 77);
 	assert_int_equal(m.u.metric.term[1].kind, SPROTO_TERM_WALL);
 	assert_int_equal(m.u.metric.term[1].index, 4095);
 	assert_int_equal(m.u.metric.term[1].tid, 1234);
@@ -431,8 +437,9 @@ static void test_bad_actions(void **state)
 	(void)state;
 	expect_bad_action(0, 2);    /* when */
 	expect_bad_action(0, 1);    /* an argument predicate at exit */
-	expect_bad_action(1, 7);    /* primitive */
-	expect_bad_action(2, 4);    /* predicate kind */
+	expect_bad_action(1, SPROTO_PRIM_COUNT); /* primitive */
+	expect_bad_action(1, SPROTO_TADD); /* thread counter index 65535 */
+	expect_bad_action(2, SPROTO_PRED_COUNT); /* predicate kind */
 	expect_bad_action(2, SPROTO_PRED_RETVAL); /* retval at entry */
 	expect_bad_action(3, 6);    /* comparison */
 	expect_bad_action(4 + 2, 1); /* counter index 65536 + 65535 */
@@ -475,6 +482,9 @@ static void test_bad_requests(void **state)
 	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	mt.term[0] = (struct sproto_term){ SPROTO_TERM_COUNTER, 1, 5 }; /* per-thread counter */
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	mt.term[0] = (struct sproto_term){ SPROTO_TERM_TCOUNTER, SPROTO_MAX_TCOUNTERS, 0 };
 	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	mt.term[0] = (struct sproto_term){ SPROTO_TERM_KIND_COUNT, 1, 0 };
