@@ -104,7 +104,8 @@ $(UNIT_DYN) $(UNIT_DYN_SERVER) $(DYN_BENCH): $(TEST_BUILD)/%: tests/unit/%.c $(D
 		$(DYN_TEST_SRC) tests/unit/dyn_test.h
 	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c %.o,$^) $(TEST_LIBS) -lpthread -ldl
 
-$(UNIT_DYN_ATTACH): tests/unit/test_dyn_attach.c format/protocol.c | $(BUILD)/lib/libsonde.so
+$(UNIT_DYN_ATTACH): tests/unit/test_dyn_attach.c format/protocol.c format/protocol.h \
+		| $(BUILD)/lib/libsonde.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -ldl
 
