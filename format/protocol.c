@@ -217,6 +217,8 @@ static const char *action_target_problem(const struct sproto_action *a)
 		return a->target >= SPROTO_MAX_TIMERS ? "timer index out of range"
 		       : a->value != 0		      ? "a timer primitive takes no value"
 						      : NULL;
+	if (a->prim == SPROTO_PROFILE)
+		return a->target ? "PROFILE takes no target" : !a->value ? "PROFILE of address 0" : NULL;
 	if (a->prim >= SPROTO_TSET)
 		return a->target >= SPROTO_MAX_TCOUNTERS ? "thread counter index out of range" : NULL;
 	return a->target >= SPROTO_MAX_COUNTERS ? "counter index out of range" : NULL;

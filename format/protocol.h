@@ -69,6 +69,8 @@ enum sproto_prim {
 	SPROTO_TSET = 7,       /* this thread's counter[target] = value */
 	SPROTO_TADD = 8,       /* this thread's counter[target] += value */
 	SPROTO_TSUB = 9,       /* this thread's counter[target] -= value */
+	SPROTO_PROFILE = 10,   /* the profile runtime's enter (at entry) or exit (at exit) of the
+				* function at address `value`, as -finstrument-functions calls it */
 	SPROTO_PRIM_COUNT
 };
 enum sproto_pred {

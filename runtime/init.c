@@ -224,12 +224,17 @@ static void start_attached(void)
 	atomic_store(&rt_ready, 1);
 }
 
-/* sonde run --dynamic: the program has no compiler hooks; the control server is all. */
+/*
+ * sonde run --dynamic: measured as by sonde run, through the points the tool sets (SPROTO_PROFILE)
+ * instead of compiler hooks. The control server starts now; with SONDE_DYNAMIC_HOLD=1 the program
+ * waits here, before main, until the tool has patched it and says RESUME (at most 2 minutes).
+ */
 static void start_dynamic(void)
 {
-	read_options();
-	unpreload_self();
-	dyn_server_start(getenv("SONDE_CTL_DIR"), 1); /* says why in runtime.log if it fails */
+	if (dyn_server_start(getenv("SONDE_CTL_DIR"), 1) != 0)
+		return; /* runtime.log says why */
+	if (env_u64("SONDE_DYNAMIC_HOLD", 0))
+		dyn_server_hold(120);
 }
 
 __attribute__((constructor(101))) static void rt_init(void)
@@ -240,11 +245,8 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_clock_init();
 	rt_mode = !preloaded() ? RT_MODE_ATTACHED
 		  : env_u64("SONDE_DYNAMIC", 0) ? RT_MODE_DYNAMIC : RT_MODE_PROFILE;
-	if (rt_mode != RT_MODE_PROFILE) {
-		if (rt_mode == RT_MODE_ATTACHED)
-			start_attached();
-		else
-			start_dynamic();
+	if (rt_mode == RT_MODE_ATTACHED) {
+		start_attached();
 		rt_busy = 0;
 		return;
 	}
@@ -268,11 +270,13 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_start_ticks = rt_now();
 	rt_busy = 0;
 	atomic_store(&rt_ready, 1);
+	if (rt_mode == RT_MODE_DYNAMIC)
+		start_dynamic();
 }
 
 __attribute__((destructor)) static void rt_fini(void)
 {
 	dyn_server_unlink();
-	if (rt_mode == RT_MODE_PROFILE && getpid() == rt_pid)
+	if (rt_mode != RT_MODE_ATTACHED && getpid() == rt_pid)
 		rt_write_profile(SPROF_END_EXIT, 0);
 }

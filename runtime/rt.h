@@ -301,9 +301,10 @@ extern uint64_t rt_start_ticks;
 
 /*
  * How the runtime came in (init.c). PROFILE: preloaded by `sonde run`, profiles or traces.
- * DYNAMIC: preloaded by `sonde run --dynamic` (SONDE_DYNAMIC=1): the control server only.
- * ATTACHED: loaded by dlopen into a running process (or by `sonde calibrate`): it installs no
- * signal handler, changes no environment and writes nothing on its own.
+ * DYNAMIC: preloaded by `sonde run --dynamic` (SONDE_DYNAMIC=1): the same, and the control server
+ * from the start (the tool's points feed the profile). ATTACHED: loaded by dlopen into a running
+ * process (or by `sonde calibrate`): it installs no signal handler, changes no environment and
+ * writes nothing on its own.
  */
 #define RT_MODE_PROFILE 0
 #define RT_MODE_DYNAMIC 1
@@ -313,6 +314,7 @@ extern int rt_mode;
 /* ---- dynamic instrumentation's control server (dyn/server.c) ---- */
 int dyn_server_start(const char *ctl_dir, int at_start);
 void dyn_server_unlink(void);
+void dyn_server_hold(unsigned seconds); /* until the tool's RESUME */
 
 /* ---- calibration (calibrate.c) ---- */
 extern struct sprof_calib rt_calib;

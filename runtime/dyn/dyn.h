@@ -216,5 +216,11 @@ uint64_t dyn_mono_ns(void);
 
 /* ---- the return trampoline's address (arch/x86_64/dyn_ret.S), hidden: no GOT ---- */
 extern char dyn_ret_tramp_local[] __attribute__((visibility("hidden")));
+void dyn_call_keeping_vectors(void (*fn)(void *, void *), void *arg)
+	__attribute__((visibility("hidden")));
+
+/* The profile runtime's probes (probe.c), for SPROTO_PROFILE. */
+void __cyg_profile_func_enter(void *fn, void *site);
+void __cyg_profile_func_exit(void *fn, void *site);
 
 #endif

@@ -93,14 +93,28 @@ static void thread_op(const struct dyn_action *a, struct dyn_thread *t)
 	}
 }
 
+/* The profile runtime measures the call as if the compiler had put its hooks there. */
+static void profile_op(const struct dyn_action *a, int at_exit)
+{
+	void *fn = (void *)(uintptr_t)a->value;
+
+	if (at_exit)
+		dyn_call_keeping_vectors(__cyg_profile_func_exit, fn);
+	else
+		dyn_call_keeping_vectors(__cyg_profile_func_enter, fn);
+}
+
+/* At entry: regs, the arguments; at exit: retval. */
 static inline void run_actions(const struct dyn_action *a, unsigned n, struct dyn_thread *t,
-			       const struct sonde_regs *regs, int64_t retval)
+			       const struct sonde_regs *regs, int64_t retval, int at_exit)
 {
 	for (; n; n--, a++) {
 		if (a->pred != SPROTO_PRED_NONE && !pred_holds(a, t, regs, retval))
 			continue;
 		if (likely(a->prim <= SPROTO_SUB))
 			counter_op(a);
+		else if (a->prim == SPROTO_PROFILE)
+			profile_op(a, at_exit);
 		else
 			thread_op(a, t);
 	}
@@ -247,7 +261,7 @@ entry_active(const struct dyn_prog *p, uint32_t point, const struct sonde_regs *
 			return;
 		}
 	}
-	run_actions(p->act, p->n_entry, t, regs, 0);
+	run_actions(p->act, p->n_entry, t, regs, 0, 0);
 	if (hook)
 		shadow_push(t, point, ret_slot);
 }
@@ -299,7 +313,7 @@ RT_EXPORT RT_HOT uint64_t sonde__dyn_exit(struct sonde_retregs *r)
 		lost_return();
 	p = atomic_load_explicit(&dyn_points[f.point % DYN_POINTS], memory_order_acquire);
 	if (p && p->n_exit)
-		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, (int64_t)r->rax);
+		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, (int64_t)r->rax, 1);
 	return f.ret;
 }
 

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SWEEP_NS 1000000000ull    /* ended threads' records are found this often */
@@ -42,6 +43,7 @@ struct server {
 
 static struct server srv = { .lfd = -1, .cfd = -1 };
 static _Atomic int running;
+static _Atomic int held; /* the program waits in the runtime's start-up for RESUME */
 
 int dyn_server_running(void)
 {
@@ -139,6 +141,8 @@ static int listen_on(const char *path, const char **why)
 static void drop_client(void)
 {
 	if (srv.cfd >= 0)
+		atomic_store(&held, 0); /* the tool went away: the program goes on */
+	if (srv.cfd >= 0)
 		close(srv.cfd);
 	srv.cfd = -1;
 	srv.inlen = 0;
@@ -194,7 +198,7 @@ static void on_hello(const struct sproto_hello *h)
 	r.version = SPROTO_VERSION;
 	r.pid = (uint32_t)getpid();
 	r.flags = (srv.at_start ? SPROTO_F_AT_START : 0) | (rt_clock_tsc ? SPROTO_F_TSC : 0) |
-		  (rt_mode == RT_MODE_PROFILE && atomic_load(&rt_ready) ? SPROTO_F_PROFILE : 0);
+		  (rt_mode != RT_MODE_ATTACHED && atomic_load(&rt_ready) ? SPROTO_F_PROFILE : 0);
 	r.max_points = DYN_POINTS;
 	r.max_actions = SPROTO_MAX_ACTIONS;
 	r.max_counters = DYN_COUNTERS;
@@ -268,8 +272,8 @@ static void dispatch(const struct sproto_msg *m)
 	case SPROTO_METRIC_DISABLE: dyn_metric_disable(m->u.metric.id); break;
 	case SPROTO_SAMPLING: srv.bucket_ns = m->u.bucket_ns; restart_buckets(); break;
 	case SPROTO_PAUSE: atomic_store(&dyn_paused, 1); break;
-	case SPROTO_RESUME: atomic_store(&dyn_paused, 0); break;
-	case SPROTO_DETACH: end_session(); srv.detach = 1; break;
+	case SPROTO_RESUME: atomic_store(&dyn_paused, 0); atomic_store(&held, 0); break;
+	case SPROTO_DETACH: end_session(); atomic_store(&held, 0); srv.detach = 1; break;
 	default: reply_error(type, "not a request"); return;
 	}
 	reply_ok(type);
@@ -446,11 +450,11 @@ static void *server_main(void *arg)
 	rt_busy = 1; /* neither the profile probes nor the points count this thread */
 	while (!srv.detach)
 		serve_once();
-	drop_client();
+	unlink(srv.path); /* gone before the client sees the end of the stream */
 	if (srv.lfd >= 0)
 		close(srv.lfd);
-	unlink(srv.path);
 	srv.lfd = -1;
+	drop_client();
 	atomic_store(&running, 0);
 	return NULL;
 }
@@ -522,6 +526,22 @@ int dyn_server_start(const char *ctl_dir, int at_start)
 		rt_log(why);
 	atomic_store(&running, 0);
 	return -1;
+}
+
+/*
+ * sonde run --dynamic holds the program before main while the tool patches it: the start-up
+ * waits until RESUME, DETACH, the client going away, the server stopping, or the time is up.
+ */
+void dyn_server_hold(unsigned seconds)
+{
+	struct timespec ms = { 0, 1000000 };
+	uint64_t end = dyn_mono_ns() + seconds * 1000000000ull;
+
+	atomic_store(&held, 1);
+	while (atomic_load(&held) && atomic_load(&running) && dyn_mono_ns() < end)
+		nanosleep(&ms, NULL);
+	if (atomic_exchange(&held, 0))
+		rt_log("dynamic instrumentation: no RESUME from the tool in time: running on");
 }
 
 /* At exit: the socket's name goes with the process. */

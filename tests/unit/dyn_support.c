@@ -15,6 +15,33 @@ int rt_mode = RT_MODE_ATTACHED; /* nothing logged to files */
 _Atomic int rt_ready;
 struct rt_config rt_cfg;
 
+/* The profile runtime's probes, for SPROTO_PROFILE: counted, and every vector register they
+ * could use trashed, as ordinary C may. */
+long profile_enters, profile_exits;
+void *profile_last;
+
+#define TRASH_VECTORS()                                                                          \
+	__asm__ volatile("xorps %%xmm0, %%xmm0; xorps %%xmm1, %%xmm1; xorps %%xmm2, %%xmm2;"      \
+			 "xorps %%xmm3, %%xmm3; xorps %%xmm4, %%xmm4; xorps %%xmm5, %%xmm5;"      \
+			 "xorps %%xmm6, %%xmm6; xorps %%xmm7, %%xmm7"                             \
+			 : : : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7")
+
+void __cyg_profile_func_enter(void *fn, void *site)
+{
+	(void)site;
+	profile_enters++;
+	profile_last = fn;
+	TRASH_VECTORS();
+}
+
+void __cyg_profile_func_exit(void *fn, void *site)
+{
+	(void)site;
+	profile_exits++;
+	profile_last = fn;
+	TRASH_VECTORS();
+}
+
 /* ---- the instrumented functions' bodies ---- */
 long rec_spin_ns;
 jmp_buf *jump_to;

@@ -39,6 +39,8 @@ long tr_bench_off_noflags(long x);
 long t_bench(long x);
 
 extern long rec_spin_ns;
+extern long profile_enters, profile_exits; /* calls of the profile probes' stand-ins */
+extern void *profile_last;
 extern jmp_buf *jump_to;
 extern void (*hook)(long x);
 

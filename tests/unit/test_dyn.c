@@ -186,6 +186,23 @@ static void test_return_values(void **state)
 	assert_int_equal(shadow_depth(), 0);
 }
 
+/* ---- the profile runtime fed by points (sonde run --dynamic) ---- */
+
+static void test_profile_primitive(void **state)
+{
+	struct sproto_action v[2] = { act_counter(SPROTO_AT_ENTRY, SPROTO_PROFILE, 0, 0x4242),
+				      act_counter(SPROTO_AT_EXIT, SPROTO_PROFILE, 0, 0x4242) };
+	long e = profile_enters, x = profile_exits;
+
+	(void)state;
+	assert_int_equal(set_point(P_HALF, 2, v), 0);
+	assert_true(tr_half(7.0) == 3.5); /* the argument in xmm0 survives the probe */
+	assert_int_equal(profile_enters, e + 1);
+	assert_int_equal(profile_exits, x + 1);
+	assert_ptr_equal(profile_last, (void *)0x4242);
+	assert_int_equal(shadow_depth(), 0);
+}
+
 /* ---- timers ---- */
 
 /* Only the outermost start and stop of a recursion count: the time once, not per level. */
@@ -861,6 +878,7 @@ int main(void)
 		cmocka_unit_test_setup(test_retval_predicate, setup),
 		cmocka_unit_test_setup(test_counter_predicate, setup),
 		cmocka_unit_test_setup(test_return_values, setup),
+		cmocka_unit_test_setup(test_profile_primitive, setup),
 		cmocka_unit_test_setup(test_timer_recursion, setup),
 		cmocka_unit_test_setup(test_cpu_timer, setup),
 		cmocka_unit_test_setup(test_timer_unbalanced, setup),

@@ -6,7 +6,9 @@
  *   even when the environment holds SONDE_* variables inherited from a `sonde run` — until
  *   sonde__attach starts the control server;
  * - preloaded with SONDE_DYNAMIC=1, as `sonde run --dynamic` starts a program: the control
- *   server is up from the start; points set through it count calls of sonde__dyn_entry.
+ *   server is up from the start; points set through it count calls of sonde__dyn_entry; with
+ *   SONDE_DYNAMIC_HOLD=1 the program waits before main for RESUME, and PROFILE points feed the
+ *   profile, written at exit as by sonde run.
  *
  *   test_dyn_attach /path/to/libsonde.so
  */
@@ -16,6 +18,7 @@
 #include <stdint.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -178,16 +181,6 @@ static int handlers_same(void (*was[NSIGS])(int))
 	return memcmp(was, now, sizeof(now)) == 0;
 }
 
-static int handlers_default(void)
-{
-	void (*dfl[NSIGS])(int);
-	size_t i;
-
-	for (i = 0; i < NSIGS; i++)
-		dfl[i] = SIG_DFL;
-	return handlers_same(dfl);
-}
-
 /* In a child: dlopen, check nothing changed, attach, talk, detach, exit. */
 static int attached_child(const char *dir)
 {
@@ -270,7 +263,7 @@ static int dynamic_child(void)
 	struct timespec ts = { 0, 100000 };
 	struct regs r;
 
-	if (!entry || !handlers_default())
+	if (!entry)
 		return 3;
 	memset(&r, 0, sizeof(r));
 	for (;;) {
@@ -292,7 +285,7 @@ static int kill_child(void **state)
 	return 0;
 }
 
-static pid_t start_dynamic(const char *dir, const char *out)
+static pid_t start_dynamic(const char *dir, const char *out, const char *mode)
 {
 	pid_t pid = fork();
 
@@ -302,10 +295,44 @@ static pid_t start_dynamic(const char *dir, const char *out)
 		setenv("SONDE_DYNAMIC", "1", 1);
 		setenv("SONDE_CTL_DIR", dir, 1);
 		setenv("SONDE_DIR", out, 1);
-		execl(self, self, "--child", (char *)NULL);
+		if (strcmp(mode, "--profile-child") == 0)
+			setenv("SONDE_DYNAMIC_HOLD", "1", 1);
+		execl(self, self, mode, tmp, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
+}
+
+/*
+ * The program of the held run: says it reached main (a file), then makes 1000 calls of a
+ * "patched function" — entry at point 8, the return through sonde__dyn_exit — and exits.
+ */
+static int profile_child(const char *dir)
+{
+	entry_fn entry = (entry_fn)dlsym(RTLD_DEFAULT, "sonde__dyn_entry");
+	uint64_t (*leave)(void *) = (uint64_t (*)(void *))dlsym(RTLD_DEFAULT, "sonde__dyn_exit");
+	char path[PATH_MAX];
+	struct regs r;
+	uint64_t slot[2], rr[8];
+	int i, fd;
+
+	snprintf(path, sizeof(path), "%s/main-reached", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	if (!entry || !leave || fd < 0)
+		return 3;
+	close(fd);
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 1000; i++) {
+		slot[0] = 0x1000 + (uint64_t)i;
+		entry(8, &r, slot);
+		if (slot[0] == 0x1000 + (uint64_t)i)
+			return 4; /* the return was not hooked */
+		memset(rr, 0, sizeof(rr));
+		rr[2] = (uint64_t)(uintptr_t)&slot[1]; /* sonde_retregs.sp */
+		if (leave(rr) != 0x1000 + (uint64_t)i)
+			return 5;
+	}
+	return 0;
 }
 
 static int wait_connect(const char *sock)
@@ -334,14 +361,14 @@ static void test_dynamic(void **state)
 	(void)state;
 	path_in(dir, sizeof(dir), "dynctl");
 	path_in(out, sizeof(out), "dynout");
-	child = pid = start_dynamic(dir, out);
+	child = pid = start_dynamic(dir, out, "--child");
 	sock_path(sock, sizeof(sock), dir, pid);
 	fd = wait_connect(sock);
 	assert_true(fd >= 0);
 	hello(fd, &r);
 	assert_int_equal(r.pid, pid);
 	assert_true(r.flags & SPROTO_F_AT_START);
-	assert_false(r.flags & SPROTO_F_PROFILE);
+	assert_true(r.flags & SPROTO_F_PROFILE);
 	assert_true(has_module(fd, "libsonde.so"));
 	ps.act[0].prim = SPROTO_ADD;
 	ps.act[0].target = 3;
@@ -364,12 +391,49 @@ static void test_dynamic(void **state)
 	}
 	assert_true(value >= 20);
 	close(fd);
-	/* no handler: SIGTERM ends it as it would without sonde, and nothing is written */
+	/* SIGTERM ends it as it would without sonde; no probe ran: no profile */
 	assert_int_equal(kill(pid, SIGTERM), 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	child = -1;
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 	assert_false(exists(out));
+}
+
+/* sonde run --dynamic's flow: held before main until RESUME; PROFILE points make a profile. */
+static void test_dynamic_profile(void **state)
+{
+	struct sproto_point_set ps = { .point = 8, .n = 2 };
+	struct sproto_hello_reply r;
+	char dir[PATH_MAX], out[PATH_MAX], sock[PATH_MAX], reached[PATH_MAX], prof[PATH_MAX];
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	path_in(dir, sizeof(dir), "profctl");
+	path_in(out, sizeof(out), "profout");
+	path_in(reached, sizeof(reached), "main-reached");
+	child = pid = start_dynamic(dir, out, "--profile-child");
+	sock_path(sock, sizeof(sock), dir, pid);
+	fd = wait_connect(sock);
+	assert_true(fd >= 0);
+	hello(fd, &r);
+	assert_true((r.flags & SPROTO_F_AT_START) && (r.flags & SPROTO_F_PROFILE));
+	ps.act[0] = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_PROFILE,
+					    .value = 0x5151 };
+	ps.act[1] = ps.act[0];
+	ps.act[1].when = SPROTO_AT_EXIT;
+	expect_ok(fd, sproto_put_point_set(msg, sizeof(msg), &ps));
+	usleep(100000);
+	assert_false(exists(reached)); /* still held before main */
+	expect_ok(fd, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME));
+	close(fd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	child = -1;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(exists(reached));
+	assert_true(snprintf(prof, sizeof(prof), "%.3000s/profile.%d.sprof", out, (int)pid) > 0);
+	assert_true(exists(prof)); /* written at exit, as by sonde run */
 }
 
 /* At exit, the control socket's name goes with the process. */
@@ -413,13 +477,16 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_attached),
 		cmocka_unit_test_teardown(test_dynamic, kill_child),
+		cmocka_unit_test_teardown(test_dynamic_profile, kill_child),
 		cmocka_unit_test(test_dynamic_exit_cleans),
 	};
 	char tmpl[] = "/tmp/sonde-attach-test-XXXXXX";
 	int rc;
 
-	if (argc == 2 && strcmp(argv[1], "--child") == 0)
+	if (argc == 3 && strcmp(argv[1], "--child") == 0)
 		return dynamic_child();
+	if (argc == 3 && strcmp(argv[1], "--profile-child") == 0)
+		return profile_child(argv[2]);
 	if (argc != 2 || !realpath(argv[1], lib) || !realpath("/proc/self/exe", self)) {
 		fprintf(stderr, "usage: test_dyn_attach /path/to/libsonde.so\n");
 		return 2;

@@ -467,6 +467,17 @@ static void test_bad_requests(void **state)
 	n = sproto_put_point_set(buf, sizeof(buf), &p);
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	p = sample_point();
+	p.act[3] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_PROFILE, 0, 0, 0, 0, 0x401000, 0 };
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	p.act[3].value = 0; /* PROFILE of no function */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[3].value = 0x401000;
+	p.act[3].target = 1; /* PROFILE has no target */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p = sample_point();
 	p.act[3].pred_value = 1; /* predicate fields without a predicate */
 	n = sproto_put_point_set(buf, sizeof(buf), &p);
 	assert_int_equal(read_msg(buf, n, &m), -1);

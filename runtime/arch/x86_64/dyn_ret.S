@@ -48,4 +48,49 @@ dyn_ret_tramp_local:
 	.cfi_endproc
 	.size sonde__dyn_ret_tramp, . - sonde__dyn_ret_tramp
 
+/*
+ * void dyn_call_keeping_vectors(void (*fn)(void *, void *), void *arg): fn(arg, NULL) with
+ * xmm0-xmm7 kept — at a function's entry they may hold its arguments, which the entry
+ * trampoline does not save, and fn (the profile runtime's probe) is ordinary C.
+ */
+	.globl dyn_call_keeping_vectors
+	.hidden dyn_call_keeping_vectors
+	.type dyn_call_keeping_vectors, @function
+	.p2align 4
+dyn_call_keeping_vectors:
+	.cfi_startproc
+	push %rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset rbp, 0
+	mov %rsp, %rbp
+	.cfi_def_cfa_register rbp
+	and $-16, %rsp
+	sub $128, %rsp
+	movdqu %xmm0, 0(%rsp)
+	movdqu %xmm1, 16(%rsp)
+	movdqu %xmm2, 32(%rsp)
+	movdqu %xmm3, 48(%rsp)
+	movdqu %xmm4, 64(%rsp)
+	movdqu %xmm5, 80(%rsp)
+	movdqu %xmm6, 96(%rsp)
+	movdqu %xmm7, 112(%rsp)
+	mov %rdi, %rax
+	mov %rsi, %rdi
+	xor %esi, %esi
+	call *%rax
+	movdqu 0(%rsp), %xmm0
+	movdqu 16(%rsp), %xmm1
+	movdqu 32(%rsp), %xmm2
+	movdqu 48(%rsp), %xmm3
+	movdqu 64(%rsp), %xmm4
+	movdqu 80(%rsp), %xmm5
+	movdqu 96(%rsp), %xmm6
+	movdqu 112(%rsp), %xmm7
+	mov %rbp, %rsp
+	pop %rbp
+	.cfi_def_cfa rsp, 8
+	ret
+	.cfi_endproc
+	.size dyn_call_keeping_vectors, . - dyn_call_keeping_vectors
+
 	.section .note.GNU-stack, "", @progbits
