@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-thread state of dynamic instrumentation: timers and the shadow stack, one mmap'd record
- * per thread, found through an initial-exec thread-local pointer. Records go on a push-only
- * list and are never unmapped: the sampler reads them at any time. The record of a thread that
- * ended is taken over by the next new thread (the sweep, run by the control thread, finds the
- * ended ones), so the list grows with the threads alive at once, not with every thread made.
+ * Per-thread state of dynamic instrumentation: timers, thread counters and the shadow stack,
+ * one mmap'd record per thread, found through an initial-exec thread-local pointer. Records go
+ * on a push-only list and are never unmapped: the sampler reads them at any time. The sweep (the
+ * control thread, once a second) finds the records of threads that ended and moves their values
+ * to the departed sums; the next new thread takes such a record over from zero, so the list
+ * grows with the threads alive at once, not with every thread made.
  *
  * dyn_thread_new runs on the entry path (a thread's first timer or exit): system calls only.
  */
@@ -22,7 +23,7 @@ static int64_t departed_tcounters[DYN_TCOUNTERS];
 _Atomic(struct dyn_thread *) dyn_threads;
 _Atomic uint64_t dyn_lost_nothread; /* calls not hooked: a thread's state could not be mapped */
 
-/* A record whose thread ended, taken over whole: its timers' totals stay in the sums. */
+/* A record whose thread ended (the sweep moved its values to the departed sums). */
 static struct dyn_thread *take_free(void)
 {
 	struct dyn_thread *t;
