@@ -447,6 +447,7 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/ctl", tmpl);
 	snprintf(sock, sizeof(sock), "%s/ctl.%d", dir, (int)getpid());
 	rc = cmocka_run_group_tests_name("dyn_server", tests, NULL, NULL);
+	dyn_server_unlink(); /* what the runtime's destructor does at exit */
 	rmdir(dir);
 	rmdir(tmpl);
 	return rc;
