@@ -244,7 +244,7 @@ static void test_points_and_samples(void **state)
 	assert_int_equal(last3, 1000);
 	assert_int_equal(sum_delta3, 1000); /* the deltas add up from the enable */
 	assert_int_equal(first3, 1);
-	assert_true(last4 >= 30000000 && last4 < 30000000 + 20000000);
+	assert_true(last4 >= 30000000 && last4 < 30000000 + 500000000); /* preempted at worst */
 	/* counters and timers add up in one metric: 5 more calls count in metric 4 too */
 	ps = (struct sproto_point_set){ .point = P_ADD, .n = 1 };
 	ps.act[0] = act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 41, 1000000000);
