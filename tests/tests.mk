@@ -157,14 +157,6 @@ $(TEST_BUILD)/fixture_syms_instr: $(FIXTURE_SRC)
 	@mkdir -p $(dir $@)
 	$(CC) -g -O0 -finstrument-functions -DFIXTURE_HOOKS -o $@ $^
 
-unit: $(UNIT_BINS)
-	tests/integration/run.sh --no-integration $(UNIT_CMDS)
-
-integration: all
-	tests/integration/run.sh
-
-check: all $(UNIT_BINS)
-	tests/integration/run.sh $(UNIT_CMDS)
 
 # Binary patcher (tool/patch/): a corpus of functions built by gcc and clang at -O0..-O3 in four
 # flavours (plain, frame pointers, a 5-byte NOP sled, endbr64), each patched in-process.
@@ -194,3 +186,13 @@ $(TEST_BUILD)/patch_corpus_%.so: tests/unit/patch_corpus.c tests/unit/patch_corp
 	@mkdir -p $(dir $@)
 	$(call patch_word,1) -$(call patch_word,2) $(PATCH_FLAGS_$(call patch_word,3)) -fPIC \
 		-shared -o $@ $^
+
+# Last: their prerequisites are expanded when read, so every UNIT_BINS += must come first.
+unit: $(UNIT_BINS)
+	tests/integration/run.sh --no-integration $(UNIT_CMDS)
+
+integration: all
+	tests/integration/run.sh
+
+check: all $(UNIT_BINS)
+	tests/integration/run.sh $(UNIT_CMDS)
