@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "dyn/client.h"
+#include "dyn/launch.h"
 #include "elfinfo.h"
 #include "symbols.h"
 #include "util.h"
@@ -26,7 +28,7 @@ struct run_opts {
 	const char *dir;
 	const char *depth, *throttle;
 	const char *trace_buffer, *trace_rate;
-	int cpu, follow_exec, verbose, precise, trace, trace_drop;
+	int cpu, follow_exec, verbose, precise, trace, trace_drop, dynamic;
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
 	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
 	int ninclude, nexclude, ninclude_file, nexclude_file;
@@ -49,6 +51,8 @@ static void run_usage(FILE *out)
 		"  --follow-exec          keep measuring programs that this one execs\n"
 		"  --precise              ordered exit timestamps (rdtscp): short functions' times\n"
 		"                         come out closer to the truth, each call costs more\n"
+		"  --dynamic              a program built without instrumentation: its functions are\n"
+		"                         patched at start (docs/dynamic.md); --include selects them\n"
 		"  --trace                record an event trace (trace.PID.strc) instead of a profile\n"
 		"  --trace-buffer SIZE    per-thread trace buffer, e.g. 4M (default 1M); implies --trace\n"
 		"  --trace-drop           when a thread's buffer is full, drop (and count) events\n"
@@ -81,6 +85,8 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->precise = 1;
 	if (!strcmp(argv[*i], "--trace"))
 		return o->trace = 1;
+	if (!strcmp(argv[*i], "--dynamic"))
+		return o->dynamic = 1;
 	if (!strcmp(argv[*i], "--trace-drop"))
 		return o->trace_drop = o->trace = 1;
 	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
@@ -154,7 +160,7 @@ static int parse_opts(struct run_opts *o, int argc, char **argv)
 }
 
 /* Refuse what cannot be measured, with the reason and the fix. Scripts are let through. */
-static int check_program(const char *name, char *path, size_t cap)
+static int check_program(const char *name, char *path, size_t cap, int dynamic)
 {
 	struct elf_info info;
 	int kind;
@@ -170,9 +176,10 @@ static int check_program(const char *name, char *path, size_t cap)
 	if (info.is_static)
 		return error("run: '%s' is statically linked: the runtime cannot be preloaded "
 			     "(link it dynamically)", name);
-	if (!info.has_instrument_hooks && !info.has_sonde_api)
+	if (!dynamic && !info.has_instrument_hooks && !info.has_sonde_api)
 		return error("run: '%s' was built without instrumentation: rebuild it with "
-			     "'sonde cc -- gcc ...' (or -finstrument-functions)", name);
+			     "'sonde cc -- gcc ...' (or -finstrument-functions), or use --dynamic",
+			     name);
 	return 0;
 }
 
@@ -342,6 +349,10 @@ static int set_env(const struct run_opts *o, const char *dir, const char *select
 		setenv("SONDE_FOLLOW_EXEC", "1", 1);
 	if (o->precise)
 		setenv("SONDE_PRECISE", "1", 1);
+	if (o->dynamic) {
+		setenv("SONDE_DYNAMIC", "1", 1);
+		setenv("SONDE_DYNAMIC_HOLD", "1", 1);
+	}
 	if (select)
 		setenv("SONDE_SELECT", select, 1);
 	return set_trace_env(o);
@@ -380,8 +391,25 @@ static int count_profiles(const char *dir)
 	return n;
 }
 
+/* --dynamic: the runtime holds the child before main until its functions are patched. */
+static int instrument_child(const struct run_opts *o, pid_t pid, const char *path,
+			    const char *dir)
+{
+	char ctl[PATH_MAX], exe[PATH_MAX], err[512];
+	struct dyn_launch_opts d = { .pid = pid, .run_dir = dir, .verbose = o->verbose };
+
+	if (ctl_default_dir(ctl, sizeof(ctl)) != 0 || !realpath(path, exe))
+		return error("run: --dynamic: no directory for the control socket");
+	d.exe = exe;
+	d.ctl_dir = ctl;
+	if (dyn_launch(&d, err, sizeof(err)) != 0)
+		return error("run: --dynamic: %s", err);
+	return 0;
+}
+
 /* Run the program and wait; like system(), let the terminal's signals reach only the child. */
-static int launch(char **argv, const char *path, int *status)
+static int launch(const struct run_opts *o, char **argv, const char *path, const char *dir,
+		  int *status)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	pid_t pid;
@@ -398,6 +426,11 @@ static int launch(char **argv, const char *path, int *status)
 		error("run: cannot execute '%s': %s", path, strerror(errno));
 		_exit(127);
 	}
+	if (o->dynamic && instrument_child(o, pid, path, dir) != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, status, 0);
+		return -1;
+	}
 	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
 			return error("run: waitpid: %s", strerror(errno));
@@ -410,7 +443,7 @@ int cmd_run(int argc, char **argv)
 	char path[PATH_MAX], dir[PATH_MAX], exe[PATH_MAX], select[PATH_MAX + 16];
 	int status = 0, nprof;
 
-	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path)))
+	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path), o.dynamic))
 		return EXIT_USAGE;
 	if (prepare_dir(o.dir) || !realpath(o.dir, dir))
 		return 1;
@@ -420,7 +453,7 @@ int cmd_run(int argc, char **argv)
 	if (set_env(&o, dir, o.ninclude + o.nexclude + o.ninclude_file + o.nexclude_file ? select
 											    : NULL))
 		return 1;
-	if (launch(o.argv, path, &status))
+	if (launch(&o, o.argv, path, dir, &status))
 		return 1;
 	nprof = count_profiles(dir);
 	if (!nprof)
