@@ -33,7 +33,7 @@ import time
 import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SONDE = os.path.join(ROOT, 'build', 'bin', 'sonde')
+SONDE = os.environ.get('SONDE_BIN') or os.path.join(ROOT, 'build', 'bin', 'sonde')
 PROGS = os.path.join(ROOT, 'tests', 'programs')
 CC = os.environ.get('CC', 'gcc')
 TMP = None  # the run's scratch directory
@@ -1562,6 +1562,35 @@ def t_analyze(o):
         expect_error(run([SONDE, 'analyze', '--uninstrumented', 'soon', d]), 'T', status=2)
         expect_error(run([SONDE, 'analyze', os.path.join(TMP, 'nothing-here')]), 'missing',
                      status=1)
+
+
+@test('-O0', '-O2')
+def t_dynamic(o):
+    """sonde run --dynamic on binaries built without instrumentation: the profile a compiled-in
+    run gives (same calls on the same paths where the compiler kept the calls), output unchanged."""
+    for prog in ('recursion', 'threads', 'longjmp', 'handler'):
+        name = f'run --dynamic {prog}{o}'
+        plain = build(prog, o, plain=True)
+        p, d = srun(plain, opts=['--dynamic'], tag='dynamic')
+        with check(f'{name}: output and status unchanged, a profile written'):
+            same_output(p, direct(plain))
+            eq(p.returncode, direct(plain).returncode, 'status')
+            eq(len(profiles(d)), 1, f'profiles {profiles(d)}')
+            text = open(os.path.join(d, 'dynamic.txt')).read()
+            expect(re.match(r'# sonde run --dynamic: \d+ functions of .* patched, \d+ refused',
+                            text), text[:200])
+        with check(f'{name}: report consistent'):
+            js = report(d)
+            sanity(js)
+        if o == '-O0':
+            with check(f'{name}: same calls per call path as compiled-in instrumentation'):
+                _, dc = srun(build(prog, o), tag='compiled')
+                eq(path_calls(js), path_calls(report(dc)), 'calls per call-path (dynamic, compiled)')
+    with check('run --dynamic: exact counts of recursion -O0'):
+        _, d = srun(build('recursion', '-O0', plain=True), opts=['--dynamic'], tag='dyn-rec')
+        js = report(d)
+        eq([calls(js, f) for f in ('main', 'fib', 'is_even', 'is_odd')], [1, 1973, 6, 5],
+           'main, fib, is_even, is_odd')
 
 
 @test()
