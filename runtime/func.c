@@ -138,8 +138,8 @@ struct rt_func *rt_func_at(uint32_t id)
 	return &funcs[id];
 }
 
-/* GNU build-id of a loaded module, read from its PT_NOTE segments in memory. */
-static void module_build_id(struct rt_module *m, const struct dl_phdr_info *info)
+/* GNU build-id of a loaded module, read from its PT_NOTE segments in memory: its length. */
+uint8_t rt_module_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap)
 {
 	int i;
 
@@ -155,26 +155,27 @@ static void module_build_id(struct rt_module *m, const struct dl_phdr_info *info
 			const uint8_t *desc = p + sizeof(*nh) + ((nh->n_namesz + 3) & ~3u);
 
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    desc + nh->n_descsz <= end && nh->n_descsz <= sizeof(m->build_id)) {
-				memcpy(m->build_id, desc, nh->n_descsz);
-				m->build_id_len = (uint8_t)nh->n_descsz;
-				return;
+			    desc + nh->n_descsz <= end && nh->n_descsz <= cap) {
+				memcpy(out, desc, nh->n_descsz);
+				return (uint8_t)nh->n_descsz;
 			}
 			p = desc + ((nh->n_descsz + 3) & ~3u);
 		}
 	}
+	return 0;
 }
 
-static void module_path(struct rt_module *m, const char *name)
+/* A module's path: the loader's name, or the executable's (which the loader leaves empty). */
+void rt_module_path(char *out, size_t cap, const char *name)
 {
 	ssize_t n;
 
 	if (name && name[0]) {
-		rt_stpcpy(m->path, name, m->path + sizeof(m->path));
+		rt_stpcpy(out, name, out + cap);
 		return;
 	}
-	n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
-	m->path[n > 0 ? n : 0] = 0;
+	n = readlink("/proc/self/exe", out, cap - 1);
+	out[n > 0 ? n : 0] = 0;
 }
 
 /* dl_iterate_phdr callback: add modules not yet in the snapshot. */
@@ -203,8 +204,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 	m->bias = info->dlpi_addr;
 	m->lo = lo;
 	m->hi = hi;
-	module_path(m, info->dlpi_name);
-	module_build_id(m, info);
+	rt_module_path(m->path, sizeof(m->path), info->dlpi_name);
+	m->build_id_len = rt_module_build_id(info, m->build_id, sizeof(m->build_id));
 	atomic_store(&nmodules, n + 1);
 	return 0;
 }

@@ -84,6 +84,9 @@ struct rt_module {
 struct rt_func *rt_func_get(uintptr_t addr, int kind, const char *name);
 uint32_t rt_func_count(void);
 uint32_t rt_func_capacity(void);
+struct dl_phdr_info;
+uint8_t rt_module_build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap);
+void rt_module_path(char *out, size_t cap, const char *name);
 struct rt_func *rt_func_at(uint32_t id);
 void rt_modules_refresh(void);
 void rt_funcs_locate(void);

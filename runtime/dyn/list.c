@@ -17,44 +17,6 @@ struct list_ctx {
 	struct sproto_buf *b;
 };
 
-static void note_build_id(struct sproto_module *m, const struct dl_phdr_info *info)
-{
-	int i;
-
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-		const uint8_t *end = p + ph->p_memsz;
-
-		if (ph->p_type != PT_NOTE)
-			continue;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
-			const uint8_t *desc = p + sizeof(*nh) + ((nh->n_namesz + 3) & ~3u);
-
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    desc + nh->n_descsz <= end && nh->n_descsz <= SPROTO_MAX_BUILD_ID) {
-				memcpy(m->build_id, desc, nh->n_descsz);
-				m->build_id_len = (uint8_t)nh->n_descsz;
-				return;
-			}
-			p = desc + ((nh->n_descsz + 3) & ~3u);
-		}
-	}
-}
-
-static void module_path(struct sproto_module *m, const char *name)
-{
-	ssize_t n;
-
-	if (name && name[0]) {
-		rt_stpcpy(m->path, name, m->path + sizeof(m->path));
-		return;
-	}
-	n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
-	m->path[n > 0 ? n : 0] = 0;
-}
-
 /* dl_iterate_phdr callback: every module with executable code and a name. */
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -78,10 +40,10 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!m.hi)
 		return 0;
 	m.bias = info->dlpi_addr;
-	module_path(&m, info->dlpi_name);
+	rt_module_path(m.path, sizeof(m.path), info->dlpi_name);
 	if (!m.path[0] || strncmp(m.path, "linux-vdso", 10) == 0)
 		return 0;
-	note_build_id(&m, info);
+	m.build_id_len = rt_module_build_id(info, m.build_id, sizeof(m.build_id));
 	sproto_list_add_module(c->b, &m);
 	return 0;
 }
