@@ -42,7 +42,7 @@ static const uint8_t rec_words[32] = {
 #define SPECIAL_TYPES (BIT(STRC_USER) | BIT(STRC_THREAD_BEGIN) | BIT(STRC_THREAD_END) | \
 		       BIT(STRC_FLUSH) | BIT(STRC_DROPPED) | BIT(STRC_PROC_END))
 
-static const char *type_name(unsigned type)
+const char *strc_type_name(unsigned type)
 {
 	static const char *names[] = {
 		"?", "ENTER", "EXIT", "REGION_BEGIN", "REGION_END", "PHASE", "TIME", "USER",
@@ -391,7 +391,7 @@ static int bad_record(struct reader *r, uint64_t at, uint64_t w)
 		return fail(r, "record of unknown type %u at byte %llu", type,
 			    (unsigned long long)at);
 	return fail(r, "record of type %u (%s) at byte %llu has a bad length", type,
-		    type_name(type), (unsigned long long)at);
+		    strc_type_name(type), (unsigned long long)at);
 }
 
 /* Size in bytes of the record starting with w, or 0 when its type or length is wrong. */
@@ -885,10 +885,10 @@ static int check_id(struct reader *r, const struct strc_thread *t, size_t i,
 	fn = strc_func_of(f, e->id);
 	if (!fn)
 		return fail(r, "thread %u: %s event %zu names id %u, defined nowhere", t->index,
-			    type_name(e->type), i, e->id);
+			    strc_type_name(e->type), i, e->id);
 	if (fn->kind != want)
 		return fail(r, "thread %u: %s event %zu names id %u, which is a %s", t->index,
-			    type_name(e->type), i, e->id, fn->kind ? "region or name" : "function");
+			    strc_type_name(e->type), i, e->id, fn->kind ? "region or name" : "function");
 	return 0;
 }
 
@@ -918,7 +918,7 @@ static int check_thread(struct reader *r, struct strc_thread *t, size_t lenient_
 				close_id(ns, e->id);
 			else if (!lenient)
 				return fail(r, "thread %u: %s event %zu (id %u) matches no call",
-					    t->index, type_name(e->type), i, e->id);
+					    t->index, strc_type_name(e->type), i, e->id);
 			e->depth = depth16(ns->n);
 			break;
 		case STRC_UNWIND:

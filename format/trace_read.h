@@ -91,6 +91,8 @@ int strc_read_mem(const uint8_t *data, size_t len, struct strc_file **out, char 
 void strc_free(struct strc_file *f);
 const struct strc_func *strc_func_of(const struct strc_file *f, uint32_t id);
 double strc_ticks_to_ns(const struct strc_file *f, uint64_t ticks);
+/* A record type's name as the spec writes it ("ENTER"), "?" when unknown. */
+const char *strc_type_name(unsigned type);
 
 /*
  * Write f as a trace file (one closed chunk per thread, threads with distinct indexes). The

@@ -81,7 +81,8 @@ UNIT_DYN_ATTACH := $(TEST_BUILD)/test_dyn_attach
 DYN_BENCH := $(TEST_BUILD)/dyn_bench
 DYN_TEST_OBJ := $(patsubst %.c,$(TEST_BUILD)/dyn/%.o,$(wildcard runtime/dyn/*.c)) \
 	$(TEST_BUILD)/dyn/dyn_ret.o $(TEST_BUILD)/dyn/dyn_tramp.o
-DYN_TEST_SRC := tests/unit/dyn_support.c runtime/clock.c runtime/util.c format/protocol.c
+DYN_TEST_SRC := tests/unit/dyn_support.c runtime/clock.c runtime/util.c runtime/modinfo.c \
+	format/protocol.c
 UNIT_BINS += $(UNIT_PROTOCOL) $(UNIT_DYN) $(UNIT_DYN_SERVER) $(UNIT_DYN_ATTACH) $(DYN_BENCH)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PROTOCOL)" --unit "$(UNIT_DYN)" \
 	--unit "$(UNIT_DYN_SERVER)" --unit "$(UNIT_DYN_ATTACH) $(BUILD)/lib/libsonde.so"

@@ -5,8 +5,6 @@
  * (§3: sequential, fork-join, event-based), reorderings, the approximated trace (-o), a Gantt
  * chart (--gantt), and the comparison of a full and a partial trace (--compare).
  */
-#include <dirent.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,36 +166,6 @@ static int parse_opts(struct an_opts *o, int argc, char **argv)
 
 /* ---- loading ---- */
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The trace files of a directory (only trace.PID.strc when pid), sorted; *n of them. */
-static char **list_traces(const char *dir, uint32_t pid, uint32_t *n)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **paths = NULL, want[32];
-
-	*n = 0;
-	if (!d)
-		return NULL;
-	snprintf(want, sizeof(want), "trace.%u.strc", pid);
-	while ((e = readdir(d)))
-		if (pid ? !strcmp(e->d_name, want) : !fnmatch("trace.*.strc", e->d_name, 0)) {
-			size_t len = strlen(dir) + strlen(e->d_name) + 2;
-
-			paths = xrealloc(paths, (*n + 1) * sizeof(*paths));
-			paths[*n] = xmalloc(len);
-			snprintf(paths[(*n)++], len, "%s/%s", dir, e->d_name);
-		}
-	closedir(d);
-	if (*n)
-		qsort(paths, *n, sizeof(*paths), cmp_str);
-	return paths;
-}
-
 static void free_paths(char **paths, uint32_t n)
 {
 	uint32_t i;
@@ -221,7 +189,12 @@ static char **input_paths(const char *path, uint32_t pid, uint32_t *n)
 		paths[(*n)++] = xstrdup(path);
 		return paths;
 	}
-	paths = list_traces(path, pid, n);
+	{
+		size_t k;
+
+		paths = trace_files(path, pid, &k);
+		*n = (uint32_t)k;
+	}
 	if (!*n) {
 		if (pid)
 			error("analyze: %s holds no trace of process %u", path, pid);
@@ -328,20 +301,6 @@ static const char *const *all_names(struct an_trace *a)
 	for (i = 0; i < a->f->nfuncs; i++)
 		func_name(a, i);
 	return (const char *const *)a->names;
-}
-
-static const char *type_name(unsigned type)
-{
-	static const char *const names[] = {
-		[STRC_ENTER] = "ENTER", [STRC_EXIT] = "EXIT", [STRC_REGION_BEGIN] = "REGION_BEGIN",
-		[STRC_REGION_END] = "REGION_END", [STRC_PHASE] = "PHASE", [STRC_USER] = "USER",
-		[STRC_THREAD_BEGIN] = "THREAD_BEGIN", [STRC_THREAD_END] = "THREAD_END",
-		[STRC_CREATE] = "CREATE", [STRC_JOIN] = "JOIN", [STRC_FLUSH] = "FLUSH",
-		[STRC_COUNT] = "COUNT", [STRC_UNWIND] = "UNWIND", [STRC_DROPPED] = "DROPPED",
-		[STRC_END] = "END", [STRC_PROC_END] = "PROC_END",
-	};
-
-	return type < sizeof(names) / sizeof(names[0]) && names[type] ? names[type] : "?";
 }
 
 static const char *model_name(enum pt_model m)
@@ -466,7 +425,7 @@ static void print_event(struct an_trace *a, uint32_t thr, uint64_t i)
 	uint32_t fi = e->id < a->f->func_id_cap ? a->f->func_by_id[e->id] : PT_NONE;
 	char b1[32], b2[32];
 
-	printf("thread %u %s%s%s at %s (approx. %s)", th->index, type_name(e->type),
+	printf("thread %u %s%s%s at %s (approx. %s)", th->index, strc_type_name(e->type),
 	       fi != PT_NONE ? " " : "", fi != PT_NONE ? func_name(a, fi) : "",
 	       ns_str(b1, sizeof(b1), (double)(e->t - a->t.t0), a->tpn),
 	       ns_str(b2, sizeof(b2), th->ta[i], a->tpn));

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* sonde export --chrome|--otf2 [-o OUT] [PATH]: a run's traces for other tools (docs/export.md). */
-#include <dirent.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,35 +54,6 @@ static int parse_opts(struct ex_opts *o, int argc, char **argv)
 	if (!o->format)
 		return error("export: say which format: --chrome or --otf2");
 	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The trace files of a run directory, sorted; NULL when it holds none. */
-static char **list_traces(const char *dir, uint32_t *n)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **paths = NULL;
-
-	*n = 0;
-	if (!d)
-		return NULL;
-	while ((e = readdir(d)))
-		if (!fnmatch("trace.*.strc", e->d_name, 0)) {
-			size_t len = strlen(dir) + strlen(e->d_name) + 2;
-
-			paths = xrealloc(paths, (*n + 1) * sizeof(*paths));
-			paths[*n] = xmalloc(len);
-			snprintf(paths[(*n)++], len, "%s/%s", dir, e->d_name);
-		}
-	closedir(d);
-	if (*n)
-		qsort(paths, *n, sizeof(*paths), cmp_str);
-	return paths;
 }
 
 /* Names, source files and lines of a process's functions and regions. */
@@ -244,7 +213,10 @@ static int load_input(struct ex_input *in, const char *path, struct symtab *st)
 		return error("%s: no such run directory or trace file", path);
 	if (S_ISDIR(sb.st_mode)) {
 		in->rundir = xstrdup(path);
-		paths = list_traces(path, &n);
+		size_t k;
+
+		paths = trace_files(path, 0, &k);
+		n = (uint32_t)k;
 		if (!n)
 			return error("%s: no traces here (record them with 'sonde run --trace')", path);
 	} else {

@@ -5,8 +5,6 @@
  * merged in time order: thread, ns since the trace's start, indentation by call depth, type,
  * name. Function names come from the symbols of the modules, as in `sonde report`.
  */
-#include <dirent.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -183,18 +181,6 @@ static void print_header(FILE *out, const char *path, const struct strc_file *f)
 
 /* ---- events ---- */
 
-static const char *type_name(unsigned type)
-{
-	static const char *names[] = {
-		"?", "ENTER", "EXIT", "REGION_BEGIN", "REGION_END", "PHASE", "TIME", "USER",
-		"THREAD_BEGIN", "THREAD_END", "CREATE", "JOIN", "FLUSH", "COUNT", "UNWIND",
-		"DROPPED", "END", "?", "?", "?", "DEF_FUNC", "DEF_MODULE", "CALIB", "RUN",
-		"PROC_END",
-	};
-
-	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
-}
-
 /* What follows the type on an event's line. */
 static void print_detail(FILE *out, struct dumper *d, const struct strc_thread *t,
 			 const struct strc_event *e)
@@ -247,7 +233,7 @@ static void print_event(FILE *out, struct dumper *d, const struct strc_thread *t
 	unsigned indent = e->depth < MAX_INDENT ? e->depth : MAX_INDENT;
 
 	fprintf(out, "%6u %18.3f  %*s%-12s ", t->index, ns_since_start(d->f, e->t), (int)indent * 2,
-		"", type_name(e->type));
+		"", strc_type_name(e->type));
 	print_detail(out, d, t, e);
 	fputc('\n', out);
 }
@@ -374,39 +360,10 @@ static int dump_file(const char *path, const struct dump_opts *o, struct symtab 
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The trace files of a directory, sorted; NULL (and *n = 0) when it cannot be read. */
-static char **list_traces(const char *dir, size_t *n)
-{
-	DIR *dh = opendir(dir);
-	struct dirent *e;
-	char **names = NULL;
-
-	*n = 0;
-	if (!dh)
-		return NULL;
-	while ((e = readdir(dh)))
-		if (!fnmatch("trace.*.strc", e->d_name, 0)) {
-			size_t len = strlen(dir) + strlen(e->d_name) + 2;
-
-			names = xrealloc(names, (*n + 1) * sizeof(*names));
-			names[*n] = xmalloc(len);
-			snprintf(names[(*n)++], len, "%s/%s", dir, e->d_name);
-		}
-	closedir(dh);
-	if (*n)
-		qsort(names, *n, sizeof(*names), cmp_str);
-	return names;
-}
-
 static int dump_dir(const char *dir, const struct dump_opts *o, struct symtab *st)
 {
 	size_t n, i;
-	char **names = list_traces(dir, &n);
+	char **names = trace_files(dir, 0, &n);
 	int ret = 0;
 
 	if (!n) {

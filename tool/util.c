@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -185,4 +187,33 @@ int opt_value(int argc, char **argv, int *i, const char *name, const char **valu
 	}
 	*value = argv[++*i];
 	return 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **trace_files(const char *dir, uint32_t pid, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **paths = NULL, want[32];
+
+	*n = 0;
+	if (!d)
+		return NULL;
+	snprintf(want, sizeof(want), "trace.%u.strc", pid);
+	while ((e = readdir(d)))
+		if (pid ? !strcmp(e->d_name, want) : !fnmatch("trace.*.strc", e->d_name, 0)) {
+			size_t len = strlen(dir) + strlen(e->d_name) + 2;
+
+			paths = xrealloc(paths, (*n + 1) * sizeof(*paths));
+			paths[*n] = xmalloc(len);
+			snprintf(paths[(*n)++], len, "%s/%s", dir, e->d_name);
+		}
+	closedir(d);
+	if (*n)
+		qsort(paths, *n, sizeof(*paths), cmp_str);
+	return paths;
 }

@@ -4,6 +4,7 @@
 #define SONDE_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define EXIT_USAGE 2
@@ -27,6 +28,9 @@ int include_dir(char *out, size_t cap);
 int find_program(const char *name, char *out, size_t cap);
 int parse_u64(const char *s, unsigned long long *out);
 int parse_size(const char *s, unsigned long long *out);
+/* The trace files of a run directory (only trace.PID.strc when pid), sorted; NULL and *n = 0
+ * when there is none or the directory cannot be read. Free each and the array. */
+char **trace_files(const char *dir, uint32_t pid, size_t *n);
 
 /* Option parsing shared by commands: "--name VALUE" and "--name=VALUE". */
 int opt_value(int argc, char **argv, int *i, const char *name, const char **value);
