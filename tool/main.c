@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "analyze", cmd_analyze, "perturbation analysis of a trace: sonde analyze [TRACE|DIR]" },
 	{ "attach", cmd_attach, "load the runtime into a running process: sonde attach PID" },
 	{ "metrics", cmd_metrics, "the metric library, or a metric's plan: sonde metrics [--plan M]" },
+	{ "watch", cmd_watch, "instrument a running process for a metric: sonde watch PID --metric M" },
 };
 
 static void usage(FILE *out)

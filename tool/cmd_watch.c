@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sonde watch PID --metric NAME [--focus PATH] [--for DURATION] [--bucket MS]
+ * sonde watch [OPTIONS] -- PROGRAM ARGS
+ *
+ * Dynamic instrumentation of a running process (docs/dynamic.md): the metric at the focus is
+ * planned from the metric library, the runtime injected, the procedures patched; a time
+ * histogram of the values streamed back is shown (refreshed each second on a terminal, one
+ * line a second otherwise); at the end (--for, Ctrl-C, the program's end) the final values,
+ * the pauses and times of attaching and detaching, the predicted and observed costs; the
+ * patches come out and the process goes on as before. With a program instead of a PID, sonde
+ * starts it held before main (as sonde run --dynamic does) and waits for it after the watch.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "dyn/session.h"
+#include "util.h"
+
+struct watch_opts {
+	pid_t pid;
+	char **argv; /* a program to start, or NULL */
+	const char *metric, *focus, *file, *dir;
+	double seconds; /* 0: until Ctrl-C or the end of the process */
+	uint64_t bucket_ns;
+	unsigned hammer; /* hidden: remove and reinstall the patches this many times */
+	int ascii;
+};
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static void watch_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sonde watch [OPTIONS] PID\n"
+		"       sonde watch [OPTIONS] -- PROGRAM ARGS\n"
+		"  instrument a running process (or a program it starts) for one metric, show its\n"
+		"  time histogram, then take the instrumentation out again (docs/dynamic.md)\n"
+		"  --metric NAME      the metric ('sonde metrics' lists them), e.g. calls, wall_time\n"
+		"  --focus PATH       /Code (default), /Code/MODULE, /Code/MODULE/PROCEDURE, with\n"
+		"                     /Threads/TID, e.g. /Code/app.c/solve\n"
+		"  --for DURATION     watch this long (500ms, 10s, 2m; default: until Ctrl-C or the\n"
+		"                     process ends)\n"
+		"  --bucket MS        sampling period in milliseconds (default 100)\n"
+		"  --file F.mdl       metrics of your own, read after the built-in library\n"
+		"  --ascii            the histogram drawn with '#' and ':'\n"
+		"  -o, --output DIR   with a PROGRAM: the runtime's directory (default ./sonde-out)\n"
+		"Ctrl-C ends the watch early; the process is let go as it was.\n");
+}
+
+/* "10s", "500ms", "2m", "1h", "1.5" (seconds). */
+static int parse_duration(const char *v, double *out)
+{
+	char *end;
+	double x = strtod(v, &end), mul = 1;
+
+	if (!strcmp(end, "ms"))
+		mul = 1e-3;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		mul = 60;
+	else if (!strcmp(end, "h"))
+		mul = 3600;
+	else if (*end && strcmp(end, "s"))
+		end = (char *)(uintptr_t)v;
+	*out = x * mul;
+	if (end == v || !(*out > 0) || *out > 86400.0 * 365)
+		return error("watch: --for needs a duration like 10s, 500ms or 2m, got '%s'", v);
+	return 0;
+}
+
+static int parse_bucket(const char *v, uint64_t *ns)
+{
+	unsigned long long ms;
+
+	if (parse_u64(v, &ms) != 0 || ms < 1 || ms > 3600000)
+		return error("watch: --bucket needs milliseconds (1 to 3600000), got '%s'", v);
+	*ns = ms * 1000000ull;
+	return 0;
+}
+
+static int parse_pid(const char *v, pid_t *pid)
+{
+	unsigned long long n;
+
+	if (parse_u64(v, &n) != 0 || n == 0 || n > INT_MAX)
+		return error("watch: '%s' is not a process id (sonde watch PID, or -- PROGRAM)", v);
+	*pid = (pid_t)n;
+	return 0;
+}
+
+static int parse_hammer(const char *v, unsigned *n)
+{
+	unsigned long long k;
+
+	if (parse_u64(v, &k) != 0 || k < 1 || k > 100000)
+		return error("watch: --hammer needs a count, got '%s'", v);
+	*n = (unsigned)k;
+	return 0;
+}
+
+/* One option with a value at argv[*i]: 1 taken, 0 not this one, -1 error. */
+static int value_opt(struct watch_opts *o, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+
+	if ((r = opt_value(argc, argv, i, "--metric", &o->metric)) ||
+	    (r = opt_value(argc, argv, i, "--focus", &o->focus)) ||
+	    (r = opt_value(argc, argv, i, "--file", &o->file)) ||
+	    (r = opt_value(argc, argv, i, "--output", &o->dir)) ||
+	    (r = opt_value(argc, argv, i, "-o", &o->dir)))
+		return r < 0 ? -1 : 1;
+	if ((r = opt_value(argc, argv, i, "--for", &v)))
+		return r < 0 || parse_duration(v, &o->seconds) ? -1 : 1;
+	if ((r = opt_value(argc, argv, i, "--bucket", &v)))
+		return r < 0 || parse_bucket(v, &o->bucket_ns) ? -1 : 1;
+	if ((r = opt_value(argc, argv, i, "--hammer", &v)))
+		return r < 0 || parse_hammer(v, &o->hammer) ? -1 : 1;
+	return 0;
+}
+
+/* 0 parsed, 1 help shown, -1 usage error. */
+static int parse_args(struct watch_opts *o, int argc, char **argv)
+{
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return watch_usage(stdout), 1;
+		if (!strcmp(argv[i], "--")) {
+			o->argv = i + 1 < argc ? argv + i + 1 : NULL;
+			if (!o->argv)
+				return error("watch: which program? (sonde watch [OPTIONS] -- PROGRAM)");
+			break;
+		}
+		if (!strcmp(argv[i], "--ascii")) {
+			o->ascii = 1;
+		} else if ((r = value_opt(o, argc, argv, &i)) != 0) {
+			if (r < 0)
+				return -1;
+		} else if (argv[i][0] == '-' || o->pid) {
+			return error("watch: unexpected argument '%s' (try 'sonde watch --help')",
+				     argv[i]);
+		} else if (parse_pid(argv[i], &o->pid) != 0) {
+			return -1;
+		}
+	}
+	if (!o->pid == !o->argv)
+		return error(o->pid ? "watch: a PID or a program, not both"
+				    : "watch: which process? (sonde watch PID --metric NAME)");
+	if (!o->metric)
+		return error("watch: which metric? (--metric NAME; 'sonde metrics' lists them)");
+	return 0;
+}
+
+/* ---- values as the metric's units say ---- */
+
+struct shown {
+	const char *units; /* the metric's units, "" without */
+	double divide;
+	int timer;         /* values are ns */
+};
+
+static struct shown shown_of(const struct mdl_plan *p)
+{
+	const struct mdl_units *u = p->metric->units;
+	struct shown s = { u ? u->text : "", u && u->divide > 1 ? (double)u->divide : 1, 0 };
+
+	s.timer = p->external || (p->nvars && p->vars[0].kind != MDL_VAR_COUNTER);
+	return s;
+}
+
+static void amount(char *buf, size_t n, double v)
+{
+	if (v == floor(v) && fabs(v) < 1e15)
+		snprintf(buf, n, "%.0f", v);
+	else
+		snprintf(buf, n, "%.4g", v);
+}
+
+/* "total 1200 calls; 397.4 calls/s over 3.02 s" or "mean 0.78 s/s over 3.02 s (total 2.3 s)" */
+static void value_line(FILE *out, const struct dyn_session *s, int64_t v, double secs)
+{
+	struct shown u = shown_of(s->plan);
+	double total = (double)v / u.divide, rate = secs > 0 ? total / secs : 0;
+	char t[64], r[64];
+
+	amount(t, sizeof(t), u.timer ? (double)v / 1e9 : total);
+	snprintf(r, sizeof(r), "%.4g", rate);
+	if (s->plan->thread >= 0)
+		fprintf(out, "thread %ld: ", s->plan->thread);
+	if (s->plan->fold == MDL_FOLD_SUM && !u.timer)
+		fprintf(out, "total %s %s; %s %s/s over %.2f s\n", t, u.units, r, u.units, secs);
+	else
+		fprintf(out, "mean %s %s over %.2f s (total %s%s)\n", r, u.units, secs, t,
+			u.timer ? " s" : "");
+}
+
+/* ---- live display ---- */
+
+struct screen {
+	int tty, lines; /* lines drawn last time (a terminal redraws over them) */
+	uint64_t t0;
+	int64_t last_value;
+};
+
+static double secs_since(uint64_t t0)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)t0) / 1e9;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void render(FILE *out, const struct dyn_session *s, const struct watch_opts *o)
+{
+	struct shown u = shown_of(s->plan);
+	char title[600];
+
+	snprintf(title, sizeof(title), "%s %s", s->plan->metric->name, s->plan->focus);
+	if (s->h)
+		hist_render(out, s->h, &(struct hist_view){ .title = title, .units = u.units,
+							    .divide = u.divide,
+							    .ascii = o->ascii });
+	else
+		fprintf(out, "%s  (no sample yet)\n", title);
+}
+
+static void draw_tty(struct screen *sc, const struct dyn_session *s, const struct watch_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return;
+	render(m, s, o);
+	fprintf(m, "%.1f s watched; ", secs_since(sc->t0));
+	value_line(m, s, s->value, s->t_last > s->t_start ? (double)(s->t_last - s->t_start) / 1e9
+							  : 0);
+	fclose(m);
+	if (sc->lines)
+		printf("\033[%dA\033[J", sc->lines);
+	fwrite(text, 1, len, stdout);
+	for (sc->lines = 0, i = 0; i < len; i++)
+		sc->lines += text[i] == '\n';
+	fflush(stdout);
+	free(text);
+}
+
+static void draw_line(struct screen *sc, const struct dyn_session *s)
+{
+	struct shown u = shown_of(s->plan);
+	char d[64];
+
+	amount(d, sizeof(d), (double)(s->value - sc->last_value) / (u.timer ? 1e9 : u.divide));
+	printf("[%7.2f s] +%s%s; ", secs_since(sc->t0), d, u.timer ? " s" : "");
+	value_line(stdout, s, s->value, s->t_last > s->t_start ? (double)(s->t_last - s->t_start)
+								       / 1e9 : 0);
+	sc->last_value = s->value;
+	fflush(stdout);
+}
+
+/* Poll until the end (--for, a signal, the process gone), drawing once a second. */
+static int watch_loop(struct dyn_session *s, const struct watch_opts *o, struct screen *sc)
+{
+	double next = 1;
+	char err[512];
+
+	while (!stop_sig && !s->ended && (o->seconds <= 0 || secs_since(sc->t0) < o->seconds)) {
+		if (dyn_session_poll(s, 100, err, sizeof(err)) < 0)
+			return error("watch: %s", err);
+		if (secs_since(sc->t0) < next)
+			continue;
+		next += 1;
+		if (sc->tty)
+			draw_tty(sc, s, o);
+		else
+			draw_line(sc, s);
+	}
+	return 0;
+}
+
+/* ---- the end ---- */
+
+static void print_counts(const struct dyn_session *s)
+{
+	uint32_t i, shown = 0;
+
+	if (s->npt < 2)
+		return;
+	printf("executions:");
+	for (i = 0; i < s->npt && shown < 8; i++)
+		if (dyn_session_count(s, i))
+			printf(" %s %llu%s", s->set.f[i].name,
+			       (unsigned long long)dyn_session_count(s, i), ++shown < 8 ? "," : "");
+	printf(shown ? " ...\n" : " none\n");
+}
+
+static void print_cost(struct dyn_session *s)
+{
+	double el, obs = dyn_session_observed_ns(s, &el), frac = el > 0 ? obs / el : 0;
+	uint32_t i, extra = 0;
+
+	for (i = 0; i < s->npt; i++)
+		extra += !s->pt[i].own && s->set.f[i].state != DYN_REFUSED;
+	printf("cost: predicted %.3g ns per second (%.2g %% of a CPU, static frequencies%s); "
+	       "observed %.3g ms in %.2f s (%.2g %% of a CPU)%s\n", s->predicted_ns,
+	       s->predicted_ns / 1e7,
+	       s->predicted_ns > 1e9 * s->cp.defer_at ? ": above the search's 10 % limit" : "",
+	       obs / 1e6, el / 1e9, frac * 100,
+	       extra ? " + an execution counter at each point" : "");
+	if (frac > s->cp.alarm_at)
+		warning("watch: the instrumentation took %.0f %% of a CPU", frac * 100);
+}
+
+static void report(struct dyn_session *s, const struct watch_opts *o, struct screen *sc)
+{
+	double secs = s->t_last > s->t_start ? (double)(s->t_last - s->t_start) / 1e9 : 0;
+
+	if (sc->tty && sc->lines)
+		printf("\033[%dA\033[J", sc->lines);
+	render(stdout, s, o);
+	printf("%s at %s in process %d (%s)%s\n", s->plan->metric->name, s->plan->focus,
+	       (int)s->pid, s->comm, s->ended ? ", which ended: values up to its last sample"
+					      : "");
+	value_line(stdout, s, s->value, secs);
+	print_counts(s);
+	if (s->lost)
+		printf("lost: %llu calls whose return could not be hooked\n",
+		       (unsigned long long)s->lost);
+	printf("attach: pause %.2f ms (every thread stopped: loading the runtime, patching), "
+	       "%.1f ms in all\n", s->attach_pause_ms, s->attach_ms);
+	if (!s->ended)
+		printf("detach: pause %.2f ms (every thread stopped: unpatching), %.1f ms in all\n",
+		       s->detach_pause_ms, s->detach_ms);
+	print_cost(s);
+}
+
+/* ---- attaching, or starting the program ---- */
+
+static void say_watching(const struct dyn_session *s)
+{
+	printf("watching process %d (%s): %s at %s; %zu function%s of %s patched", (int)s->pid,
+	       s->comm, s->plan->metric->name, s->plan->focus, dyn_count(&s->set, DYN_INSTALLED),
+	       dyn_count(&s->set, DYN_INSTALLED) == 1 ? "" : "s", s->exe);
+	printf("; pause %.2f ms, %.1f ms to attach\n", s->attach_pause_ms, s->attach_ms);
+	fflush(stdout);
+	if (s->nrefused)
+		warning("watch: the patcher refused %u of %u procedures (%s)", s->nrefused, s->npt,
+			s->refused);
+	if (s->nmissing)
+		warning("watch: %u requests of the plan are at procedures that cannot be patched "
+			"(start-up code, no size)", s->nmissing);
+	if (s->plan->missing)
+		warning("watch: %u named procedures are not in %s (only the executable is "
+			"instrumented)", s->plan->missing, s->exe);
+}
+
+static int session_opts(struct dyn_session_opts *so, const struct watch_opts *o, char *rt)
+{
+	char found[PATH_MAX];
+
+	memset(so, 0, sizeof(*so));
+	if (runtime_path(found, sizeof(found)) != 0 || !realpath(found, rt))
+		return error("watch: the runtime library is missing (looked for %s)", found);
+	so->runtime = rt;
+	so->bucket_ns = o->bucket_ns;
+	so->launched = o->argv != NULL;
+	return 0;
+}
+
+static void set_child_env(const char *rt, const char *dir)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char preload[PATH_MAX * 2];
+
+	snprintf(preload, sizeof(preload), "%s%s%s", rt, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("SONDE_DIR", dir, 1);
+	setenv("SONDE_DYNAMIC", "1", 1);
+	setenv("SONDE_DYNAMIC_HOLD", "1", 1);
+}
+
+static pid_t start_program(const struct watch_opts *o, const char *path, const char *rt)
+{
+	char dir[PATH_MAX];
+	pid_t pid;
+
+	if (mkdir(o->dir, 0755) != 0 && errno != EEXIST)
+		return error("watch: cannot make %s: %s", o->dir, strerror(errno)), -1;
+	if (!realpath(o->dir, dir))
+		return error("watch: %s: %s", o->dir, strerror(errno)), -1;
+	pid = fork();
+	if (pid < 0)
+		return error("watch: fork: %s", strerror(errno)), -1;
+	if (pid == 0) {
+		set_child_env(rt, dir);
+		execv(path, o->argv);
+		error("watch: cannot execute '%s': %s", path, strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+static void catch_stops(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int hammer(struct dyn_session *s, unsigned rounds)
+{
+	char err[512];
+
+	if (dyn_session_hammer(s, rounds, err, sizeof(err)) != 0)
+		return error("watch: hammer: %s", err);
+	printf("hammer: %u times every patch removed and put back, the process running 1 ms in "
+	       "between; pause %.2f ms in all\n", rounds, s->hammer_pause_ms);
+	fflush(stdout);
+	return 0;
+}
+
+/* Instrumented: watch, report, detach. */
+static int watch(struct dyn_session *s, const struct watch_opts *o)
+{
+	struct screen sc = { isatty(1), 0, mono_ns(), 0 };
+	char err[512];
+	int r = 0;
+
+	say_watching(s);
+	if (o->hammer)
+		r = hammer(s, o->hammer);
+	if (r == 0)
+		r = watch_loop(s, o, &sc);
+	if (dyn_session_finish(s, err, sizeof(err)) != 0)
+		return error("watch: detaching from process %d: %s", (int)s->pid, err);
+	report(s, o, &sc);
+	return r;
+}
+
+static int watch_pid(const struct watch_opts *o, const struct mdl_lib *lib)
+{
+	struct dyn_session s;
+	struct dyn_session_opts so;
+	char rt[PATH_MAX], err[512];
+	int r = -1;
+
+	if (dyn_session_plan(&s, o->pid, NULL, lib, o->metric, o->focus, err, sizeof(err)) != 0) {
+		error("watch: %s", err);
+	} else if (session_opts(&so, o, rt) == 0) {
+		if (dyn_session_attach(&s, &so, err, sizeof(err)) != 0)
+			error("watch: %s", err);
+		else
+			r = watch(&s, o);
+	}
+	dyn_session_free(&s);
+	return r == 0 ? 0 : 1;
+}
+
+/* The program's status once it ends (it runs on after the watch). */
+static int wait_program(pid_t pid)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	return exit_code(status);
+}
+
+static int watch_program(const struct watch_opts *o, const struct mdl_lib *lib)
+{
+	struct dyn_session s;
+	struct dyn_session_opts so;
+	char rt[PATH_MAX], path[PATH_MAX], exe[PATH_MAX], err[512];
+	int r = -1, status;
+
+	if (find_program(o->argv[0], path, sizeof(path)) != 0 || !realpath(path, exe))
+		return error("watch: no program '%s'", o->argv[0]), EXIT_USAGE;
+	if (dyn_session_plan(&s, 0, exe, lib, o->metric, o->focus, err, sizeof(err)) != 0) {
+		error("watch: %s", err);
+	} else if (session_opts(&so, o, rt) == 0 && (s.pid = start_program(o, path, rt)) > 0) {
+		snprintf(s.comm, sizeof(s.comm), "%s", strrchr(exe, '/') + 1);
+		if (dyn_session_attach(&s, &so, err, sizeof(err)) != 0) {
+			error("watch: %s", err);
+			kill(s.pid, SIGKILL);
+		} else {
+			r = watch(&s, o);
+		}
+	}
+	status = s.pid > 0 ? wait_program(s.pid) : 1;
+	dyn_session_free(&s);
+	return r != 0 ? 1 : status;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	struct watch_opts o = { .focus = "/Code", .dir = "sonde-out" };
+	struct mdl_lib *lib;
+	char err[600];
+	int r = parse_args(&o, argc, argv);
+
+	if (r != 0)
+		return r > 0 ? 0 : EXIT_USAGE;
+	lib = mdl_load_all(o.file, err, sizeof(err));
+	if (!lib)
+		return error("%s", err), 1;
+	catch_stops();
+	r = o.argv ? watch_program(&o, lib) : watch_pid(&o, lib);
+	mdl_lib_free(lib);
+	return r;
+}

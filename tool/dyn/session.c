@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A live instrumentation session (session.h): plan, attach, patch, set points, enable, sample,
+ * detach. Order at attach: the runtime is injected and the process let go; the tool connects
+ * and lists the modules (the executable's load bias); the functions to patch are read from the
+ * executable's symbols; the world is stopped for the patcher (trampolines mapped next to the
+ * executable, functions analysed, patches written, threads' PCs moved) and let go; the metrics
+ * are enabled, then the points given their actions: every execution from then on is counted.
+ * At detach: a last sample, DETACH (the runtime clears the points: the trampolines call a
+ * handler that does nothing), then the patches are removed with the world stopped.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "symbols.h"
+#include "util.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double ms_since(uint64_t t0)
+{
+	return (double)(now_ns() - t0) / 1e6;
+}
+
+/* ---- the program's procedures, for the plan ---- */
+
+static int exe_of(pid_t pid, char *out, size_t cap, char *err, size_t n)
+{
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	k = readlink(link, out, cap - 1);
+	if (k <= 0) {
+		if (errno == ENOENT || kill(pid, 0) != 0)
+			snprintf(err, n, "no process %d", (int)pid);
+		else
+			snprintf(err, n, "cannot read %s: %s", link, strerror(errno));
+		return -1;
+	}
+	out[k] = 0;
+	return 0;
+}
+
+struct prog_ctx {
+	struct symtab *st;
+	struct dyn_session *s;
+};
+
+static int add_proc(const char *name, uint64_t vaddr, void *arg)
+{
+	struct prog_ctx *c = arg;
+	struct dyn_session *s = c->s;
+	struct sym_info si;
+
+	if (s->nprocs % 256 == 0)
+		s->procs = xrealloc(s->procs, (s->nprocs + 256) * sizeof(*s->procs));
+	symtab__resolve(c->st, s->exe, vaddr, &si);
+	s->procs[s->nprocs++] = (struct mdl_proc){ xstrdup(si.file), xstrdup(name), vaddr, 0 };
+	return 0;
+}
+
+static int read_procs(struct dyn_session *s, char *err, size_t n)
+{
+	struct prog_ctx c = { symtab__new(), s };
+	int r;
+
+	if (!c.st) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	r = symtab__foreach(c.st, s->exe, add_proc, &c);
+	symtab__delete(c.st);
+	if (r < 0)
+		snprintf(err, n, "cannot read the symbols of %s", s->exe);
+	return r < 0 ? -1 : 0;
+}
+
+/* What the session can do with this plan. */
+static int check_plan(struct dyn_session *s, char *err, size_t n)
+{
+	const struct mdl_plan *p = s->plan;
+	uint32_t i;
+
+	if (p->pid >= 0 && s->pid && p->pid != s->pid)
+		return snprintf(err, n, "the focus names process %ld; this is process %d", p->pid,
+				(int)s->pid), -1;
+	if (p->external && !strcmp(p->external, "observed_cost"))
+		return snprintf(err, n, "observed_cost is what instrumentation costs: sonde watch "
+				"reports it for the metric it watches"), -1;
+	if (p->external && strcmp(p->external, "cpu_time") && strcmp(p->external, "wall_time"))
+		return snprintf(err, n, "no reading '%s' in this runtime", p->external), -1;
+	if (p->external && !strcmp(p->external, "cpu_time") && p->thread >= 0)
+		return snprintf(err, n, "the CPU time of one thread needs a procedure in the focus "
+				"(e.g. /Code/MODULE/PROC/Threads/%ld)", p->thread), -1;
+	for (i = 0; i < p->nreq; i++)
+		if (p->req[i].point == MDL_CALL)
+			return snprintf(err, n, "%s instruments call sites, which the patcher cannot "
+					"do yet (entries and exits only)", p->metric->name), -1;
+	if (!p->external && !p->nreq)
+		return snprintf(err, n, "%s at %s instruments nothing in %s (%u named procedures "
+				"are not in it; only the executable is instrumented)",
+				p->metric->name, p->focus, s->exe, p->missing), -1;
+	return 0;
+}
+
+int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const struct mdl_lib *lib,
+		     const char *metric, const char *focus, char *err, size_t n)
+{
+	struct mdl_program prog;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->c.fd = -1;
+	s->t_open = now_ns();
+	if (exe)
+		snprintf(s->exe, sizeof(s->exe), "%s", exe);
+	else if (exe_of(pid, s->exe, sizeof(s->exe), err, n) != 0)
+		return -1;
+	if (read_procs(s, err, n) != 0)
+		return -1;
+	prog = (struct mdl_program){ s->procs, s->nprocs };
+	s->plan = mdl_plan(lib, metric, focus ? focus : "/Code", &prog, err, n);
+	if (!s->plan)
+		return -1;
+	return check_plan(s, err, n);
+}
+
+/* ---- talking to the runtime ---- */
+
+static void on_sample(struct dyn_session *s, const struct sproto_sample *sm);
+
+/* Send a request, wait for its answer; samples meanwhile are kept. want: the reply's type. */
+static int request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
+		   struct sproto_msg *m, char *err, size_t n)
+{
+	if (ctl_send(&s->c, msg, len, err, n) != 0)
+		return -1;
+	for (;;) {
+		int r = ctl_recv(&s->c, m, 10000, err, n);
+
+		if (r != 0) {
+			if (r == 1)
+				snprintf(err, n, "no answer from the runtime in 10 s");
+			return -1;
+		}
+		if (m->h.type == SPROTO_SAMPLE)
+			on_sample(s, &m->u.sample);
+		else if (m->h.type == SPROTO_ERROR)
+			return snprintf(err, n, "the runtime refused %s: %s",
+					sproto_type_name(m->u.status.type), m->u.status.text), -1;
+		else if (m->h.type == want)
+			return 0;
+	}
+}
+
+static int simple(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n)
+{
+	struct sproto_msg m;
+
+	return request(s, msg, len, SPROTO_OK, &m, err, n);
+}
+
+static int sampling(struct dyn_session *s, uint64_t ns, char *err, size_t n)
+{
+	uint8_t msg[64];
+
+	return simple(s, msg, sproto_put_sampling(msg, sizeof(msg), ns), err, n);
+}
+
+/* The executable among the modules (its path is /proc/PID/exe's), and the thread named. */
+static int list_process(struct dyn_session *s, struct target_module *tm, char *err, size_t n)
+{
+	uint8_t msg[64];
+	struct sproto_msg m;
+	struct sproto_module mod;
+	size_t off = 0;
+	uint32_t i;
+	int found = 0;
+
+	if (request(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_LIST), SPROTO_LIST_REPLY,
+		    &m, err, n) != 0)
+		return -1;
+	while (sproto_list_module(&m.u.list, &off, &mod) == 0) {
+		if (found == 2 || (found && strcmp(mod.path, s->exe)))
+			continue;
+		snprintf(tm->path, sizeof(tm->path), "%s", mod.path);
+		tm->bias = mod.bias;
+		found = strcmp(mod.path, s->exe) ? 1 : 2;
+	}
+	for (i = 0; s->plan->thread >= 0 && i < m.u.list.nthreads; i++)
+		if (sproto_list_tid(&m.u.list, i) == (uint32_t)s->plan->thread)
+			break;
+	if (s->plan->thread >= 0 && i == m.u.list.nthreads)
+		return snprintf(err, n, "process %d has no thread %ld (its thread ids are in "
+				"/proc/%d/task)", (int)s->pid, s->plan->thread, (int)s->pid), -1;
+	s->threads = s->threads ? s->threads : (int)m.u.list.nthreads;
+	if (!found)
+		snprintf(err, n, "the runtime lists no module");
+	s->bias = tm->bias;
+	return found ? 0 : -1;
+}
+
+/* ---- which functions: those of the plan's requests ---- */
+
+static int req_at(const struct dyn_session *s, const struct mdl_request *r, uint64_t addr)
+{
+	return !r->library && r->addr && r->addr + s->bias == addr;
+}
+
+static const char **request_names(const struct mdl_plan *p)
+{
+	const char **names = xcalloc(p->nreq + 1, sizeof(*names));
+	uint32_t i, j, k = 0;
+
+	for (i = 0; i < p->nreq; i++) {
+		for (j = 0; j < k && strcmp(names[j], p->req[i].name); j++)
+			;
+		if (j == k && !p->req[i].library && p->req[i].addr)
+			names[k++] = p->req[i].name;
+	}
+	return names;
+}
+
+/* Keep the collected functions some request is at (a name may be several procedures'). */
+static void keep_requested(struct dyn_session *s)
+{
+	struct dyn_set *set = &s->set;
+	size_t i, k = 0;
+	uint32_t j;
+
+	for (i = 0; i < set->n; i++) {
+		for (j = 0; j < s->plan->nreq && !req_at(s, &s->plan->req[j], set->f[i].addr); j++)
+			;
+		if (j < s->plan->nreq)
+			set->f[k++] = set->f[i];
+		else
+			free(set->f[i].name);
+	}
+	set->n = k;
+}
+
+/* Requests whose procedure is not among the functions to patch (its symbol was passed over). */
+static uint32_t count_missing(const struct dyn_session *s)
+{
+	uint32_t j, k = 0;
+	size_t i;
+
+	for (j = 0; j < s->plan->nreq; j++) {
+		for (i = 0; i < s->set.n && !req_at(s, &s->plan->req[j], s->set.f[i].addr); i++)
+			;
+		k += i == s->set.n;
+	}
+	return k;
+}
+
+static int collect(struct dyn_session *s, const struct target_module *tm, char *err, size_t n)
+{
+	const char **names = request_names(s->plan);
+	struct target unused;
+	int r;
+
+	memset(&unused, 0, sizeof(unused)); /* dyn_collect reads the file, not the process */
+	r = dyn_collect(&unused, tm, names, &s->set, err, n);
+	free(names);
+	if (r != 0)
+		return -1;
+	keep_requested(s);
+	s->nmissing = count_missing(s);
+	if (!s->set.n)
+		return snprintf(err, n, "none of the %u procedures of the plan can be patched in %s",
+				s->plan->nreq, s->exe), -1;
+	return 0;
+}
+
+/* ---- the points' actions ---- */
+
+static void map_pred(const struct mdl_pred *p, struct sproto_action *o)
+{
+	static const uint8_t kind[] = { SPROTO_PRED_NONE, SPROTO_PRED_TCOUNTER, SPROTO_PRED_ARG,
+					SPROTO_PRED_RETVAL };
+
+	o->pred = kind[p->opd];
+	if (p->opd == MDL_OPD_NONE)
+		return;
+	o->pred_index = p->opd == MDL_OPD_COUNTER ? p->counter
+		      : p->opd == MDL_OPD_ARG ? (uint32_t)p->arg : 0;
+	o->op = (uint8_t)p->op;
+	o->pred_value = p->k;
+}
+
+/* Counters are thread counters (index: the plan's variable); timers keep their numbering. */
+static void map_action(const struct mdl_plan *p, const struct mdl_action *a, uint8_t when,
+		       struct sproto_action *o)
+{
+	static const uint8_t tprim[] = { SPROTO_TSET, SPROTO_TADD, SPROTO_TSUB };
+
+	memset(o, 0, sizeof(*o));
+	o->when = when;
+	o->target = a->var;
+	if (p->vars[a->var].kind == MDL_VAR_COUNTER && a->prim <= MDL_SUB) {
+		o->prim = tprim[a->prim];
+		o->value = a->value;
+	} else {
+		o->prim = (uint8_t)a->prim;
+	}
+	map_pred(&a->pred, o);
+}
+
+/* The point's only action adds a constant to the metric: its own counter counts both. */
+static int counts_itself(const struct mdl_plan *p, const struct dyn_spoint *pt)
+{
+	const struct mdl_request *e = pt->req[MDL_ENTRY];
+
+	return e && !pt->req[MDL_EXIT] && e->nact == 1 && e->act[0].prim == MDL_ADD &&
+	       e->act[0].var == 0 && e->act[0].pred.opd == MDL_OPD_NONE && e->act[0].value &&
+	       p->vars[0].kind == MDL_VAR_COUNTER;
+}
+
+static int add_actions(const struct mdl_plan *p, struct dyn_spoint *pt, int point,
+		       const char *name, char *err, size_t n)
+{
+	const struct mdl_request *r = pt->req[point];
+	uint32_t i;
+
+	for (i = 0; r && i < r->nact; i++) {
+		if (pt->ps.n == SPROTO_MAX_ACTIONS)
+			return snprintf(err, n, "%s needs more than %d actions", name,
+					SPROTO_MAX_ACTIONS - 1), -1;
+		map_action(p, &r->act[i], point == MDL_EXIT ? SPROTO_AT_EXIT : SPROTO_AT_ENTRY,
+			   &pt->ps.act[pt->ps.n++]);
+	}
+	return 0;
+}
+
+static int build_point(struct dyn_session *s, uint32_t i, char *err, size_t n)
+{
+	const struct mdl_plan *p = s->plan;
+	struct dyn_spoint *pt = &s->pt[i];
+	struct sproto_action *a = &pt->ps.act[0];
+	uint32_t j;
+
+	memset(pt, 0, sizeof(*pt));
+	pt->func = i;
+	pt->ps.point = i;
+	pt->count_metric = UINT32_MAX;
+	for (j = 0; j < p->nreq; j++)
+		if (req_at(s, &p->req[j], s->set.f[i].addr))
+			pt->req[p->req[j].point] = &p->req[j];
+	pt->count_tc = p->nvars + i;
+	pt->own = counts_itself(p, pt);
+	pt->count_k = pt->own ? pt->req[MDL_ENTRY]->act[0].value : 1;
+	*a = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_TADD,
+				     .target = pt->count_tc, .value = pt->count_k };
+	pt->ps.n = 1;
+	if (pt->own)
+		return 0;
+	if (add_actions(p, pt, MDL_ENTRY, s->set.f[i].name, err, n) != 0)
+		return -1;
+	return add_actions(p, pt, MDL_EXIT, s->set.f[i].name, err, n);
+}
+
+static int build_points(struct dyn_session *s, char *err, size_t n)
+{
+	uint32_t i;
+
+	s->npt = (uint32_t)s->set.n;
+	if (s->plan->nvars + s->npt > SPROTO_MAX_TCOUNTERS || s->npt + 16 > SPROTO_MAX_METRICS)
+		return snprintf(err, n, "%u procedures are more than one watch can count (%u at "
+				"most)", s->npt, SPROTO_MAX_METRICS - 16 - s->plan->nvars), -1;
+	s->pt = xcalloc(s->npt, sizeof(*s->pt));
+	for (i = 0; i < s->npt; i++)
+		if (build_point(s, i, err, n) != 0)
+			return -1;
+	return 0;
+}
+
+/* ---- patching, with the world stopped ---- */
+
+static int note_refusals(struct dyn_session *s, char *err, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < s->set.n; i++) {
+		if (s->set.f[i].state != DYN_REFUSED)
+			continue;
+		if (!s->nrefused++)
+			snprintf(s->refused, sizeof(s->refused), "%s: %s", s->set.f[i].name,
+				 s->set.f[i].why);
+	}
+	if (s->nrefused < s->set.n)
+		return 0;
+	if (s->set.n == 1)
+		return snprintf(err, n, "the patcher refuses %s", s->refused), -1;
+	return snprintf(err, n, "the patcher refuses all %zu procedures (the first: %s)",
+			s->set.n, s->refused), -1;
+}
+
+static int patch(struct dyn_session *s, char *err, size_t n)
+{
+	struct target t;
+	int r = -1;
+
+	if (target_attach(&t, s->pid, err, n) != 0)
+		return -1;
+	if (dyn_plan(&t, &s->set, s->c.hello.entry_addr, err, n) == 0 &&
+	    note_refusals(s, err, n) == 0)
+		r = dyn_install(&t, &s->set, err, n);
+	if (r != 0 && dyn_count(&s->set, DYN_INSTALLED)) {
+		char e2[256];
+
+		dyn_remove(&t, &s->set, e2, sizeof(e2));
+	}
+	if (target_detach(&t) != 0 && r == 0) {
+		snprintf(err, n, "letting the process go: %s", target_error(&t));
+		r = -1;
+	}
+	s->attach_pause_ms += (double)t.paused_ns / 1e6;
+	return r;
+}
+
+/* The world stopped again: the original bytes back, threads out of the trampolines. */
+static int unpatch(struct dyn_session *s, double *pause_ms, char *err, size_t n)
+{
+	struct target t;
+	int r;
+
+	if (!dyn_count(&s->set, DYN_INSTALLED))
+		return 0;
+	if (target_attach(&t, s->pid, err, n) != 0)
+		return -1;
+	r = dyn_remove(&t, &s->set, err, n);
+	if (target_detach(&t) != 0 && r == 0) {
+		snprintf(err, n, "letting the process go: %s", target_error(&t));
+		r = -1;
+	}
+	*pause_ms += (double)t.paused_ns / 1e6;
+	return r;
+}
+
+/* ---- metrics ---- */
+
+static int enable(struct dyn_session *s, uint32_t id, const struct sproto_term *t, uint16_t k,
+		  char *err, size_t n)
+{
+	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_TERMS * 12];
+	struct sproto_metric m = { .id = id, .n = k };
+
+	memcpy(m.term, t, k * sizeof(*t));
+	return simple(s, msg, sproto_put_metric_enable(msg, sizeof(msg), &m), err, n);
+}
+
+/* The terms summing to the metric's value: its variable, and the points counting it. */
+static uint32_t value_terms(const struct dyn_session *s, struct sproto_term *t)
+{
+	const struct mdl_plan *p = s->plan;
+	uint32_t tid = p->thread >= 0 ? (uint32_t)p->thread : 0, k = 0, i;
+
+	if (p->external) {
+		t[k++] = (struct sproto_term){ SPROTO_TERM_PROC_CPU, 0, 0 };
+		return k;
+	}
+	t[k++] = (struct sproto_term){ p->vars[0].kind == MDL_VAR_COUNTER ? SPROTO_TERM_TCOUNTER
+				       : p->vars[0].kind == MDL_VAR_CPU_TIMER ? SPROTO_TERM_CPU
+				       : SPROTO_TERM_WALL, 0, tid };
+	for (i = 0; i < s->npt; i++)
+		if (s->pt[i].own && s->set.f[i].state == DYN_INSTALLED)
+			t[k++] = (struct sproto_term){ SPROTO_TERM_TCOUNTER, s->pt[i].count_tc, tid };
+	return k;
+}
+
+static int enable_all(struct dyn_session *s, char *err, size_t n)
+{
+	struct sproto_term *t = xcalloc(s->npt + 1, sizeof(*t)), one;
+	uint32_t k = value_terms(s, t), i, id = 0;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < k; i += SPROTO_MAX_TERMS)
+		r = enable(s, id++, t + i, (uint16_t)(k - i < SPROTO_MAX_TERMS ? k - i
+									 : SPROTO_MAX_TERMS), err, n);
+	free(t);
+	s->nvalue = id;
+	for (i = 0; r == 0 && i < s->npt; i++) {
+		if (s->set.f[i].state != DYN_INSTALLED)
+			continue;
+		one = (struct sproto_term){ SPROTO_TERM_TCOUNTER, s->pt[i].count_tc, 0 };
+		s->pt[i].count_metric = id;
+		r = enable(s, id++, &one, 1, err, n);
+	}
+	s->nmetrics = id;
+	s->base = xcalloc(id, sizeof(*s->base));
+	s->cur = xcalloc(id, sizeof(*s->cur));
+	s->seen = xcalloc(id, 1);
+	return r;
+}
+
+static int set_points(struct dyn_session *s, char *err, size_t n)
+{
+	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_ACTIONS * 32];
+	uint32_t i;
+
+	for (i = 0; i < s->npt; i++)
+		if (s->set.f[i].state == DYN_INSTALLED &&
+		    simple(s, msg, sproto_put_point_set(msg, sizeof(msg), &s->pt[i].ps), err, n))
+			return -1;
+	return 0;
+}
+
+/* ---- samples ---- */
+
+static int64_t value_now(const struct dyn_session *s)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->nvalue; i++)
+		v += (uint64_t)s->cur[i] - (uint64_t)s->base[i];
+	return (int64_t)v;
+}
+
+static void on_sample(struct dyn_session *s, const struct sproto_sample *sm)
+{
+	struct sproto_sample_entry e;
+	uint64_t t0;
+	int64_t v;
+	uint32_t i;
+
+	for (i = 0; i < sm->n; i++) {
+		sproto_sample_entry(sm, i, &e);
+		if (e.metric >= s->nmetrics)
+			continue;
+		if (!s->seen[e.metric])
+			s->base[e.metric] = (int64_t)((uint64_t)e.value - (uint64_t)e.delta);
+		s->seen[e.metric] = 1;
+		s->cur[e.metric] = e.value;
+	}
+	t0 = s->nsamples ? s->t_last : sm->start_ns;
+	if (!s->nsamples)
+		s->t_start = t0;
+	if (!s->h)
+		s->h = hist_new(0, s->bucket_ns, t0, s->plan->fold);
+	v = s->plan->external && !strcmp(s->plan->external, "wall_time")
+		    ? s->value + (int64_t)(sm->end_ns - t0) : value_now(s);
+	if (s->h && sm->end_ns > t0)
+		hist_add(s->h, t0, sm->end_ns, (double)(v - s->value));
+	s->value = v;
+	s->t_last = sm->end_ns > t0 ? sm->end_ns : t0;
+	s->lost = sm->lost;
+	s->nsamples++;
+}
+
+static int process_gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int gone = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		gone = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return gone;
+}
+
+int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
+{
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull, now;
+	struct sproto_msg m;
+	int r;
+
+	while (!s->ended && (now = now_ns()) < end) {
+		r = ctl_recv(&s->c, &m, (int)((end - now) / 1000000ull) + 1, err, n);
+		if (r == 1)
+			break;
+		if (r < 0) {
+			if (!process_gone(s->pid))
+				return -1;
+			s->ended = 1;
+		} else if (m.h.type == SPROTO_SAMPLE) {
+			on_sample(s, &m.u.sample);
+		}
+	}
+	if (!s->ended && s->h && s->h->width > s->bucket_ns) { /* folded: sample less often */
+		s->bucket_ns = s->h->width;
+		if (sampling(s, s->bucket_ns, err, n) != 0)
+			return process_gone(s->pid) ? (s->ended = 1) : -1;
+	}
+	return s->ended;
+}
+
+/* ---- the session ---- */
+
+static int inject(struct dyn_session *s, char *err, size_t n)
+{
+	struct inject_session_opts so = { s->o.runtime, s->ctl_dir, NULL, 1 };
+	struct inject_session is;
+
+	if (inject_session_open(&is, s->pid, &so, err, n) != 0)
+		return -1;
+	snprintf(s->comm, sizeof(s->comm), "%s", is.comm);
+	s->threads = is.threads;
+	if (inject_session_close(&is, err, n) != 0)
+		return -1;
+	s->attach_pause_ms += is.pause_ms;
+	return 0;
+}
+
+static int connect_runtime(struct dyn_session *s, char *err, size_t n)
+{
+	unsigned wait = s->o.launched ? (s->o.connect_ms ? s->o.connect_ms : 10000) : 2000;
+
+	if (ctl_connect(&s->c, s->ctl_dir, s->pid, wait, err, n) != 0)
+		return -1;
+	s->connected = 1;
+	if (!s->o.launched && (s->c.hello.flags & SPROTO_F_AT_START))
+		return snprintf(err, n, "process %d runs under sonde run --dynamic: its functions "
+				"are patched already", (int)s->pid), -1;
+	return 0;
+}
+
+static int instrument(struct dyn_session *s, char *err, size_t n)
+{
+	struct target_module tm;
+	uint8_t msg[64];
+
+	memset(&tm, 0, sizeof(tm));
+	if (list_process(s, &tm, err, n) != 0 || collect(s, &tm, err, n) != 0 ||
+	    build_points(s, err, n) != 0 || patch(s, err, n) != 0)
+		return -1;
+	if (sampling(s, s->bucket_ns, err, n) != 0 || enable_all(s, err, n) != 0 ||
+	    set_points(s, err, n) != 0)
+		return -1;
+	if (s->o.launched)
+		return simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n);
+	return 0;
+}
+
+static void cost_setup(struct dyn_session *s)
+{
+	cost_defaults(&s->cp);
+	s->cost = cost_model_new(&s->cp);
+	s->predicted_ns = cost_predict(s->cost, s->plan);
+	cost_admit(s->cost, s->plan, NULL);
+}
+
+/* Undo what a failed attach did: the runtime's points, then the patches. */
+static void undo(struct dyn_session *s)
+{
+	uint8_t msg[64];
+	char e[256];
+	double pause = 0;
+
+	if (s->connected && !s->ended)
+		simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_DETACH), e, sizeof(e));
+	if (s->connected)
+		ctl_close(&s->c);
+	s->connected = 0;
+	if (!process_gone(s->pid))
+		unpatch(s, &pause, e, sizeof(e));
+}
+
+int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, char *err,
+		       size_t n)
+{
+	s->o = *o;
+	s->t_open = now_ns();
+	s->bucket_ns = o->bucket_ns ? o->bucket_ns : SPROTO_DEFAULT_BUCKET_NS;
+	if (o->ctl_dir)
+		snprintf(s->ctl_dir, sizeof(s->ctl_dir), "%s", o->ctl_dir);
+	else if (ctl_default_dir(s->ctl_dir, sizeof(s->ctl_dir)) != 0)
+		return snprintf(err, n, "no directory for the control socket"), -1;
+	cost_setup(s);
+	if (!o->launched && inject(s, err, n) != 0)
+		return -1;
+	if (connect_runtime(s, err, n) != 0 || instrument(s, err, n) != 0) {
+		undo(s);
+		return -1;
+	}
+	s->attach_ms = ms_since(s->t_open);
+	return 0;
+}
+
+int dyn_session_hammer(struct dyn_session *s, unsigned rounds, char *err, size_t n)
+{
+	struct target t;
+	unsigned i;
+	int r = 0, k;
+
+	if (target_attach(&t, s->pid, err, n) != 0)
+		return -1;
+	for (i = 0; r == 0 && i < 2 * rounds; i++) {
+		r = i % 2 ? dyn_install(&t, &s->set, err, n) : dyn_remove(&t, &s->set, err, n);
+		if (r == 0 && (k = target_run_for(&t, 1, NULL)) != 0) {
+			snprintf(err, n, "%s", k == 1 ? "the process ended" : target_error(&t));
+			s->ended = k == 1;
+			r = -1;
+		}
+	}
+	if (target_detach(&t) != 0 && r == 0) {
+		snprintf(err, n, "letting the process go: %s", target_error(&t));
+		r = -1;
+	}
+	s->hammer_pause_ms += (double)t.paused_ns / 1e6;
+	return r;
+}
+
+/* Values up to now: the buckets are made short until one ends after now. */
+static void last_sample(struct dyn_session *s, char *err, size_t n)
+{
+	uint64_t t = now_ns(), deadline = t + 2000000000ull;
+
+	if (sampling(s, SPROTO_MIN_BUCKET_NS, err, n) != 0)
+		return;
+	while (!s->ended && s->t_last < t && now_ns() < deadline)
+		if (dyn_session_poll(s, 20, err, n) < 0)
+			return;
+}
+
+int dyn_session_finish(struct dyn_session *s, char *err, size_t n)
+{
+	uint8_t msg[64];
+	uint64_t t0;
+	int r = 0;
+
+	if (!s->connected)
+		return 0;
+	if (!s->ended)
+		last_sample(s, err, n);
+	t0 = now_ns();
+	if (!s->ended &&
+	    simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_DETACH), err, n) != 0)
+		r = process_gone(s->pid) ? 0 : -1;
+	ctl_close(&s->c);
+	s->connected = 0;
+	if (r == 0 && !process_gone(s->pid))
+		r = unpatch(s, &s->detach_pause_ms, err, n);
+	else
+		s->ended = 1;
+	s->detach_ms = ms_since(t0);
+	return r;
+}
+
+uint64_t dyn_session_count(const struct dyn_session *s, uint32_t i)
+{
+	const struct dyn_spoint *p = &s->pt[i];
+	uint32_t id = p->count_metric;
+
+	if (id >= s->nmetrics || !s->seen[id])
+		return 0;
+	return ((uint64_t)s->cur[id] - (uint64_t)s->base[id]) / (uint64_t)p->count_k;
+}
+
+double dyn_session_observed_ns(struct dyn_session *s, double *elapsed_ns)
+{
+	double el = (double)(s->t_last - s->t_start);
+	uint32_t i;
+	int k;
+
+	for (i = 0; i < s->npt; i++)
+		for (k = 0; k < MDL_POINT_COUNT; k++)
+			if (s->pt[i].req[k] && s->pt[i].count_metric < s->nmetrics)
+				cost_observe(s->cost, s->pt[i].req[k], dyn_session_count(s, i), el);
+	if (elapsed_ns)
+		*elapsed_ns = el;
+	return cost_observed_ns(s->cost);
+}
+
+void dyn_session_free(struct dyn_session *s)
+{
+	uint32_t i;
+
+	if (s->connected)
+		ctl_close(&s->c);
+	for (i = 0; i < s->nprocs; i++) {
+		free((char *)(uintptr_t)s->procs[i].module);
+		free((char *)(uintptr_t)s->procs[i].name);
+	}
+	free(s->procs);
+	mdl_plan_free(s->plan);
+	dyn_set_free(&s->set);
+	free(s->pt);
+	free(s->base);
+	free(s->cur);
+	free(s->seen);
+	if (s->h)
+		hist_free(s->h);
+	if (s->cost)
+		cost_model_free(s->cost);
+	memset(s, 0, sizeof(*s));
+	s->c.fd = -1;
+}

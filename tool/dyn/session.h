@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A live instrumentation session on a running process (docs/dynamic.md, `sonde watch`): a
+ * (metric, focus) of the metric library is planned (tool/mdl) against the executable's
+ * procedures; the runtime is injected (tool/inject) or found waiting before main (a program
+ * started held, SONDE_DYNAMIC_HOLD=1); the planned procedures are patched with the world stopped
+ * (dyn.h), their points given the plan's actions and the metric enabled over the control
+ * protocol (client.h); samples fill a time histogram. At the end: DETACH (the runtime clears
+ * every point), then the patches come out with the world stopped again; the trampolines and
+ * libsonde.so stay mapped, inert.
+ *
+ * Runtime resources: each counter of the plan is a thread counter (per thread, summed over the
+ * threads when sampled, or one thread's for /Threads/N), so a flag constraint means "active in
+ * this thread"; timers are timers. Each patched function also has an execution count (its own
+ * thread counter: the metric's counting itself when its only action is to add to the metric,
+ * else one more action), read for the observed cost.
+ */
+#ifndef SONDE_DYN_SESSION_H
+#define SONDE_DYN_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../inject/session.h"
+#include "../mdl/cost.h"
+#include "../mdl/histogram.h"
+#include "../mdl/mdl.h"
+#include "client.h"
+#include "dyn.h"
+
+/* One patched function: point id = its index in the dyn_set. */
+struct dyn_spoint {
+	uint32_t func;              /* index in set.f */
+	struct sproto_point_set ps; /* the actions sent */
+	uint32_t count_tc;          /* thread counter counting its executions, */
+	int64_t count_k;            /* by this step */
+	int own;                    /* 1: that counter is the metric's value (no extra action) */
+	uint32_t count_metric;      /* metric id reading it */
+	const struct mdl_request *req[MDL_POINT_COUNT]; /* the plan's requests here */
+};
+
+struct dyn_session_opts {
+	const char *runtime;  /* absolute path of libsonde.so (attaching) */
+	const char *ctl_dir;  /* NULL: ctl_default_dir() */
+	int launched;         /* the runtime holds the process before main: no injection, RESUME
+			       * once instrumented */
+	uint64_t bucket_ns;   /* sampling bucket; 0: 100 ms */
+	unsigned connect_ms;  /* launched: how long the control socket may take to appear */
+};
+
+struct dyn_session {
+	pid_t pid;
+	char exe[4096], comm[64];
+	struct dyn_session_opts o;
+	char ctl_dir[4096];
+	/* the plan, against the executable's procedures */
+	struct mdl_proc *procs;
+	uint32_t nprocs;
+	struct mdl_plan *plan;
+	/* the process */
+	struct ctl_client c;
+	int connected, ended;
+	uint64_t bias; /* the executable's load bias */
+	struct dyn_set set;
+	struct dyn_spoint *pt;
+	uint32_t npt, nrefused, nmissing; /* points; requests refused or not found */
+	char refused[256];                /* the first refusal: "NAME: why" */
+	uint32_t nvalue;                  /* metric ids 0..nvalue-1 sum to the value */
+	uint32_t nmetrics;
+	/* samples */
+	int64_t *base, *cur; /* per metric id: value at enable, latest */
+	uint8_t *seen;
+	int64_t value;       /* the metric's increase since enabled */
+	uint64_t t_start, t_last, lost, bucket_ns, nsamples;
+	struct hist *h;
+	/* costs and times */
+	struct cost_params cp;
+	struct cost_model *cost;
+	double predicted_ns; /* ns per second, static frequencies */
+	int threads;
+	double attach_pause_ms, attach_ms, detach_pause_ms, detach_ms;
+	double hammer_pause_ms; /* summed over the hammer's rounds */
+	uint64_t t_open;
+};
+
+/*
+ * Plan metric at focus against the executable of process pid (its symbols; nothing is done to
+ * the process), or against exe (absolute, as the loader will name it) when not NULL: a program
+ * about to be started, whose pid the caller sets in s->pid before attaching. 0, or -1 with a
+ * one-line reason (unknown metric, bad focus, nothing the patcher can reach...).
+ */
+int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const struct mdl_lib *lib,
+		     const char *metric, const char *focus, char *err, size_t n);
+/* Attach (or connect to a held process), patch, set the points, enable the metric. On failure
+ * the process is left as it was (err says why). */
+int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, char *err,
+		       size_t n);
+/* Receive samples for up to ms. 0; 1 when the process ended (or closed the connection). */
+int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n);
+/* Remove and reinstall every patch, rounds times, the process running 1 ms in between. */
+int dyn_session_hammer(struct dyn_session *s, unsigned rounds, char *err, size_t n);
+/* A last sample, DETACH, the patches removed; nothing when the process ended. */
+int dyn_session_finish(struct dyn_session *s, char *err, size_t n);
+void dyn_session_free(struct dyn_session *s);
+
+/* Executions counted at point i since enabled. */
+uint64_t dyn_session_count(const struct dyn_session *s, uint32_t i);
+/* Observed cost in ns (the cost model's, from the counts), over the time watched in ns. */
+double dyn_session_observed_ns(struct dyn_session *s, double *elapsed_ns);
+
+#endif
