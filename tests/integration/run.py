@@ -1586,6 +1586,18 @@ def t_dynamic(o):
             with check(f'{name}: same calls per call path as compiled-in instrumentation'):
                 _, dc = srun(build(prog, o), tag='compiled')
                 eq(path_calls(js), path_calls(report(dc)), 'calls per call-path (dynamic, compiled)')
+    with check('sonde cc --patchable: NOP sleds, no hooks; run --dynamic patches them'):
+        out = os.path.join(TMP, 'bin', 'recursion-patchable')
+        p = run([SONDE, 'cc', '--patchable', '--', CC, '-O0', '-o', out,
+                 os.path.join(PROGS, 'recursion.c')])
+        expect(p.returncode == 0, describe(p))
+        pr = run([SONDE, 'run', '-o', new_dir('patchable-plain'), '--', out])
+        eq(pr.returncode, 2, 'status of sonde run without --dynamic')
+        expect('--dynamic' in pr.stderr.decode(), 'the error suggests --dynamic')
+        p, d = srun(out, opts=['--dynamic'], tag='dyn-patchable')
+        same_output(p, direct(out))
+        eq([calls(report(d), f) for f in ('main', 'fib', 'is_even', 'is_odd')], [1, 1973, 6, 5],
+           'main, fib, is_even, is_odd')
     with check('run --dynamic: exact counts of recursion -O0'):
         _, d = srun(build('recursion', '-O0', plain=True), opts=['--dynamic'], tag='dyn-rec')
         js = report(d)
