@@ -33,6 +33,46 @@ pc_asm_max:
 	jmp pc_asm_jcc_sel
 	.size pc_asm_max, .-pc_asm_max
 
+/*
+ * a + b + 1 + CF, CF from the caller (pc_asm_carry): inc writes every status flag but CF, which
+ * adc reads, so the entry point must keep the flags.
+ */
+	.type pc_asm_inc_adc, @function
+pc_asm_inc_adc:
+	mov %rdi, %rax
+	inc %rax
+	adc %rsi, %rax
+	ret
+	.size pc_asm_inc_adc, .-pc_asm_inc_adc
+
+/* CF = a < b (unsigned). */
+	.globl pc_asm_carry
+	.type pc_asm_carry, @function
+pc_asm_carry:
+	cmp %rsi, %rdi
+	jmp pc_asm_inc_adc
+	.size pc_asm_carry, .-pc_asm_carry
+
+/*
+ * (a << d) + b + CF: a shift by cl writes no flag when cl is 0, and then CF is the caller's
+ * (pc_asm_shift): the entry point must keep the flags.
+ */
+	.type pc_asm_shl_adc, @function
+pc_asm_shl_adc:
+	mov %rdi, %rax
+	shl %cl, %rax
+	adc %rsi, %rax
+	ret
+	.size pc_asm_shl_adc, .-pc_asm_shl_adc
+
+/* CF = a < b (unsigned), d = 0 among the inputs. */
+	.globl pc_asm_shift
+	.type pc_asm_shift, @function
+pc_asm_shift:
+	cmp %rsi, %rdi
+	jmp pc_asm_shl_adc
+	.size pc_asm_shift, .-pc_asm_shift
+
 /* Starts with loop (rel8 only): rcx = d - 1; d - 1 != 0 ? a + d - 1 : a. */
 	.globl pc_asm_loop_first
 	.type pc_asm_loop_first, @function

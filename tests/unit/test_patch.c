@@ -3,7 +3,8 @@
  *
  * Usage: test_patch [-v] [--no-clang] CORPUS.so...
  *
- * First, hand-made byte sequences: relocations, refusals, the trampoline's listing, PC maps.
+ * First, hand-made byte sequences: relocations, refusals, the trampoline's listing (with and
+ * without the flags), PC maps, the flags-liveness walk.
  * Then each corpus variant (patch_corpus.c + patch_corpus_asm.S, one shared object per compiler,
  * level and flavour) is loaded in this process and every function's entry and call sites are
  * planned. A reference run counts, with breakpoints, how often each patch site runs; the plans
@@ -12,7 +13,7 @@
  * removal must restore every byte and stop the counts. Then PC mapping is tried live: a thread
  * stopped (by a breakpoint) inside the displaced bytes is moved into the trampoline while the
  * patch goes in, and one stopped at each instruction of a trampoline is moved out as it goes.
- * -v lists every refusal with its reason.
+ * -v lists every refusal with its reason, and every entry whose trampoline keeps the flags.
  */
 #include <Zydis/Zydis.h>
 #include <libgen.h>
@@ -451,53 +452,83 @@ static size_t listing(const uint8_t *code, size_t len, uint64_t addr, char out[]
 	return n;
 }
 
-/* The entry trampoline is exactly docs/dynamic.md's. */
-static void test_trampoline_listing(void **state)
+/* The trampoline of code (at ADDR) is want[0..n), as Zydis prints it. */
+static void check_listing(const uint8_t *code, size_t len, const char *const *want, size_t nw)
 {
-	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x89, 0x7d, 0xfc, 0x5d, 0xc3 };
-	static const char *const want[] = {
-		"pushfq", "push r11", "push r10", "push rax", "push r9", "push r8", "push rcx",
-		"push rdx", "push rsi", "push rdi", "mov rsi, rsp", "lea rdx, [rsp+0x50]",
-		"mov edi, 0x07", "push rbx", "mov rbx, rsp", "and rsp, 0xFFFFFFFFFFFFFFF0",
-		"mov rax, 0x1122334455667788", "call rax", "mov rsp, rbx", "pop rbx", "pop rdi",
-		"pop rsi", "pop rdx", "pop rcx", "pop r8", "pop r9", "pop rax", "pop r10",
-		"pop r11", "popfq", "push rbp", "mov rbp, rsp", "mov [rbp-0x04], edi",
-		"jmp 0x0000000010000007",
-	};
 	char got[64][64];
 	struct patch_plan p;
 	char why[200];
 	size_t i, n;
 
-	(void)state;
-	assert_int_equal(plan_code(code, sizeof(code), ADDR, TRAMP, &p, why), 0);
+	assert_int_equal(plan_code(code, len, ADDR, TRAMP, &p, why), 0);
 	n = listing(p.code, p.tramp_len, TRAMP, got, 64);
-	for (i = 0; i < n && i < sizeof(want) / sizeof(want[0]); i++)
+	for (i = 0; i < n && i < nw; i++)
 		if (strcmp(got[i], want[i]))
 			fail_msg("trampoline instruction %zu: \"%s\", expected \"%s\"", i, got[i],
 				 want[i]);
-	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(n, nw);
 	assert_int_equal(p.handler_ret, TRAMP + 47);
 }
 
-/* Out of the save part: rolled back while only pushes ran, busy after. */
-static void test_pc_map_save(void **state)
+/*
+ * The entry trampoline is exactly docs/dynamic.md's: without the flags for a compiled function
+ * (push rbp; mov rbp, rsp; sub rsp, 16; ...), with them for pc_asm_jcc_sel (jl first).
+ */
+static void test_trampoline_listing(void **state)
 {
-	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x89, 0x7d, 0xfc, 0x5d, 0xc3 };
+	static const uint8_t frame[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0x89,
+					 0x7d, 0xfc, 0xc9, 0xc3 };
+	static const uint8_t jcc_sel[] = { 0x7c, 0x04, 0x48, 0x89, 0xf8, 0xc3, 0x48, 0x89, 0xf0,
+					   0xc3 };
+	static const char *const want_frame[] = {
+		"push rax", "push r11", "push r10", "push rax", "push r9", "push r8", "push rcx",
+		"push rdx", "push rsi", "push rdi", "mov rsi, rsp", "lea rdx, [rsp+0x50]",
+		"mov edi, 0x07", "push rbx", "mov rbx, rsp", "and rsp, 0xFFFFFFFFFFFFFFF0",
+		"mov rax, 0x1122334455667788", "call rax", "mov rsp, rbx", "pop rbx", "pop rdi",
+		"pop rsi", "pop rdx", "pop rcx", "pop r8", "pop r9", "pop rax", "pop r10",
+		"pop r11", "lea rsp, [rsp+0x08]", "push rbp", "mov rbp, rsp", "sub rsp, 0x10",
+		"jmp 0x0000000010000008",
+	};
+	static const char *const want_jcc_sel[] = {
+		"pushfq", "push r11", "push r10", "push rax", "push r9", "push r8", "push rcx",
+		"push rdx", "push rsi", "push rdi", "mov rsi, rsp", "lea rdx, [rsp+0x50]",
+		"mov edi, 0x07", "push rbx", "mov rbx, rsp", "and rsp, 0xFFFFFFFFFFFFFFF0",
+		"mov rax, 0x1122334455667788", "call rax", "mov rsp, rbx", "pop rbx", "pop rdi",
+		"pop rsi", "pop rdx", "pop rcx", "pop r8", "pop r9", "pop rax", "pop r10",
+		"pop r11", "popfq", "jl 0x0000000010000006", "mov rax, rdi",
+		"jmp 0x0000000010000005",
+	};
+
+	(void)state;
+	check_listing(frame, sizeof(frame), want_frame, sizeof(want_frame) / sizeof(want_frame[0]));
+	check_listing(jcc_sel, sizeof(jcc_sel), want_jcc_sel,
+		      sizeof(want_jcc_sel) / sizeof(want_jcc_sel[0]));
+}
+
+/*
+ * Out of the save part: rolled back while only pushes ran, busy after; the same offsets with
+ * pushfq or push rax, whose restore ends with popfq or lea rsp, [rsp+8] (4 bytes longer).
+ */
+static void check_save_map(const uint8_t *code, size_t len, bool flags)
+{
 	static const uint8_t push_at[] = { 0, 1, 3, 5, 6, 8, 10, 11, 12, 13, 14 };
 	struct patch_plan p;
 	char why[200];
 	int64_t sp;
 	size_t i;
 
-	(void)state;
-	assert_int_equal(plan_code(code, sizeof(code), ADDR, TRAMP, &p, why), 0);
+	assert_int_equal(plan_code(code, len, ADDR, TRAMP, &p, why), 0);
+	assert_int_equal(p.saves_flags, flags);
+	assert_int_equal(p.code[0], flags ? 0x9c : 0x50);
+	assert_int_equal(p.save_len, flags ? 65 : 69);
 	for (i = 0; i < sizeof(push_at); i++) {
 		assert_int_equal(patch_map_pc_out(&p, TRAMP + push_at[i], &sp), ADDR);
 		assert_int_equal(sp, 8 * (int64_t)i);
 	}
 	assert_int_equal(patch_map_pc_out(&p, TRAMP + 17, &sp), 0);	/* lea rdx */
 	assert_int_equal(patch_map_pc_out(&p, p.handler_ret, &sp), 0);
+	/* popfq, or lea rsp, [rsp+8]: still busy */
+	assert_int_equal(patch_map_pc_out(&p, TRAMP + p.save_len - (flags ? 1 : 5), &sp), 0);
 	assert_int_equal(patch_map_pc_out(&p, TRAMP + p.save_len, &sp), ADDR);
 	assert_int_equal(patch_map_pc_out(&p, TRAMP + p.save_len + 1, &sp), ADDR + 1);
 	assert_int_equal(patch_map_pc_out(&p, TRAMP + p.save_len + 4, &sp), ADDR + 4);
@@ -507,6 +538,18 @@ static void test_pc_map_save(void **state)
 	assert_int_equal(patch_map_pc_into(&p, ADDR + 4), TRAMP + p.save_len + 4);
 	assert_int_equal(patch_map_pc_into(&p, ADDR + 2), 0);
 	assert_int_equal(patch_map_pc_into(&p, ADDR + 7), ADDR + 7);
+}
+
+/* push rbp; mov rbp, rsp; mov [rbp-4], edi; pop rbp; ret, and with cmovl eax, edi before ret */
+static void test_pc_map_save(void **state)
+{
+	static const uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x89, 0x7d, 0xfc, 0x5d, 0xc3 };
+	static const uint8_t cmov[] = { 0x55, 0x48, 0x89, 0xe5, 0x89, 0x7d, 0xfc, 0x5d, 0x0f,
+					0x4c, 0xc7, 0xc3 };
+
+	(void)state;
+	check_save_map(code, sizeof(code), false);
+	check_save_map(cmov, sizeof(cmov), true);
 }
 
 /* mov rdi, rbx; call rax: both displaced, the red zone step, call rax as push + jmp rax. */
@@ -530,6 +573,12 @@ static void test_callsite(void **state)
 	assert_memory_equal(p.code, code + 1, 3);
 	assert_int_equal(p.save_off, 3);
 	assert_memory_equal(p.code + 3, ((const uint8_t[]){ 0x48, 0x8d, 0x64, 0x24, 0x80 }), 5);
+	/* before a call the flags are dead: push rax ... lea rsp, [rsp+8], never pushfq */
+	assert_false(p.saves_flags);
+	assert_int_equal(p.code[8], 0x50);
+	assert_memory_equal(p.code + 3 + p.save_len - 13,
+			    ((const uint8_t[]){ 0x48, 0x8d, 0x64, 0x24, 0x08 }), 5);
+	assert_int_equal(patch_map_pc_out(&p, TRAMP + 3 + p.save_len - 13, &sp), 0);
 	c = p.code + p.save_off + p.save_len;
 	assert_int_equal((uint32_t)rel_at(c + 8), (uint32_t)(ADDR + 6));
 	assert_memory_equal(c + 20, ((const uint8_t[]){ 0xff, 0xe0 }), 2);
@@ -549,6 +598,75 @@ static void test_callsite(void **state)
 	assert_int_equal(patch_plan_callsite(&fn, code, ADDR + 1, TRAMP, &spec, &p, why,
 					     sizeof(why)), -1);
 	patch_fn_free(&fn);
+}
+
+/* The entry's flags-liveness walk (tool/patch/x86_64/flags.c) on one function. */
+struct flags_case {
+	const char *what;
+	uint8_t code[24];
+	uint8_t len;
+	bool live;
+};
+
+static const struct flags_case flags_cases[] = {
+	{ "push rbp; mov rbp, rsp; sub rsp, 16: all written",
+	  { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xc9, 0xc3 }, 10, false },
+	{ "jl first (pc_asm_jcc_sel)", { 0x7c, 0x01, 0xc3, 0xc3 }, 4, true },
+	{ "cmp; jl: written before the branch", { 0x48, 0x39, 0xfe, 0x7c, 0x01, 0xc3, 0xc3 }, 7,
+	  false },
+	{ "mov; ret", { 0x48, 0x89, 0xf8, 0xc3 }, 4, false },
+	{ "mov; jmp", { 0x48, 0x89, 0xf8, 0xe9, 0, 0, 0, 0 }, 8, true },
+	{ "mov; jmp rax", { 0x48, 0x89, 0xf8, 0xff, 0xe0 }, 5, true },
+	{ "push rbx; call", { 0x53, 0xe8, 0, 0, 0, 0, 0x5b, 0xc3 }, 8, false },
+	{ "push rbx; call rax", { 0x53, 0xff, 0xd0, 0x5b, 0xc3 }, 5, false },
+	{ "inc; adc: CF read before written", { 0x48, 0xff, 0xc0, 0x48, 0x11, 0xf0, 0xc3 }, 7,
+	  true },
+	{ "inc; cmovz; sub; jl: ZF read after written",
+	  { 0x48, 0xff, 0xc0, 0x48, 0x0f, 0x44, 0xc6, 0x48, 0x83, 0xe8, 0x01, 0x7c, 0x01, 0xc3,
+	    0xc3 }, 15, false },
+	{ "shl rax, cl; setc: the count may be 0",
+	  { 0x48, 0xd3, 0xe0, 0x0f, 0x92, 0xc0, 0xc3 }, 7, true },
+	{ "shl rax, 0; setc", { 0x48, 0xc1, 0xe0, 0x00, 0x0f, 0x92, 0xc0, 0xc3 }, 8, true },
+	{ "shl eax, 32 (masked to 0); setc", { 0xc1, 0xe0, 0x20, 0x0f, 0x92, 0xc0, 0xc3 }, 7,
+	  true },
+	{ "shl rax, 1; setc", { 0x48, 0xd1, 0xe0, 0x0f, 0x92, 0xc0, 0xc3 }, 7, false },
+	{ "shl rax, 3; setc", { 0x48, 0xc1, 0xe0, 0x03, 0x0f, 0x92, 0xc0, 0xc3 }, 8, false },
+	{ "mov eax, 60; syscall", { 0xb8, 0x3c, 0, 0, 0, 0x0f, 0x05, 0xc3 }, 8, true },
+	{ "ud2", { 0x48, 0x89, 0xf8, 0x0f, 0x0b }, 5, true },
+	{ "pushfq", { 0x9c, 0x58, 0xc3 }, 3, true },
+	{ "jrcxz", { 0xe3, 0x01, 0xc3, 0xc3 }, 4, true },
+	{ "falls off the end", { 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf8 }, 6, true },
+	{ "endbr64, nopl sled, jl",
+	  { 0xf3, 0x0f, 0x1e, 0xfa, 0x0f, 0x1f, 0x44, 0x00, 0x08, 0x7c, 0x01, 0xc3, 0xc3 }, 13,
+	  true },
+	{ "endbr64, nopl sled, sub rsp, 8",
+	  { 0xf3, 0x0f, 0x1e, 0xfa, 0x0f, 0x1f, 0x44, 0x00, 0x08, 0x48, 0x83, 0xec, 0x08, 0xc3 },
+	  14, false },
+};
+
+/* Live flags give pushfq / popfq, dead ones push rax / lea rsp, [rsp+8]. */
+static void test_flags_live(void **state)
+{
+	struct tramp_spec spec = { .entry_handler = 1, .point = 1 };
+	struct patch_fn fn;
+	struct patch_plan p;
+	char why[200];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(flags_cases) / sizeof(flags_cases[0]); i++) {
+		const struct flags_case *c = &flags_cases[i];
+
+		assert_int_equal(patch_analyze(c->code, c->len, ADDR, &fn, why, sizeof(why)), 0);
+		if (fn.entry_flags_live != c->live)
+			fail_msg("%s: flags %s at the entry, expected %s", c->what,
+				 fn.entry_flags_live ? "live" : "dead", c->live ? "live" : "dead");
+		if (!patch_plan_entry(&fn, c->code, TRAMP, &spec, &p, why, sizeof(why))) {
+			assert_int_equal(p.saves_flags, c->live);
+			assert_int_equal(p.code[0], c->live ? 0x9c : 0x50);
+		}
+		patch_fn_free(&fn);
+	}
 }
 
 /* ---- the corpus, live ---- */
@@ -958,10 +1076,10 @@ static void print_tables(const struct variant *v)
 	}
 }
 
-/* One line per variant; the refusals with -v. */
+/* One line per variant; the refusals and the entries that keep the flags with -v. */
 static void print_summary(const struct variant *v)
 {
-	unsigned ok[2] = { 0, 0 }, no[2] = { 0, 0 };
+	unsigned ok[2] = { 0, 0 }, no[2] = { 0, 0 }, flags = 0;
 	size_t i;
 
 	for (i = 0; i < v->m.nr_pts; i++) {
@@ -971,16 +1089,18 @@ static void print_summary(const struct variant *v)
 			ok[pt->kind]++;
 		else
 			no[pt->kind]++;
-		if (!pt->planned && verbose)
+		flags += pt->planned && pt->plan.saves_flags;
+		if ((!pt->planned || pt->plan.saves_flags) && verbose)
 			printf("#     %-12s %s %s+0x%lx: %s\n", v->name,
 			       pt->kind == PATCH_ENTRY ? "entry" : "call ",
 			       v->m.fns[pt->fn].name,
-			       (unsigned long)(pt->addr - v->m.fns[pt->fn].addr), pt->why);
+			       (unsigned long)(pt->addr - v->m.fns[pt->fn].addr),
+			       pt->planned ? "keeps the flags (pushfq)" : pt->why);
 	}
-	printf("# %-14s %3u functions: entries %3u patched %3u refused; call sites %3u "
-	       "patched %3u refused; threads moved %u times (%u in, %u out tried, %u busy); "
-	       "%.1f us to plan an entry\n",
-	       v->name, ok[PATCH_ENTRY] + no[PATCH_ENTRY], ok[PATCH_ENTRY], no[PATCH_ENTRY],
+	printf("# %-14s %3u functions: entries %3u patched (%2u keep the flags) %3u refused; "
+	       "call sites %3u patched %3u refused; threads moved %u times (%u in, %u out tried, "
+	       "%u busy); %.1f us to plan an entry\n",
+	       v->name, ok[PATCH_ENTRY] + no[PATCH_ENTRY], ok[PATCH_ENTRY], flags, no[PATCH_ENTRY],
 	       ok[PATCH_CALLSITE], no[PATCH_CALLSITE], v->fired, v->into_checked, v->out_checked,
 	       v->out_busy, v->plan_us);
 	fflush(stdout);
@@ -1001,6 +1121,44 @@ static void check_refused(const struct variant *v)
 				fail_msg("%s: %s was not refused", v->name, must[j]);
 }
 
+static bool name_in(const char *name, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Entries of hand-written code that reads its caller's flags keep them (pushfq); compiled
+ * functions' entries and every call site do not. (Their results, checked by the phases, show
+ * that the flags were right wherever read: the handler clobbers them.)
+ */
+static void check_flags(const struct variant *v)
+{
+	static const char *const keep[] = { "pc_asm_jcc_sel", "pc_asm_jcc_first",
+					    "pc_asm_inc_adc", "pc_asm_shl_adc" };
+	static const char *const drop[] = { "pc_fib", "pc_gcd", "pc_switch", "pc_calls", "pc_add",
+					    "pc_asm_max", "pc_asm_carry", "pc_asm_shift" };
+	size_t i;
+
+	for (i = 0; i < v->m.nr_pts; i++) {
+		const struct live_point *pt = &v->m.pts[i];
+		const char *name = v->m.fns[pt->fn].name;
+		bool entry = pt->kind == PATCH_ENTRY;
+
+		if (entry && name_in(name, keep, sizeof(keep) / sizeof(keep[0])) &&
+		    !(pt->planned && pt->plan.saves_flags))
+			fail_msg("%s: the entry of %s does not keep the flags", v->name, name);
+		if ((!entry || name_in(name, drop, sizeof(drop) / sizeof(drop[0]))) &&
+		    pt->planned && pt->plan.saves_flags)
+			fail_msg("%s: %s point of %s keeps the flags", v->name,
+				 entry ? "entry" : "call-site", name);
+	}
+}
+
 static void test_variant(void **state)
 {
 	struct variant *v = *state;
@@ -1013,6 +1171,7 @@ static void test_variant(void **state)
 		fail_msg("%s: no trampoline area within ±2 GB", v->name);
 	plan_points(&v->m);
 	check_refused(v);
+	check_flags(v);
 	v->on = calloc(v->m.nr_pts, sizeof(*v->on));
 	reference_run(v);
 	run_phase(v, PHASE_ENTRY);
@@ -1056,6 +1215,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_jump_table_abs),
 		cmocka_unit_test(test_trampoline_listing),
 		cmocka_unit_test(test_pc_map_save),
+		cmocka_unit_test(test_flags_live),
 		cmocka_unit_test(test_callsite),
 	};
 	size_t nf = sizeof(fixed) / sizeof(fixed[0]), n = nf;

@@ -65,6 +65,8 @@ struct patch_fn {
 	uint64_t *targets;	/* branch targets not in insns: jump table entries, patch_add_target */
 	size_t nr_targets, cap_targets;
 	int64_t unknown_ijmp;	/* offset of an indirect jmp that may land anywhere here, or -1 */
+	/* the status flags may be read after the entry: its trampoline saves them (flags.c) */
+	bool entry_flags_live;
 };
 
 /* How a trampoline calls the runtime: void handler(uint32_t point, regs *, uint64_t *ret_slot). */
@@ -104,6 +106,8 @@ struct patch_plan {
 	uint8_t bytes[PATCH_SITE_MAX];	/* jmp rel32 to the trampoline, int3 up to len */
 	uint64_t resume;		/* where the trampoline jumps back to: site + len */
 	bool on_sled;			/* the displaced bytes are NOPs: nothing relocated */
+	/* pushfq/popfq; else push rax and lea rsp,[rsp+8] (flags dead: the same save offsets) */
+	bool saves_flags;
 	uint64_t tramp;
 	uint32_t tramp_len;
 	uint8_t code[PATCH_TRAMP_MAX];

@@ -1,9 +1,9 @@
 /*
  * Function analysis: decode a whole function linearly (compilers put no data in x86-64 text),
- * note each instruction's kind and branch target, the endbr64 and NOP sled at its entry, and
- * where its indirect jumps may go: a jump table (whose entries become branch targets once read),
- * a tail call, or anywhere (which makes entry patching refuse unless one instruction is
- * displaced).
+ * note each instruction's kind and branch target, the endbr64 and NOP sled at its entry,
+ * whether the flags are live there (flags.c), and where its indirect jumps may go: a jump
+ * table (whose entries become branch targets once read), a tail call, or anywhere (which makes
+ * entry patching refuse unless one instruction is displaced).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +93,8 @@ int patch_analyze(const uint8_t *code, size_t len, uint64_t addr, struct patch_f
 		off += in.d.length;
 	}
 	find_entry(out, code);
+	/* from the entry: instruction 1 past an endbr64, else 0 */
+	out->entry_flags_live = x86_flags_live(out, code, out->entry_off ? 1 : 0);
 	x86_find_tables(out, code);
 	return 0;
 }

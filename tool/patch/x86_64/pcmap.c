@@ -11,12 +11,14 @@
  * exactly what the original does, with the same registers and stack). One at the jmp back goes
  * to resume. One in the register save is rolled back to the instruction the save stands for
  * (the site at an entry, the call at a call site): until `mov rsi, rsp` the save has only pushed
- * (registers and flags untouched), so adding back what was pushed (and the red zone step) to
- * rsp undoes it exactly. Later, rsi, rdx, rdi, rax and the flags hold the handler's arguments
- * and the saved values are on the stack: the thread is let run on until it leaves the
- * restore (0 is returned). A thread inside the handler itself (its PC is not in the trampoline)
- * will return into the trampoline: the trampoline's memory must stay as it is while any
- * thread's stack holds plan->handler_ret.
+ * (registers and flags untouched: pushfq, or push rax in its place where the flags are dead,
+ * has the same length), so adding back what was pushed (and the red zone step) to rsp undoes it
+ * exactly. Later, rsi, rdx, rdi, rax and the flags hold the handler's arguments and the saved
+ * values are on the stack: the thread is let run on until it leaves the restore (0 is
+ * returned; the restore ends with popfq, or lea rsp, [rsp+8] where pushfq was not used). A
+ * thread inside the handler itself (its PC is not in the trampoline) will return into the
+ * trampoline: the trampoline's memory must stay as it is while any thread's stack holds
+ * plan->handler_ret.
  */
 #include "x86.h"
 

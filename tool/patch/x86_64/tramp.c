@@ -8,35 +8,60 @@
  *	     push rbp                      int3                   cc
  *	     mov  rbp, rdi                 (rest of f unchanged)
  *	     ...
- *	tramp: pushfq; push r11 .. rdi; mov rsi, rsp; lea rdx, [rsp+80]; mov edi, POINT
+ *	tramp: push rax; push r11 .. rdi; mov rsi, rsp; lea rdx, [rsp+80]; mov edi, POINT
  *	       push rbx; mov rbx, rsp; and rsp, -16; movabs rax, handler; call rax
- *	       mov rsp, rbx; pop rbx; pop rdi .. r11; popfq
+ *	       mov rsp, rbx; pop rbx; pop rdi .. r11; lea rsp, [rsp+8]
  *	       push r12; push rbp; mov rbp, rdi          (displaced, relocated)
  *	       jmp  f+6
+ *
+ * (pushfq and popfq in place of push rax and lea where the flags are live at the entry.)
  */
 #include <string.h>
 
 #include "x86.h"
 
-/* pushfq, then r11, r10, rax, r9, r8, rcx, rdx, rsi, rdi: struct sonde_regs from rsp up */
-static const uint8_t save_regs[] = { 0x9c, 0x41, 0x53, 0x41, 0x52, 0x50, 0x41, 0x51,
-				     0x41, 0x50, 0x51, 0x52, 0x56, 0x57 };
+/* after the rflags slot: r11, r10, rax, r9, r8, rcx, rdx, rsi, rdi (struct sonde_regs) */
+static const uint8_t save_regs[] = { 0x41, 0x53, 0x41, 0x52, 0x50, 0x41, 0x51, 0x41, 0x50,
+				     0x51, 0x52, 0x56, 0x57 };
 static const uint8_t restore_regs[] = { 0x5f, 0x5e, 0x5a, 0x59, 0x41, 0x58, 0x41, 0x59,
-					0x58, 0x41, 0x5a, 0x41, 0x5b, 0x9d };
+					0x58, 0x41, 0x5a, 0x41, 0x5b };
 const uint8_t x86_push_len[SAVE_PUSHES] = { 1, 2, 2, 1, 2, 2, 1, 1, 1, 1 };
 
 /*
- * The register save, handler call and restore; returns the handler's return address.
- * The call is aligned at run time (rbx keeps the old rsp; the handler preserves it): the
- * ABI's rsp = 8 mod 16 at entries and 0 mod 16 at calls does not hold for calls gcc makes to
- * its own local functions (-fipa-stack-alignment), so docs/dynamic.md's fixed `sub rsp, 8`
- * would misalign them. regs, ret_slot and point are as that ABI says; a call site has no
- * ret_slot (NULL: the call has not pushed its return address yet).
+ * The pushes that make struct sonde_regs. Its rflags slot is filled by pushfq where the flags
+ * are live at the site (flags.c), else by push rax: pushfq/popfq take most of a one-counter
+ * point's time, push rax next to nothing; it has pushfq's length (the save part's PC map is the
+ * same) and leaves the flags alone (a thread stopped after it still rolls back exactly). The
+ * runtime never reads the slot.
  */
-uint64_t x86_emit_save(struct emit *e, const struct tramp_spec *spec, bool callsite)
+static void emit_regs_save(struct emit *e, bool flags)
 {
-	static const uint8_t redzone_in[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };	/* lea rsp,[rsp-128] */
-	static const uint8_t redzone_out[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+	emit_u8(e, flags ? 0x9c : 0x50);				/* pushfq / push rax */
+	emit_bytes(e, save_regs, sizeof(save_regs));
+}
+
+/* The pops, then popfq or the rflags slot dropped (lea: touches nothing but rsp). */
+static void emit_regs_restore(struct emit *e, bool flags)
+{
+	static const uint8_t drop_slot[] = { 0x48, 0x8d, 0x64, 0x24, 0x08 }; /* lea rsp,[rsp+8] */
+
+	emit_bytes(e, restore_regs, sizeof(restore_regs));
+	if (flags)
+		emit_u8(e, 0x9d);					/* popfq */
+	else
+		emit_bytes(e, drop_slot, sizeof(drop_slot));
+}
+
+/*
+ * The handler's arguments and the call, aligned at run time (rbx keeps the old rsp; the handler
+ * preserves it): the ABI's rsp = 8 mod 16 at entries and 0 mod 16 at calls does not hold for
+ * calls gcc makes to its own local functions (-fipa-stack-alignment), so docs/dynamic.md's
+ * fixed `sub rsp, 8` would misalign them. regs, ret_slot and point are as that ABI says; a call
+ * site has no ret_slot (NULL: the call has not pushed its return address yet). Returns the
+ * handler's return address.
+ */
+static uint64_t emit_handler_call(struct emit *e, const struct tramp_spec *spec, bool callsite)
+{
 	static const uint8_t regs_arg[] = { 0x48, 0x89, 0xe6 };			/* mov rsi, rsp */
 	static const uint8_t slot_arg[] = { 0x48, 0x8d, 0x54, 0x24, 0x50 };	/* lea rdx,[rsp+80] */
 	static const uint8_t no_slot[] = { 0x31, 0xd2 };				/* xor edx, edx */
@@ -46,9 +71,6 @@ uint64_t x86_emit_save(struct emit *e, const struct tramp_spec *spec, bool calls
 	static const uint8_t call_rax[] = { 0xff, 0xd0 };
 	uint64_t ret;
 
-	if (callsite)
-		emit_bytes(e, redzone_in, sizeof(redzone_in));
-	emit_bytes(e, save_regs, sizeof(save_regs));
 	emit_bytes(e, regs_arg, sizeof(regs_arg));
 	if (callsite)
 		emit_bytes(e, no_slot, sizeof(no_slot));
@@ -63,7 +85,25 @@ uint64_t x86_emit_save(struct emit *e, const struct tramp_spec *spec, bool calls
 	emit_bytes(e, call_rax, sizeof(call_rax));
 	ret = emit_pc(e);
 	emit_bytes(e, unalign, sizeof(unalign));
-	emit_bytes(e, restore_regs, sizeof(restore_regs));
+	return ret;
+}
+
+/*
+ * The register save, handler call and restore (flags: with pushfq/popfq); returns the handler's
+ * return address. A call site's first steps over the red zone.
+ */
+uint64_t x86_emit_save(struct emit *e, const struct tramp_spec *spec, bool callsite,
+		       bool flags)
+{
+	static const uint8_t redzone_in[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };	/* lea rsp,[rsp-128] */
+	static const uint8_t redzone_out[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
+	uint64_t ret;
+
+	if (callsite)
+		emit_bytes(e, redzone_in, sizeof(redzone_in));
+	emit_regs_save(e, flags);
+	ret = emit_handler_call(e, spec, callsite);
+	emit_regs_restore(e, flags);
 	if (callsite)
 		emit_bytes(e, redzone_out, sizeof(redzone_out));
 	return ret;
@@ -294,8 +334,9 @@ int patch_plan_entry(const struct patch_fn *fn, const uint8_t *code, uint64_t tr
 		return -1;
 	plan_init(out, PATCH_ENTRY, fn, code, &r, tramp_addr, spec, &e);
 	out->on_sled = sled;
+	out->saves_flags = fn->entry_flags_live;
 	out->save_orig = out->site;
-	out->handler_ret = x86_emit_save(&e, spec, false);
+	out->handler_ret = x86_emit_save(&e, spec, false, out->saves_flags);
 	out->save_len = (uint16_t)e.len;
 	/* on a sled the displaced instructions are NOPs: nothing to relocate */
 	if (!sled && relocate_range(out, fn, code, &r, 0, r.count, &e, why, n))
@@ -328,7 +369,13 @@ int patch_plan_callsite(const struct patch_fn *fn, const uint8_t *code, uint64_t
 		return -1;
 	out->save_off = (uint16_t)e.len;
 	out->save_orig = call_addr;
-	out->handler_ret = x86_emit_save(&e, spec, true);
+	/*
+	 * The save runs right before the call (the instructions displaced before it have run):
+	 * where the flags are dead, as flags.c's walk ends at a call. The callee may not read
+	 * them (the ABI passes nothing there) nor the caller after it (none are kept across).
+	 */
+	out->saves_flags = false;
+	out->handler_ret = x86_emit_save(&e, spec, true, out->saves_flags);
 	out->save_len = (uint16_t)(e.len - out->save_off);
 	if (relocate_range(out, fn, code, &r, r.count - 1, r.count, &e, why, n))
 		return -1;

@@ -50,6 +50,9 @@ void emit_push_ret(struct emit *e, uint64_t ret);
 /* analyze.c */
 void x86_find_tables(struct patch_fn *fn, const uint8_t *code);
 
+/* flags.c */
+bool x86_flags_live(const struct patch_fn *fn, const uint8_t *code, size_t i);
+
 /* reloc.c */
 int x86_relocate(const uint8_t *src, size_t avail, uint64_t from, bool last, struct emit *e,
 		 struct patch_map *m, char *why, size_t n);
@@ -58,6 +61,7 @@ int x86_relocate(const uint8_t *src, size_t avail, uint64_t from, bool last, str
 #define SAVE_PUSHES 10
 extern const uint8_t x86_push_len[SAVE_PUSHES];
 #define REDZONE_LEA_LEN 5
-uint64_t x86_emit_save(struct emit *e, const struct tramp_spec *spec, bool callsite);
+uint64_t x86_emit_save(struct emit *e, const struct tramp_spec *spec, bool callsite,
+		       bool flags);
 
 #endif /* SONDE_PATCH_X86_H */
