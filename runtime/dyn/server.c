@@ -43,7 +43,12 @@ struct server {
 
 static struct server srv = { .lfd = -1, .cfd = -1 };
 static _Atomic int running;
-static _Atomic int held; /* the program waits in the runtime's start-up for RESUME */
+/*
+ * The program waits in the runtime's start-up until the tool lets it go. Sticky, and set by the
+ * server only: the tool's RESUME may come before the start-up thread begins to wait (it can be
+ * descheduled between starting the server and waiting), and must not be lost then.
+ */
+static _Atomic int released;
 
 int dyn_server_running(void)
 {
@@ -141,7 +146,7 @@ static int listen_on(const char *path, const char **why)
 static void drop_client(void)
 {
 	if (srv.cfd >= 0)
-		atomic_store(&held, 0); /* the tool went away: the program goes on */
+		atomic_store(&released, 1); /* the tool went away: the program goes on */
 	if (srv.cfd >= 0)
 		close(srv.cfd);
 	srv.cfd = -1;
@@ -272,8 +277,8 @@ static void dispatch(const struct sproto_msg *m)
 	case SPROTO_METRIC_DISABLE: dyn_metric_disable(m->u.metric.id); break;
 	case SPROTO_SAMPLING: srv.bucket_ns = m->u.bucket_ns; restart_buckets(); break;
 	case SPROTO_PAUSE: atomic_store(&dyn_paused, 1); break;
-	case SPROTO_RESUME: atomic_store(&dyn_paused, 0); atomic_store(&held, 0); break;
-	case SPROTO_DETACH: end_session(); atomic_store(&held, 0); srv.detach = 1; break;
+	case SPROTO_RESUME: atomic_store(&dyn_paused, 0); atomic_store(&released, 1); break;
+	case SPROTO_DETACH: end_session(); atomic_store(&released, 1); srv.detach = 1; break;
 	default: reply_error(type, "not a request"); return;
 	}
 	reply_ok(type);
@@ -537,10 +542,9 @@ void dyn_server_hold(unsigned seconds)
 	struct timespec ms = { 0, 1000000 };
 	uint64_t end = dyn_mono_ns() + seconds * 1000000000ull;
 
-	atomic_store(&held, 1);
-	while (atomic_load(&held) && atomic_load(&running) && dyn_mono_ns() < end)
+	while (!atomic_load(&released) && atomic_load(&running) && dyn_mono_ns() < end)
 		nanosleep(&ms, NULL);
-	if (atomic_exchange(&held, 0))
+	if (!atomic_load(&released) && atomic_load(&running))
 		rt_log("dynamic instrumentation: no RESUME from the tool in time: running on");
 }
 
