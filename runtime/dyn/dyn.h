@@ -18,7 +18,11 @@
 
 /* ---- the trampoline ABI (docs/dynamic.md) ---- */
 
-/* What the entry trampoline pushed, lowest address first. */
+/*
+ * What the entry trampoline pushed, lowest address first. `rflags` holds the flags only where
+ * the patcher found them possibly live at the site; elsewhere the slot holds a copy of rax
+ * (push rax stands in for pushfq). Nothing here reads it.
+ */
 struct sonde_regs {
 	uint64_t rdi, rsi, rdx, rcx, r8, r9, rax, r10, r11, rflags;
 };
