@@ -305,18 +305,25 @@ static int watch_loop(struct dyn_session *s, const struct watch_opts *o, struct 
 
 /* ---- the end ---- */
 
+/* Executions of each point, when there are several (the first 8 that ran). */
 static void print_counts(const struct dyn_session *s)
 {
-	uint32_t i, shown = 0;
+	uint32_t i, shown = 0, more = 0;
+	uint64_t k;
 
 	if (s->npt < 2)
 		return;
 	printf("executions:");
-	for (i = 0; i < s->npt && shown < 8; i++)
-		if (dyn_session_count(s, i))
-			printf(" %s %llu%s", s->set.f[i].name,
-			       (unsigned long long)dyn_session_count(s, i), ++shown < 8 ? "," : "");
-	printf(shown ? " ...\n" : " none\n");
+	for (i = 0; i < s->npt; i++) {
+		if (!(k = dyn_session_count(s, i)))
+			continue;
+		if (shown < 8)
+			printf("%s %s %llu", shown ? "," : "", s->set.f[i].name, (unsigned long long)k);
+		more += shown++ >= 8;
+	}
+	if (more)
+		printf(" and %u more", more);
+	printf("%s\n", shown ? "" : " none");
 }
 
 static void print_cost(struct dyn_session *s)

@@ -88,6 +88,18 @@ static int read_procs(struct dyn_session *s, char *err, size_t n)
 	return r < 0 ? -1 : 0;
 }
 
+/* Whether some request acts on the metric's own value (not only on flags). */
+static int counts_value(const struct mdl_plan *p)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < p->nreq; i++)
+		for (j = 0; j < p->req[i].nact; j++)
+			if (p->req[i].act[j].var == 0)
+				return 1;
+	return 0;
+}
+
 /* What the session can do with this plan. */
 static int check_plan(struct dyn_session *s, char *err, size_t n)
 {
@@ -113,6 +125,10 @@ static int check_plan(struct dyn_session *s, char *err, size_t n)
 		return snprintf(err, n, "%s at %s instruments nothing in %s (%u named procedures "
 				"are not in it; only the executable is instrumented)",
 				p->metric->name, p->focus, s->exe, p->missing), -1;
+	if (!p->external && !counts_value(p))
+		return snprintf(err, n, "nothing in %s counts %s at %s: the %u procedures it "
+				"counts at are not in it (only the executable is instrumented)",
+				s->exe, p->metric->name, p->focus, p->missing), -1;
 	return 0;
 }
 
