@@ -479,6 +479,7 @@ static int watch(struct dyn_session *s, const struct watch_opts *o)
 	if (dyn_session_finish(s, err, sizeof(err)) != 0)
 		return error("watch: detaching from process %d: %s", (int)s->pid, err);
 	report(s, o, &sc);
+	fflush(stdout); /* a started program may run on long after */
 	return r;
 }
 

@@ -2010,6 +2010,284 @@ def t_attach_errors(o):
 
 
 # ---------------------------------------------------------------------------------------------
+# Watching running processes: `sonde watch` (docs/dynamic.md)
+
+WATCH_THREADS, WATCH_K = 4, 1000
+
+
+class WatchTarget:
+    """A running watch_target: worker threads call round_of() once and work() K times per line
+    of stdin, acknowledged with "done N" on stderr; calls happen only while lines are fed."""
+
+    def __init__(self, binary, threads=WATCH_THREADS, k=WATCH_K):
+        self.p = subprocess.Popen([binary, str(threads), str(k)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP,
+                                  preexec_fn=no_core)
+        self.r = LineReader(self.p.stderr, 'watch_target')
+        self.lines = 0
+        eq(self.r.line(), 'ready', 'first line of watch_target on stderr')
+
+    def feed(self, n):
+        """n lines, each waited for."""
+        for _ in range(n):
+            self.lines += 1
+            self.p.stdin.write(b'line %d\n' % self.lines)
+            self.p.stdin.flush()
+            eq(self.r.line(), f'done {self.lines}', 'acknowledgement')
+
+    def finish(self, timeout=60):
+        out, err = self.p.communicate(timeout=timeout)
+        return self.p.returncode, out.decode(), self.r.rest(err)
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.communicate()
+
+
+class LineReader:
+    """Lines of a pipe, with a time limit (select)."""
+
+    def __init__(self, f, who):
+        self.f, self.who, self.buf, self.seen = f, who, b'', []
+
+    def line(self, timeout=30):
+        fd = self.f.fileno()
+        while b'\n' not in self.buf:
+            if not select.select([fd], [], [], timeout)[0]:
+                raise Fail(f'{self.who} said nothing for {timeout} s')
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise Fail(f'{self.who} closed its output; before: {self.seen[-3:]}')
+            self.buf += chunk
+        line, self.buf = self.buf.split(b'\n', 1)
+        self.seen.append(line.decode(errors='replace'))
+        return self.seen[-1]
+
+    def until(self, prefix, timeout=30):
+        while True:
+            line = self.line(timeout)
+            if line.startswith(prefix):
+                return line
+
+    def rest(self, more=b''):
+        return self.seen + (self.buf + more).decode(errors='replace').splitlines()
+
+
+def untouched(binary, nlines, threads=WATCH_THREADS, k=WATCH_K):
+    """The same program fed the same lines, never watched: (status, stdout, stderr lines)."""
+    data = b''.join(b'line %d\n' % (i + 1) for i in range(nlines))
+    p = run([binary, str(threads), str(k)], stdin=data)
+    return p.returncode, p.stdout.decode(), p.stderr.decode().splitlines()
+
+
+class Watch:
+    """`sonde watch PID ARGS` in the background, waited for until it says it is watching."""
+
+    def __init__(self, pid, *args):
+        self.p = subprocess.Popen([SONDE, 'watch', str(pid)] + list(args), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, cwd=TMP, preexec_fn=no_core)
+        self.r = LineReader(self.p.stdout, 'sonde watch')
+        try:
+            self.first = self.r.until('watching ')
+        except Fail:
+            self.p.kill()
+            out, err = self.p.communicate()
+            raise Fail(f'sonde watch did not start watching: {err.decode()[:300]!r}')
+
+    def stop(self, timeout=60):
+        """Ctrl-C: (status, every stdout line, stderr)."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT)
+        out, err = self.p.communicate(timeout=timeout)
+        return self.p.returncode, self.r.rest(out), err.decode()
+
+
+def watch_total(lines):
+    m = next((re.match(r'(?:thread \d+: )?total (\d+) ', x) for x in lines
+              if re.match(r'(?:thread \d+: )?total \d+ ', x)), None)
+    if not m:
+        raise Fail(f'no "total N" line in {lines[-12:]}')
+    return int(m[1])
+
+
+def watch_times(lines):
+    text = '\n'.join(lines)
+    a = re.search(r'attach: pause ([\d.]+) ms .*, ([\d.]+) ms in all', text)
+    d = re.search(r'detach: pause ([\d.]+) ms .*, ([\d.]+) ms in all', text)
+    expect(a and d, f'attach and detach lines in {lines[-8:]}')
+    return float(a[1]), float(a[2]), float(d[1]), float(d[2])
+
+
+def watch_counted(b, focus, before, during, after, expected, tag, metric='calls'):
+    """Lines fed before, during and after a watch: its total is expected(during) exactly; the
+    program's end is that of an untouched run. Returns the watch's output lines."""
+    t = WatchTarget(b)
+    try:
+        t.feed(before)
+        w = Watch(t.p.pid, '--metric', metric, '--focus', focus(t.p.pid))
+        t.feed(during)
+        rc, lines, err = w.stop()
+        with check(f'watch {tag}: exactly the calls made while watched'):
+            eq(rc, 0, f'sonde watch status ({err.strip()[:300]!r})')
+            eq(watch_total(lines), expected(during), f'{metric} at {focus(t.p.pid)}')
+        with check(f'watch {tag}: let go: not traced, the program goes on as an untouched run'):
+            eq(open(f'/proc/{t.p.pid}/status').read().count('TracerPid:\t0\n'), 1, 'TracerPid')
+            t.feed(after)
+            eq(t.finish(), untouched(b, before + during + after), 'status, stdout, stderr')
+        return lines
+    finally:
+        t.kill()
+
+
+@test()
+def t_watch(o):
+    """sonde watch calls on a running 4-thread program: exact counts (a procedure, a module, one
+    thread), times printed; the program's output is untouched."""
+    b = build('watch_target', '-O2', plain=True)
+    per = WATCH_THREADS * WATCH_K
+    lines = watch_counted(b, lambda pid: '/Code/watch_target.c/work', 7, 13, 5,
+                          lambda n: n * per, 'work')
+    with check('watch work: pauses and times printed, costs predicted and observed'):
+        ap, at, dp, dt = watch_times(lines)
+        expect(0 < ap < 1000 and ap <= at and 0 < dp < 1000 and dp <= dt,
+               f'attach pause {ap}, total {at}; detach pause {dp}, total {dt}')
+        expect(any(re.match(r'cost: predicted [\d.e+]+ ns per second.*observed', x)
+                   for x in lines), f'cost line in {lines[-4:]}')
+        print(f'# watch: attach pause {ap:.2f} ms ({at:.1f} ms in all), detach pause '
+              f'{dp:.2f} ms ({dt:.1f} ms in all)')
+    watch_counted(b, lambda pid: '/Code/watch_target.c', 3, 9, 2,
+                  lambda n: n * WATCH_THREADS * (WATCH_K + 1), 'module')
+
+    def one_thread(pid):
+        return f'/Code/watch_target.c/work/Threads/{sorted(map(int, os.listdir(f"/proc/{pid}/task")))[2]}'
+    watch_counted(b, one_thread, 2, 6, 1, lambda n: n * WATCH_K, 'one thread')
+
+
+@test()
+def t_watch_timer(o):
+    """wall_time at round_of (entry and exit points, the return hook): a plausible share."""
+    b = build('watch_target', '-O2', plain=True)
+    t = WatchTarget(b, k=20000)
+    try:
+        w = Watch(t.p.pid, '--metric', 'wall_time', '--focus', '/Code/watch_target.c/round_of')
+        t0 = time.time()
+        t.feed(40)
+        rc, lines, err = w.stop()
+        el = time.time() - t0
+        with check('watch wall_time: time inside round_of, at most the threads x the time'):
+            eq(rc, 0, f'sonde watch status ({err.strip()[:300]!r})')
+            m = next((re.match(r'mean ([\d.e+-]+) s/s over [\d.]+ s \(total ([\d.e+-]+) s\)',
+                               x) for x in lines if x.startswith('mean ')), None)
+            expect(m, f'no mean line: {lines[-8:]}')
+            between(float(m[2]), 1e-6, WATCH_THREADS * (el + 1), 'seconds inside round_of')
+        with check('watch wall_time: the program goes on as an untouched run'):
+            t.feed(3)
+            eq(t.finish(), untouched(b, 43, k=20000), 'status, stdout, stderr')
+    finally:
+        t.kill()
+
+
+@test()
+def t_watch_hammer(o):
+    """Every patch removed and put back 50 times while 4 threads call the patched functions in a
+    tight loop: no crash, the same checksums as an untouched run."""
+    b = build('watch_target', '-O2', plain=True)
+    n, k = 1500, 100000
+    data = b''.join(b'line %d\n' % (i + 1) for i in range(n))
+    t = WatchTarget(b, k=k)
+    try:
+        t.p.stdin.write(data)  # < 64 KiB: the pipe holds it; the threads work ~1 s on it
+        t.p.stdin.flush()
+        p = run([SONDE, 'watch', str(t.p.pid), '--metric', 'calls', '--focus',
+                 '/Code/watch_target.c', '--hammer', '50', '--for', '1s'], timeout=120)
+        with check('watch hammer: 50 removals and reinstalls, no error'):
+            eq(p.returncode, 0, f'sonde watch status ({p.stderr.decode().strip()[:300]!r})')
+            m = re.search(r'hammer: 50 times .* pause ([\d.]+) ms', p.stdout.decode())
+            expect(m, f'stdout {p.stdout.decode()[:300]!r}')
+            print(f'# watch hammer: 100 stops of the world, {float(m[1]):.1f} ms stopped in all')
+        with check('watch hammer: the program finishes with the checksums of an untouched run'):
+            t.p.stdin.close()
+            rc = t.p.wait(timeout=120)
+            out = t.p.stdout.read().decode()
+            ref = untouched(b, n, k=k)
+            eq((rc, out), ref[:2], 'status and stdout')
+    finally:
+        t.kill()
+
+
+@test()
+def t_watch_launch(o):
+    """sonde watch -- PROGRAM: started held, patched before main, watched, let go; the
+    program's status is sonde's."""
+    b = build('watch_target', '-O2', plain=True)
+    sp = subprocess.Popen([SONDE, 'watch', '--metric', 'calls', '--focus',
+                           '/Code/watch_target.c/work', '--for', '3s', '-o', new_dir('watch'),
+                           '--', b, str(WATCH_THREADS), str(WATCH_K)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP,
+                          preexec_fn=no_core)
+    try:
+        out, err = LineReader(sp.stdout, 'sonde watch'), LineReader(sp.stderr, 'stderr')
+        with check('watch launch: exact calls while watched, then the program runs on'):
+            out.until('watching ')
+            eq(err.line(), 'ready', 'the program started after it was patched')
+            for i in range(6):
+                sp.stdin.write(b'line %d\n' % (i + 1))
+                sp.stdin.flush()
+                eq(err.line(), f'done {i + 1}', 'acknowledgement')
+            total = watch_total([out.until('total ', timeout=60)])
+            eq(total, 6 * WATCH_THREADS * WATCH_K, 'calls of work')
+            sp.stdin.write(b'line 7\n')
+            sp.stdin.close()
+            eq(sp.wait(timeout=60), 0, 'status')
+            expect(any('lines 7, work calls 28000' in x for x in out.rest(sp.stdout.read())),
+                   'the program\'s last line')
+    finally:
+        if sp.poll() is None:
+            sp.kill()
+            sp.communicate()
+
+
+@test()
+def t_watch_errors(o):
+    """One line each; the program is untouched afterwards."""
+    b = build('watch_target', '-O2', plain=True)
+    t = WatchTarget(b)
+    try:
+        t.feed(2)
+        cases = [
+            (['--metric', 'nope'], 'unknown metric', 1),
+            (['--metric', 'calls', '--focus', '/Code/watch_target.c/nope'], 'no procedure', 1),
+            (['--metric', 'calls', '--focus', '/Code/nowhere.c'], 'no module', 1),
+            (['--metric', 'calls', '--focus', f'/Code/{os.path.basename(b)}/tiny'],
+             'the patcher refuses tiny: function shorter than', 1),
+            (['--metric', 'calls_made', '--focus', '/Code/watch_target.c/work'], 'call sites', 1),
+            (['--metric', 'calls', '--focus', '/Code/watch_target.c/work/Threads/1'],
+             'no thread 1', 1),
+            (['--metric', 'calls', '--for', 'soon'], '--for', 2),
+            ([], 'which metric', 2),
+        ]
+        for args, what, status in cases:
+            with check(f'watch errors: {what}'):
+                p = run([SONDE, 'watch', str(t.p.pid)] + args)
+                expect_error(p, what, status)
+                expect(what.encode() in p.stderr, p.stderr.decode())
+        with check('watch errors: no such process, no process at all'):
+            expect_error(run([SONDE, 'watch', '99999999999', '--metric', 'calls']), 'pid', 2)
+            expect_error(run([SONDE, 'watch', '--metric', 'calls']), 'no pid', 2)
+            dead = subprocess.Popen(['true'])
+            dead.wait()
+            p = run([SONDE, 'watch', str(dead.pid), '--metric', 'calls'])
+            expect_error(p, 'dead pid', 1)
+            expect(b'no process' in p.stderr, p.stderr.decode())
+        with check('watch errors: the program finishes untouched'):
+            t.feed(1)
+            eq(t.finish(), untouched(b, 3), 'status, stdout, stderr')
+    finally:
+        t.kill()
+
+
+# ---------------------------------------------------------------------------------------------
 # Unit tests (cmocka, TAP output)
 
 
