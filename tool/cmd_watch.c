@@ -184,12 +184,25 @@ static struct shown shown_of(const struct mdl_plan *p)
 	return s;
 }
 
-static void amount(char *buf, size_t n, double v)
+enum amount_kind { AMOUNT_COUNT, AMOUNT_SECS, AMOUNT_RATE };
+
+/* A count exactly; a time in s, ms or us; a rate in 4 digits with k, M, G above 10000. */
+static void amount(char *buf, size_t n, double v, enum amount_kind k)
 {
-	if (v == floor(v) && fabs(v) < 1e15)
+	static const char *const unit[] = { "", "k", "M", "G", "T" };
+	double a = fabs(v);
+	int i = 0;
+
+	if (k == AMOUNT_SECS)
+		snprintf(buf, n, a >= 1 ? "%.3f s" : a >= 1e-3 ? "%.3f ms" : "%.3f us",
+			 a >= 1 ? v : a >= 1e-3 ? v * 1e3 : v * 1e6);
+	else if (k == AMOUNT_COUNT && v == floor(v) && a < 1e15)
 		snprintf(buf, n, "%.0f", v);
-	else
-		snprintf(buf, n, "%.4g", v);
+	else {
+		for (; fabs(v) >= 1e4 && i < 4; i++)
+			v /= 1000;
+		snprintf(buf, n, "%.4g%s", v, unit[i]);
+	}
 }
 
 /* "total 1200 calls; 397.4 calls/s over 3.02 s" or "mean 0.78 s/s over 3.02 s (total 2.3 s)" */
@@ -199,15 +212,15 @@ static void value_line(FILE *out, const struct dyn_session *s, int64_t v, double
 	double total = (double)v / u.divide, rate = secs > 0 ? total / secs : 0;
 	char t[64], r[64];
 
-	amount(t, sizeof(t), u.timer ? (double)v / 1e9 : total);
-	snprintf(r, sizeof(r), "%.4g", rate);
+	amount(t, sizeof(t), u.timer ? (double)v / 1e9 : total,
+	       u.timer ? AMOUNT_SECS : AMOUNT_COUNT);
+	amount(r, sizeof(r), rate, AMOUNT_RATE);
 	if (s->plan->thread >= 0)
 		fprintf(out, "thread %ld: ", s->plan->thread);
 	if (s->plan->fold == MDL_FOLD_SUM && !u.timer)
 		fprintf(out, "total %s %s; %s %s/s over %.2f s\n", t, u.units, r, u.units, secs);
 	else
-		fprintf(out, "mean %s %s over %.2f s (total %s%s)\n", r, u.units, secs, t,
-			u.timer ? " s" : "");
+		fprintf(out, "mean %s %s over %.2f s (total %s)\n", r, u.units, secs, t);
 }
 
 /* ---- live display ---- */
@@ -275,8 +288,9 @@ static void draw_line(struct screen *sc, const struct dyn_session *s)
 	struct shown u = shown_of(s->plan);
 	char d[64];
 
-	amount(d, sizeof(d), (double)(s->value - sc->last_value) / (u.timer ? 1e9 : u.divide));
-	printf("[%7.2f s] +%s%s; ", secs_since(sc->t0), d, u.timer ? " s" : "");
+	amount(d, sizeof(d), (double)(s->value - sc->last_value) / (u.timer ? 1e9 : u.divide),
+	       u.timer ? AMOUNT_SECS : AMOUNT_COUNT);
+	printf("[%7.2f s] +%s; ", secs_since(sc->t0), d);
 	value_line(stdout, s, s->value, s->t_last > s->t_start ? (double)(s->t_last - s->t_start)
 								       / 1e9 : 0);
 	sc->last_value = s->value;
