@@ -2250,6 +2250,30 @@ def t_watch_launch(o):
 
 
 @test()
+def t_watch_killed(o):
+    """A watch killed with SIGKILL cannot detach: its patches stay (inert once the next session
+    clears the points); a new watch refuses to count along with them; the program goes on."""
+    b = build('watch_target', '-O2', plain=True)
+    t = WatchTarget(b)
+    try:
+        t.feed(1)
+        w = Watch(t.p.pid, '--metric', 'calls', '--focus', '/Code/watch_target.c/work')
+        w.p.kill()
+        w.p.communicate()
+        t.feed(2)
+        with check('watch killed: a new watch says the patches are left and refuses'):
+            p = run([SONDE, 'watch', str(t.p.pid), '--metric', 'calls', '--focus',
+                     '/Code/watch_target.c/round_of', '--for', '1s'])
+            expect_error(p, 'left patches', 1)
+            expect(b'did not detach' in p.stderr, p.stderr.decode())
+        with check('watch killed: the program finishes as an untouched run'):
+            t.feed(2)
+            eq(t.finish(), untouched(b, 5), 'status, stdout, stderr')
+    finally:
+        t.kill()
+
+
+@test()
 def t_watch_errors(o):
     """One line each; the program is untouched afterwards."""
     b = build('watch_target', '-O2', plain=True)

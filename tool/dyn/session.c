@@ -10,6 +10,7 @@
  * handler that does nothing), then the patches are removed with the world stopped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +215,8 @@ static int list_process(struct dyn_session *s, struct target_module *tm, char *e
 			continue;
 		snprintf(tm->path, sizeof(tm->path), "%s", mod.path);
 		tm->bias = mod.bias;
+		tm->text_start = mod.lo;
+		tm->text_end = mod.hi;
 		found = strcmp(mod.path, s->exe) ? 1 : 2;
 	}
 	for (i = 0; s->plan->thread >= 0 && i < m.u.list.nthreads; i++)
@@ -226,6 +229,8 @@ static int list_process(struct dyn_session *s, struct target_module *tm, char *e
 	if (!found)
 		snprintf(err, n, "the runtime lists no module");
 	s->bias = tm->bias;
+	s->text_start = tm->text_start;
+	s->text_end = tm->text_end;
 	return found ? 0 : -1;
 }
 
@@ -404,6 +409,46 @@ static int build_points(struct dyn_session *s, char *err, size_t n)
 }
 
 /* ---- patching, with the world stopped ---- */
+
+/* A jmp rel32 out of the executable at a function's entry (after an endbr64): a trampoline
+ * left by a session that could not detach (killed). Its point ids would be ours too. */
+static int left_patch(const struct dyn_session *s, int fd, uint64_t addr)
+{
+	static const uint8_t endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	uint8_t b[9];
+	int32_t rel;
+	size_t at;
+	uint64_t to;
+
+	if (pread(fd, b, sizeof(b), (off_t)addr) != (ssize_t)sizeof(b))
+		return 0;
+	at = memcmp(b, endbr, 4) ? 0 : 4;
+	if (b[at] != 0xe9)
+		return 0;
+	memcpy(&rel, b + at + 1, 4);
+	to = addr + at + 5 + (uint64_t)(int64_t)rel;
+	return to < s->text_start || to >= s->text_end;
+}
+
+static int already_patched(const struct dyn_session *s, char *err, size_t n)
+{
+	char path[64];
+	uint32_t i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* the patcher will say why it cannot read */
+	for (i = 0; i < s->nprocs && !left_patch(s, fd, s->procs[i].addr + s->bias); i++)
+		;
+	close(fd);
+	if (i == s->nprocs)
+		return 0;
+	return snprintf(err, n, "process %d carries the patches of a sonde that did not detach "
+			"(killed?), at %s and maybe more: a new session would count with them",
+			(int)s->pid, s->procs[i].name), -1;
+}
 
 static int note_refusals(struct dyn_session *s, char *err, size_t n)
 {
@@ -639,14 +684,21 @@ static int inject(struct dyn_session *s, char *err, size_t n)
 static int connect_runtime(struct dyn_session *s, char *err, size_t n)
 {
 	unsigned wait = s->o.launched ? (s->o.connect_ms ? s->o.connect_ms : 10000) : 2000;
+	uint8_t msg[64];
 
-	if (ctl_connect(&s->c, s->ctl_dir, s->pid, wait, err, n) != 0)
+	if (ctl_connect(&s->c, s->ctl_dir, s->pid, wait, err, n) != 0) {
+		if (!s->o.launched && strstr(err, "connection broke")) /* refused, closed */
+			snprintf(err + strlen(err), n - strlen(err), " (is another sonde connected? "
+				 "the runtime serves one client at a time)");
 		return -1;
+	}
 	s->connected = 1;
 	if (!s->o.launched && (s->c.hello.flags & SPROTO_F_AT_START))
 		return snprintf(err, n, "process %d runs under sonde run --dynamic: its functions "
 				"are patched already", (int)s->pid), -1;
-	return 0;
+	/* points a killed session left: its trampolines fall inert, our ids start afresh */
+	return simple(s, msg, sproto_put_point_clear(msg, sizeof(msg), 0, SPROTO_MAX_POINTS), err,
+		      n);
 }
 
 static int instrument(struct dyn_session *s, char *err, size_t n)
@@ -655,7 +707,8 @@ static int instrument(struct dyn_session *s, char *err, size_t n)
 	uint8_t msg[64];
 
 	memset(&tm, 0, sizeof(tm));
-	if (list_process(s, &tm, err, n) != 0 || collect(s, &tm, err, n) != 0 ||
+	if (list_process(s, &tm, err, n) != 0 || already_patched(s, err, n) != 0 ||
+	    collect(s, &tm, err, n) != 0 ||
 	    build_points(s, err, n) != 0 || patch(s, err, n) != 0)
 		return -1;
 	if (sampling(s, s->bucket_ns, err, n) != 0 || enable_all(s, err, n) != 0 ||

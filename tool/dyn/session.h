@@ -61,7 +61,8 @@ struct dyn_session {
 	/* the process */
 	struct ctl_client c;
 	int connected, ended;
-	uint64_t bias; /* the executable's load bias */
+	uint64_t bias;                /* the executable's load bias */
+	uint64_t text_start, text_end; /* the span of its code */
 	struct dyn_set set;
 	struct dyn_spoint *pt;
 	uint32_t npt, nrefused, nmissing; /* points; requests refused or not found */
