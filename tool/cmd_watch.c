@@ -193,7 +193,9 @@ static void amount(char *buf, size_t n, double v, enum amount_kind k)
 	double a = fabs(v);
 	int i = 0;
 
-	if (k == AMOUNT_SECS)
+	if (k == AMOUNT_SECS && v == 0)
+		snprintf(buf, n, "0 s");
+	else if (k == AMOUNT_SECS)
 		snprintf(buf, n, a >= 1 ? "%.3f s" : a >= 1e-3 ? "%.3f ms" : "%.3f us",
 			 a >= 1 ? v : a >= 1e-3 ? v * 1e3 : v * 1e6);
 	else if (k == AMOUNT_COUNT && v == floor(v) && a < 1e15)
