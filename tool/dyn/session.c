@@ -802,6 +802,7 @@ static void last_sample(struct dyn_session *s, char *err, size_t n)
 
 int dyn_session_finish(struct dyn_session *s, char *err, size_t n)
 {
+	char e2[256];
 	uint8_t msg[64];
 	uint64_t t0;
 	int r = 0;
@@ -816,10 +817,10 @@ int dyn_session_finish(struct dyn_session *s, char *err, size_t n)
 		r = process_gone(s->pid) ? 0 : -1;
 	ctl_close(&s->c);
 	s->connected = 0;
-	if (r == 0 && !process_gone(s->pid))
-		r = unpatch(s, &s->detach_pause_ms, err, n);
-	else
+	if (process_gone(s->pid))
 		s->ended = 1;
+	else if (unpatch(s, &s->detach_pause_ms, r ? e2 : err, r ? sizeof(e2) : n) != 0)
+		r = -1; /* the patches come out even when DETACH failed */
 	s->detach_ms = ms_since(t0);
 	return r;
 }
