@@ -4,15 +4,19 @@
 # are medians), BENCH_CPU=1|none (taskset pinning, default the last CPU), BENCH_N (outer loop of
 # bench/callheavy.c, default 4000000), BENCH_R (rounds of bench/known.c, default 100000);
 # traces: BENCH_TRACE_N (callheavy for trace_cost.sh, default 2000000), BENCH_TRACE_RUNS
-# (rounds of trace_accuracy.sh, default 5), BENCH_KERNELS (a subset of bench/kernels/).
-.PHONY: bench bench-trace-cost bench-trace-accuracy
+# (rounds of trace_accuracy.sh, default 5), BENCH_KERNELS (a subset of bench/kernels/);
+# dynamic instrumentation (about 1.5 more minutes): BENCH_DYN_N (callheavy under sonde run
+# --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
+# BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
+.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic
 
 # One recipe, so that no two of them run at once under make -j.
-bench: all
+bench: all $(DYN_BENCH)
 	./bench/overhead.sh
 	./bench/accuracy.sh
 	BUILD=$(BUILD) ./bench/trace_cost.sh
 	BUILD=$(BUILD) ./bench/trace_accuracy.sh
+	BUILD=$(BUILD) ./bench/dynamic.sh
 
 # Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
 # accuracy of `sonde analyze` on bench/kernels/.
@@ -21,3 +25,9 @@ bench-trace-cost: all
 
 bench-trace-accuracy: all
 	BUILD=$(BUILD) ./bench/trace_accuracy.sh
+
+# Dynamic instrumentation (docs/benchmarks.md, "Dynamic instrumentation"): primitives and the
+# trampoline on a patched function, insertion, attach, sonde run --dynamic against compiled-in
+# hooks, after detach; tests/unit/dyn_bench's figures beside them.
+bench-dynamic: all $(DYN_BENCH)
+	BUILD=$(BUILD) ./bench/dynamic.sh

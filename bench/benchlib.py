@@ -157,3 +157,24 @@ def parse_analyze(text):
     return {"Tm": float(tm.group(1)) * _UNIT[tm.group(2)],
             "Ta": float(ta.group(1)) * _UNIT[ta.group(2)],
             "rae": float(rae.group(1)) if rae else None}
+
+
+# ---- which code was measured (bench/dynamic.py) ----
+
+def source_state(paths):
+    """One line: HEAD's commit and date, and which of paths have changes not committed (the
+    figures are of the working tree as built). BENCH_SOURCE, when set, says it instead (e.g.
+    for a tree exported with git archive)."""
+    if os.environ.get("BENCH_SOURCE"):
+        return os.environ["BENCH_SOURCE"]
+
+    def git(*args):
+        p = subprocess.run(["git"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+        return p.stdout.rstrip() if p.returncode == 0 else ""
+    head = git("log", "-1", "--format=%h %cI %s")
+    if not head:
+        return "not a git checkout"
+    changed = sorted({line[3:] for line in git("status", "--porcelain", "--", *paths).splitlines()})
+    return "HEAD %s; %s" % (head[:100], "uncommitted changes: " + " ".join(changed) if changed
+                            else "no uncommitted changes in " + " ".join(paths))
