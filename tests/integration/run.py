@@ -1598,6 +1598,13 @@ def t_dynamic(o):
         same_output(p, direct(out))
         eq([calls(report(d), f) for f in ('main', 'fib', 'is_even', 'is_odd')], [1, 1973, 6, 5],
            'main, fib, is_even, is_odd')
+    with check('run --dynamic -O2: exit hooks change no register (callers keep values in '
+               'call-clobbered ones across calls: -fipa-ra)'):
+        plain = build('ipa_ra', '-O2', plain=True)
+        p, d = srun(plain, opts=['--dynamic', '--throttle', 'off'], tag='dyn-ipa-ra')
+        same_output(p, direct(plain))
+        js = report(d)
+        eq([calls(js, f) for f in ('twice', 'leaf')], [100000, 200000], 'twice, leaf')
     with check('run --dynamic: exact counts of recursion -O0'):
         _, d = srun(build('recursion', '-O0', plain=True), opts=['--dynamic'], tag='dyn-rec')
         js = report(d)
