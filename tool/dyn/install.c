@@ -93,7 +93,12 @@ int dyn_collect(struct target *t, const struct target_module *m, const char *con
 	return 0;
 }
 
-/* Trampoline memory within +-2 GB of every function: tried below the module, then above. */
+/*
+ * Trampoline memory within +-2 GB of every function: tried below the module, then above, 16 MiB
+ * further each time. Areas of earlier sessions stay mapped (a thread may still return through
+ * one), so a process instrumented many times needs many tries (up to 1 GiB away).
+ */
+#define TRAMP_TRIES 128
 static int map_trampolines(struct target *t, struct dyn_set *s, char *err, size_t n)
 {
 	uint64_t lo = UINT64_MAX, hi = 0, size, hint, got = 0;
@@ -105,7 +110,7 @@ static int map_trampolines(struct target *t, struct dyn_set *s, char *err, size_
 		hi = s->f[i].addr + s->f[i].size > hi ? s->f[i].addr + s->f[i].size : hi;
 	}
 	size = ((uint64_t)s->n * PATCH_TRAMP_MAX + 4095) & ~(uint64_t)4095;
-	for (k = 0; k < 8; k++) {
+	for (k = 0; k < TRAMP_TRIES; k++) {
 		uint64_t step = (uint64_t)(k / 2 + 1) << 24; /* 16 MiB, 32 MiB, ... from the code */
 
 		hint = k % 2 == 0 ? ((lo - step - size) & ~(uint64_t)4095) : ((hi + step) & ~(uint64_t)4095);
