@@ -95,6 +95,8 @@ static void emit(struct rt_thread *t, unsigned type, uint32_t id, const uint64_t
 	uint64_t flush;
 	unsigned i;
 
+	if (now < tr->last) /* stamped before records that moved the clock (end of the process) */
+		now = tr->last;
 	if (room(t, nwords + 1, now, &flush) != 0)
 		return;
 	tr->pos[0] = strc_word(type, nwords + 1, id, now - tr->last);
@@ -140,10 +142,12 @@ static void runtime_cost(struct rt_thread *t, uint64_t began)
 
 	if (began < tr->last || room(t, 2, began, &flush) != 0)
 		return;
+	if (began + flush > now) /* a buffer swap in room() came after `now`: it ends the cost */
+		now = began + flush;
 	tr->pos[0] = strc_word(STRC_FLUSH, 2, STRC_ID_NONE, began - tr->last);
-	tr->pos[1] = now - began + flush;
+	tr->pos[1] = now - began;
 	tr->pos += 2;
-	tr->last = now + flush;
+	tr->last = now;
 }
 
 /* ---- definitions ---- */
