@@ -94,6 +94,18 @@ def fields(text):
     return d
 
 
+def same_results(res):
+    """Every run of every variant printed the uninstrumented run's checksum and call count:
+    instrumentation changed nothing the program computed. Returns the reference fields."""
+    ref = fields(res["uninstrumented"][0][1])
+    for name, rs in res.items():
+        for _, out in rs:
+            f = fields(out)
+            if f.get("checksum") != ref["checksum"] or f.get("calls") != ref["calls"]:
+                raise SystemExit("bench: %s computed something else: %r" % (name, out))
+    return ref
+
+
 def median(xs):
     return statistics.median(xs)
 
