@@ -27,6 +27,13 @@ enum sprof_rec {
 	SPROF_REC_THREAD = 5,
 	SPROF_REC_COUNTER = 6,
 	SPROF_REC_PHASE = 7,
+	SPROF_REC_SYNC = 8,     /* one per synchronization object (--sync) */
+	SPROF_REC_SYNC_COMP = 9, /* per-thread shared-memory compensation (--sync) */
+	SPROF_REC_FILE = 10,    /* one per file (--io) */
+	SPROF_REC_OS = 11,      /* per-thread operating-system counters (--os) */
+	SPROF_REC_OS_INTERVAL = 12, /* process-wide OS counters per interval (--os) */
+	SPROF_REC_HW = 13,      /* hardware counters, or why there are none (--hw) */
+	SPROF_REC_SAMPLES = 14, /* statistical samples: stacks and counts (--sample) */
 	SPROF_REC_END = 0xffff,
 };
 

@@ -50,11 +50,17 @@ enum strc_type {
 	STRC_UNWIND = 14,      /* 2 words: u64 depth: longjmp closed the calls above it */
 	STRC_DROPPED = 15,     /* 2 words: u64 events dropped since the previous DROPPED */
 	STRC_END = 16,         /* 1 word: the thread's stream is complete */
+	STRC_SYNC_WAIT = 17,   /* reserved (--sync): a blocking synchronization call begins */
+	STRC_SYNC_DONE = 18,   /* reserved (--sync): it returned (acquired, woken, joined) */
+	STRC_SYNC_RELEASE = 19, /* reserved (--sync): unlock, post, signal, broadcast */
 	STRC_DEF_FUNC = 20,    /* long, no time: a function-table entry */
 	STRC_DEF_MODULE = 21,  /* long, no time: a loaded image */
 	STRC_CALIB = 22,       /* long, no time: probe costs (u32 when: 0 start, 1 end) */
 	STRC_RUN = 23,         /* long, no time: pid, ppid, flags, exe, cmdline */
 	STRC_PROC_END = 24,    /* 2 words: u32 reason (SPROF_END_*), u32 signal */
+	STRC_DEF_SYNC = 25,    /* reserved (--sync): long, no time: a synchronization object */
+	STRC_IO = 26,          /* reserved (--io): an I/O call */
+	STRC_DEF_FILE = 27,    /* reserved (--io): long, no time: a file */
 };
 
 #define STRC_ID_BITS 20
