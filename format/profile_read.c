@@ -278,6 +278,8 @@ static const char *rec_name(uint32_t type)
 	static const char *names[] = { "?", "RUN", "CALIB", "MODULE", "FUNC", "THREAD", "COUNTER",
 				       "PHASE" };
 
+	if (type == SPROF_REC_SYNC || type == SPROF_REC_SYNC_COMP)
+		return type == SPROF_REC_SYNC ? "SYNC" : "SYNC_COMP";
 	return type < 8 ? names[type] : type == SPROF_REC_END ? "END" : "unknown";
 }
 
@@ -294,6 +296,8 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_THREAD: ret = read_thread(r, b, size); break;
 	case SPROF_REC_COUNTER: ret = read_counter(r, b); break;
 	case SPROF_REC_PHASE: ret = read_phase(r, b); break;
+	case SPROF_REC_SYNC: ret = sprof_read_sync(r->f, b, r->err, r->errlen); break;
+	case SPROF_REC_SYNC_COMP: ret = sprof_read_sync_comp(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_END: r->seen_end = 1; sprof_get_u64(b); break;
 	default: b->len = b->cap; /* a newer record type: skip it */
 	}
@@ -428,5 +432,6 @@ void sprof_free(struct sprof_file *f)
 	free(f->counters);
 	free(f->phases);
 	free(f->func_by_id);
+	sprof_free_sync(f);
 	free(f);
 }

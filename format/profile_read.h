@@ -8,6 +8,7 @@
 #define SONDE_FORMAT_PROFILE_READ_H
 
 #include "profile.h"
+#include "profile_sync.h"
 
 struct sprof_node {
 	uint32_t parent, func;
@@ -67,6 +68,9 @@ struct sprof_file {
 	struct sprof_phase *phases;
 	uint32_t nmodules, nfuncs, nthreads, ncounters, nphases;
 	uint32_t *func_by_id; /* id -> index in funcs, UINT32_MAX when absent */
+	struct sprof_sync *syncs;           /* SYNC records (profile_read_sync.c) */
+	struct sprof_sync_comp *sync_comps; /* SYNC_COMP records */
+	uint32_t nsyncs, nsync_comps;
 	uint32_t func_id_cap;
 };
 
@@ -75,6 +79,10 @@ int sprof_read_file(const char *path, struct sprof_file **out, char *err, size_t
 int sprof_read_mem(const uint8_t *data, size_t len, struct sprof_file **out, char *err,
 		   size_t errlen);
 void sprof_free(struct sprof_file *f);
+/* The SYNC and SYNC_COMP records (profile_read_sync.c): 0, or -1 with the reason in err. */
+int sprof_read_sync(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
+int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
+void sprof_free_sync(struct sprof_file *f);
 /* The function of a node, or NULL for a thread's root. */
 const struct sprof_func *sprof_func_of(const struct sprof_file *f, uint32_t func_id);
 

@@ -265,6 +265,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_start_ticks = rt_now();
 	rt_trace_init(); /* before calibrating: the trace probes are the ones to measure */
 	rt_calibrate(&rt_calib, rt_cfg.cpu);
+	rt_sync_init(); /* after the probes' costs: the compensation uses them */
 	pthread_atfork(NULL, NULL, after_fork_child);
 	install_signals();
 	rt_start_ticks = rt_now();

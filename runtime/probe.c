@@ -265,9 +265,11 @@ void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now)
 	t->top = f - 1;
 	if (f->fn != n->fn) { /* an unmeasured call */
 		n->skipped++;
+		t->skips++;
 		return;
 	}
 	n->calls++;
+	t->probes++;
 	n->incl += now - f->start;
 	if (atomic_load_explicit(&t->slow, memory_order_relaxed) & RT_SLOW_CPU)
 		n->cpu_incl += cpu_now - f->cpu_start;
@@ -287,11 +289,13 @@ static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
 			slow_clear(t, RT_SLOW_OVERFLOW);
 		t->top->node->skipped++;
 		t->depth_skips++;
+		t->skips++;
 		return;
 	}
 	if (t->top->fn == (fn ^ RT_FN_SKIP)) { /* the usual unmeasured call: no clock needed */
 		t->top--;
 		t->top[1].node->skipped++;
+		t->skips++;
 		return;
 	}
 	now = rt_now();
@@ -320,6 +324,7 @@ static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uin
 		if (top->fn == (fn ^ RT_FN_SKIP) && !t->overflow) {
 			t->top = top - 1;
 			n->skipped++;
+			t->skips++;
 			return;
 		}
 		exit_slow(t, fn);
@@ -329,6 +334,7 @@ static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uin
 	n->calls++;
 	n->incl += now - top->start;
 	t->top = top - 1;
+	t->probes++;
 	if (unlikely((n->calls & periodic_mask) == 0))
 		periodic(t, n, now);
 }

@@ -4,7 +4,8 @@
  * event-based analysis follows (docs/format-trace.md). The creator records CREATE(e) just before
  * the thread exists; the new thread records THREAD_BEGIN(e) first thing; a thread's stream ends
  * with THREAD_END(its pthread_t), and the joiner records JOIN(pthread_t) once the join returned.
- * Without tracing both calls go straight through.
+ * With --sync, a new thread starts with its creator's delay and a join takes the joined
+ * thread's (sync_comp.c). Without either, both calls go straight through.
  */
 #include "rt.h"
 
@@ -21,6 +22,7 @@ struct start {
 	void *(*routine)(void *);
 	void *arg;
 	uint64_t edge;
+	int64_t x0; /* the creator's delay (sync_comp.c) */
 };
 
 /* The new thread's first code: its stream begins before the program's routine runs. */
@@ -29,9 +31,12 @@ static void *trampoline(void *p)
 	struct start s = *(struct start *)p;
 
 	free(p);
-	rt_trace_set_edge(s.edge);
+	if (rt_trace_on)
+		rt_trace_set_edge(s.edge);
 	if (!rt_self && !rt_busy)
 		rt_thread_attach();
+	if (rt_self)
+		rt_sync_thread_start(rt_self, s.x0);
 	return s.routine(s.arg);
 }
 
@@ -47,13 +52,14 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (!real)
 		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
 	/* not a probe: pthread_create allocates too; on failure the thread just goes untracked */
-	if (!rt_trace_on || !atomic_load(&rt_ready) || !(s = malloc(sizeof(*s))))
+	if (!(rt_trace_on || rt_sync_on) || rt_busy || !atomic_load(&rt_ready) ||
+	    !(s = malloc(sizeof(*s))))
 		return real(thread, attr, routine, arg);
-	edge = atomic_fetch_add(&next_edge, 1);
-	*s = (struct start){ routine, arg, edge };
+	edge = rt_trace_on ? atomic_fetch_add(&next_edge, 1) : 0;
 	if (!t)
 		t = rt_thread_attach();
-	if (t)
+	*s = (struct start){ routine, arg, edge, t && rt_sync_on ? rt_sync_x(t) : 0 };
+	if (t && rt_trace_on)
 		rt_trace_record(t, STRC_CREATE, STRC_ID_NONE, &edge, 1);
 	ret = real(thread, attr, trampoline, s);
 	if (ret != 0)
@@ -64,11 +70,14 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 RT_EXPORT int pthread_join(pthread_t thread, void **retval)
 {
 	static join_fn real;
+	uint64_t t0 = rt_sync_on ? rt_now() : 0;
 	int ret;
 
 	if (!real)
 		real = (join_fn)dlsym(RTLD_NEXT, "pthread_join");
 	ret = real(thread, retval);
+	if (ret == 0 && rt_sync_on && rt_self && !rt_busy)
+		rt_sync_join(rt_self, (uint64_t)thread, t0, rt_now());
 	if (ret == 0 && rt_trace_on && rt_self) {
 		uint64_t who = (uint64_t)thread;
 

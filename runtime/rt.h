@@ -15,6 +15,7 @@
 
 #include "../format/profile.h"
 #include "../format/trace.h"
+#include "sync.h"
 
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_HOT __attribute__((hot))
@@ -227,6 +228,8 @@ struct rt_thread {
 	float sample_full[RT_SAMPLES], sample_in[RT_SAMPLES];
 	struct rt_counter counters[RT_MAX_COUNTERS];
 	struct rt_phase phases[RT_MAX_PHASES];
+	uint64_t probes, skips;      /* probe pairs run, measured and unmeasured (compensation) */
+	struct rt_sync_thread sync;  /* shared-memory compensation (sync_comp.c) */
 	struct rt_trace tr;
 };
 
@@ -327,6 +330,7 @@ int rt_calib_sample(struct rt_thread *scratch, double *full, double *in);
 
 /* ---- writing the profile (writer.c) ---- */
 int rt_write_profile(int end_reason, int signo);
+struct sprof_buf *rt_writer_record(struct writer *w, uint32_t type, uint32_t size);
 void rt_unwrite_profile(void);
 void rt_writer_after_fork(void);
 extern char rt_cmdline[];

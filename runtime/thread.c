@@ -181,6 +181,7 @@ static void on_thread_exit(void *arg)
 
 	rt_busy = 1;
 	rt_self = NULL;
+	rt_sync_thread_exit(t);
 	rt_thread_finish(t, rt_now());
 	if (rt_trace_on)
 		rt_trace_thread_end(t);
@@ -251,6 +252,8 @@ void rt_thread_after_fork(void)
 	t->nsamples = t->sample_tick = 0;
 	t->sample_every = rt_sample_every;
 	t->nphases = t->ncounters = 0;
+	t->probes = t->skips = 0;
+	rt_sync_after_fork(t);
 	t->next = NULL;
 	t->index = atomic_fetch_add(&thread_count, 1);
 	atomic_store(&rt_threads, t);

@@ -62,6 +62,13 @@ static void w_record(struct writer *w, uint32_t type, uint32_t size)
 	w->records++;
 }
 
+/* A record's header and room for its payload, for the writers of other records (sync_table.c). */
+struct sprof_buf *rt_writer_record(struct writer *w, uint32_t type, uint32_t size)
+{
+	w_record(w, type, size);
+	return w_room(w, size);
+}
+
 /* Length of a string as the format stores it (cut at SPROF_MAX_STR). */
 static uint32_t str_len(const char *s)
 {
@@ -328,6 +335,7 @@ static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 		write_thread(w, t, now);
 		write_user_data(w, t, now);
 	}
+	rt_sync_write(w);
 	w_record(w, SPROF_REC_END, 8);
 	sprof_put_u64(w_room(w, 8), w->records - 1);
 	w_flush(w);

@@ -111,6 +111,7 @@ $(UNIT_DYN_ATTACH): tests/unit/test_dyn_attach.c format/protocol.c format/protoc
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -ldl
 
 $(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
+		format/profile_read_sync.c \
 		format/profile.h format/profile_read.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
@@ -121,7 +122,7 @@ $(UNIT_COMPENSATE): tests/unit/test_compensate.c tool/analysis/compensate.c \
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
 $(UNIT_TRACE_PROFILE): tests/unit/test_trace_profile.c tool/trace_profile.c tool/util.c \
-		format/trace_read.c format/profile_read.c format/profile_codec.c \
+		format/trace_read.c format/profile_read.c format/profile_read_sync.c format/profile_codec.c \
 		tool/trace_profile.h format/trace_read.h format/profile_read.h format/profile.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)

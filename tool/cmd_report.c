@@ -24,6 +24,8 @@ static void report_usage(FILE *out)
 		"  --limit N                rows of the flat table (default 40 in text)\n"
 		"  --pid P, --thread N      only process P, only thread N (its index)\n"
 		"  --json | --csv           machine-readable output (docs/report-json.md)\n"
+		"  --sync                   only the synchronization objects and compensation\n"
+		"                           (runs of 'sonde run --sync'; with --csv: the objects)\n"
 		"  --diff OTHER             compare with another run directory\n");
 }
 
@@ -64,6 +66,8 @@ static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 		return o->r.tree = 0, 1;
 	if (!strcmp(argv[*i], "--tree"))
 		return o->r.flat = 0, 1;
+	if (!strcmp(argv[*i], "--sync"))
+		return o->r.sync_only = 1;
 	if ((r = opt_value(argc, argv, i, "--diff", &o->diff)))
 		return r;
 	if ((r = opt_value(argc, argv, i, "--sort", &v)))
@@ -135,6 +139,8 @@ int cmd_report(int argc, char **argv)
 		ret = diff(&o, &m);
 	else if (o.json)
 		report_json(stdout, &m, &o.r);
+	else if (o.csv && o.r.sync_only)
+		report_sync_csv(stdout, &m);
 	else if (o.csv)
 		report_csv(stdout, &m, &o.r);
 	else

@@ -29,6 +29,7 @@ struct run_opts {
 	const char *depth, *throttle;
 	const char *trace_buffer, *trace_rate;
 	int cpu, follow_exec, verbose, precise, trace, trace_drop, dynamic;
+	int sync; /* --sync: pthread synchronization (runtime/sync_wrap.c) */
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
 	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
 	int ninclude, nexclude, ninclude_file, nexclude_file;
@@ -60,6 +61,8 @@ static void run_usage(FILE *out)
 		"  --trace-rate N         above N events per second of one function, record counts\n"
 		"                         instead of events until the rate falls (default: off);\n"
 		"                         implies --trace\n"
+		"  --sync                 measure pthread locks, condition variables, barriers,\n"
+		"                         semaphores and joins, and compensate waits (docs/runtime.md)\n"
 		"  -v, --verbose          say where the profiles went\n");
 }
 
@@ -87,6 +90,8 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->trace = 1;
 	if (!strcmp(argv[*i], "--dynamic"))
 		return o->dynamic = 1;
+	if (!strcmp(argv[*i], "--sync"))
+		return o->sync = 1;
 	if (!strcmp(argv[*i], "--trace-drop"))
 		return o->trace_drop = o->trace = 1;
 	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
@@ -349,6 +354,8 @@ static int set_env(const struct run_opts *o, const char *dir, const char *select
 		setenv("SONDE_FOLLOW_EXEC", "1", 1);
 	if (o->precise)
 		setenv("SONDE_PRECISE", "1", 1);
+	if (o->sync)
+		setenv("SONDE_SYNC", "1", 1);
 	if (o->dynamic) {
 		setenv("SONDE_DYNAMIC", "1", 1);
 		setenv("SONDE_DYNAMIC_HOLD", "1", 1);

@@ -11,6 +11,7 @@
 
 #include "analysis/compensate.h"
 #include "elfinfo.h"
+#include "model_sync.h"
 #include "profile_read.h"
 #include "symbols.h"
 #include "trace_profile.h"
@@ -277,6 +278,7 @@ static void merge_file(struct model *m, const struct sprof_file *f, struct symta
 	}
 	add_process(m, f, main_oh, other, nother, first);
 	add_user_data(m, f, flt);
+	model_sync_merge(m, f, flt);
 	free(other);
 	free(fmap);
 }
@@ -485,5 +487,6 @@ void model_free(struct model *m)
 	free(m->phases);
 	free(m->func_hash);
 	free(m->dir);
+	model_sync_free(m);
 	memset(m, 0, sizeof(*m));
 }

@@ -79,6 +79,7 @@ struct model {
 	uint32_t cap_funcs, cap_nodes;
 	uint32_t *func_hash; /* open addressing over funcs by resource */
 	uint32_t hash_cap;
+	struct model_sync *sync; /* --sync: objects and compensation (model_sync.c), or NULL */
 };
 
 /* Which threads to read: a pid (0 = all) and a thread index (-1 = all). */

@@ -14,6 +14,7 @@ struct report_opts {
 	int limit;     /* rows of the flat table; 0 = all */
 	int depth;     /* levels of the call-path tree; 0 = all */
 	int flat, tree; /* which parts of the text report */
+	int sync_only;  /* --sync: only the synchronization sections (report_sync.c) */
 };
 
 /* Function indices of m, sorted by the chosen key (largest first). Caller frees. */
@@ -22,6 +23,11 @@ uint32_t *report_order(const struct model *m, enum report_sort sort);
 void report_text(FILE *out, const struct model *m, const struct report_opts *o);
 void report_json(FILE *out, const struct model *m, const struct report_opts *o);
 void report_csv(FILE *out, const struct model *m, const struct report_opts *o);
+
+/* The synchronization sections (report_sync.c); nothing when the run had no --sync. */
+void report_sync_text(FILE *out, const struct model *m, int limit);
+void report_sync_json(FILE *out, const struct model *m);
+void report_sync_csv(FILE *out, const struct model *m);
 
 enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_CSV };
 void report_diff(FILE *out, const struct model *a, const struct model *b, enum diff_format fmt,

@@ -218,6 +218,7 @@ void report_json(FILE *out, const struct model *m, const struct report_opts *o)
 	fprintf(out, "],\"callpath\":");
 	json_node(out, m, 0, 0, o->depth);
 	json_user_data(out, m);
+	report_sync_json(out, m);
 	fprintf(out, "}\n");
 	free(idx);
 }

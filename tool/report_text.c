@@ -256,9 +256,14 @@ static void print_user_data(FILE *out, const struct model *m)
 void report_text(FILE *out, const struct model *m, const struct report_opts *o)
 {
 	print_header(out, m);
+	if (o->sync_only) {
+		report_sync_text(out, m, o->limit);
+		return;
+	}
 	if (o->flat)
 		print_flat(out, m, o);
 	if (o->tree)
 		print_tree(out, m, o);
 	print_user_data(out, m);
+	report_sync_text(out, m, o->limit);
 }

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Synchronization measurement (`sonde run --sync`, docs/runtime.md "Synchronization"): the
+ * table of sync objects (sync_table.c), the interposed pthread and semaphore functions
+ * (sync_wrap.c) and the shared-memory compensation of MODELS §2.4 (sync_comp.c).
+ *
+ * Included by rt.h: a thread's compensation state lives in its struct rt_thread.
+ */
+#ifndef SONDE_RT_SYNC_H
+#define SONDE_RT_SYNC_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../format/profile_sync.h"
+
+/* Per-thread state of the shared-memory compensation (all in ticks). */
+struct rt_sync_thread {
+	uint64_t ops;        /* wrapped calls made: each cost o_sync */
+	int64_t x0;          /* delay inherited from the creator at pthread_create */
+	int64_t shift;       /* sum over waits of (w' - w): x = o - shift */
+	uint64_t waits;      /* waits that took a releaser's delay into account */
+	uint64_t wait;       /* their measured time */
+	int64_t wait_c;      /* their approximated time (sum of w') */
+	uint32_t hold_countdown; /* acquisitions until the next hold-time sample */
+	uint32_t rand;       /* xorshift state for the sampling countdown */
+};
+
+/*
+ * One synchronization object: a slot of the process-wide table, keyed by the object's address
+ * (docs/runtime.md). Fields are atomics read and written with relaxed order: for a mutex, a
+ * spinlock and a write-locked rwlock the owner updates them while it holds the lock (plain loads
+ * and stores, the lock orders them); everything else adds atomically.
+ */
+struct rt_sync_obj {
+	_Atomic uintptr_t key;        /* 0 free, RT_SYNC_DEAD a calibration's, else the address */
+	_Atomic uint32_t kind;        /* SPROF_SYNC_* */
+	_Atomic uint32_t flags;       /* SPROF_SYNC_F_* */
+	_Atomic uintptr_t site;       /* code address of its init or first use */
+	uint32_t depth;               /* exclusive holds open (recursive mutexes); by the owner */
+	uint32_t barrier_count;       /* from pthread_barrier_init; 0 unknown */
+	uint64_t hold_start;          /* ticks; 0 when the current hold is not sampled */
+	const void *owner;            /* rwlock: the thread holding it for writing */
+	_Atomic int64_t x;            /* delay of the last releaser (compensation), ticks */
+	_Atomic uint64_t arrivals;    /* barrier: calls so far (generation = arrivals / count) */
+	_Atomic uint64_t late_m[2];   /* barrier: generation << 56 | latest measured arrival */
+	_Atomic uint64_t late_a[2];   /* barrier: generation << 56 | latest approximated arrival */
+	_Atomic uint64_t acquires, shared, contended, failed, timeouts, releases, broadcasts;
+	_Atomic uint64_t wait, wait_max, hold, hold_samples; /* ticks */
+} __attribute__((aligned(64)));
+
+#define RT_SYNC_DEAD ((uintptr_t)1)
+#define RT_SYNC_EXITED 0x100u /* flags of a thread's object: its final delay is in x */
+
+extern int rt_sync_on; /* SONDE_SYNC: the wrappers measure */
+
+struct rt_thread;
+struct writer;
+
+/* sync_table.c */
+int rt_sync_table_init(void);
+struct rt_sync_obj *rt_sync_find(const void *addr, uint32_t kind, uintptr_t site);
+void rt_sync_set_init_site(struct rt_sync_obj *o, uintptr_t site);
+void rt_sync_write(struct writer *w);
+void rt_sync_table_reset(void);
+
+/* sync_wrap.c */
+void rt_sync_wrap_init(void);
+int rt_sync_calibrate(struct rt_thread *scratch, double *ns);
+
+/* sync_comp.c */
+void rt_sync_init(void);
+int64_t rt_sync_x(const struct rt_thread *t);
+void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s);
+void rt_sync_thread_start(struct rt_thread *t, int64_t x0);
+void rt_sync_thread_exit(struct rt_thread *t);
+void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1);
+int rt_sync_hold_sample(struct rt_thread *t);
+void rt_sync_after_fork(struct rt_thread *t);
+extern double rt_sync_o_ns; /* calibrated cost of one wrapped call */
+
+#endif

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared-memory parallel compensation (MODELS §2.4, last paragraph; docs/measurement.md).
+ *
+ * Each thread has o, its accumulated measurement overhead (probe pairs times their calibrated
+ * cost, wrapped calls times theirs, in-run calibration time), and x, its delay: how much earlier
+ * it would be where it is without measurement. x = x0 + o - shift, where x0 was inherited from
+ * the creator and shift sums (w' - w) over the thread's waits. A releaser stores its x in the
+ * object; an acquire that waited w applies
+ *     x_r' = min(x_r + w, x_s)      w' = w + x_r - x_r'
+ * pthread_join takes the exiting thread's x; a barrier takes the latest approximated arrival.
+ * o is kept as counts (probes, skips, ops): the writer stores them and the tool recomputes o
+ * with the final calibration; the min() above uses the start-up calibration.
+ */
+#include "rt.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rt_sync_on;
+double rt_sync_o_ns;
+
+/* Costs in ticks, fixed point with 16 fraction bits: x costs three multiplications. */
+static uint64_t full_fp, skip_fp, sync_fp;
+
+static uint64_t to_fp(double ns)
+{
+	double v = ns * rt_ticks_per_ns() * 65536.0;
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+int64_t rt_sync_x(const struct rt_thread *t)
+{
+	uint64_t o = (t->probes * full_fp + t->skips * skip_fp + t->sync.ops * sync_fp) >> 16;
+
+	return t->sync.x0 + (int64_t)(o + t->calib_ticks) - t->sync.shift;
+}
+
+/* A wait of w ticks ended by a releaser whose delay was x_s. */
+void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s)
+{
+	int64_t x_r = rt_sync_x(t), x_new = x_r + (int64_t)w;
+
+	if (x_s < x_new)
+		x_new = x_s;
+	t->sync.shift += x_r - x_new;
+	t->sync.waits++;
+	t->sync.wait += w;
+	t->sync.wait_c += (int64_t)w + x_r - x_new;
+}
+
+/* A new thread starts as late as its creator was when it created it. */
+void rt_sync_thread_start(struct rt_thread *t, int64_t x0)
+{
+	t->sync.x0 = x0;
+}
+
+/* An ending thread leaves its delay where pthread_join finds it: the object of its pthread_t. */
+void rt_sync_thread_exit(struct rt_thread *t)
+{
+	struct rt_sync_obj *o;
+
+	if (!rt_sync_on)
+		return;
+	o = rt_sync_find((const void *)pthread_self(), SPROF_SYNC_THREAD, 0);
+	atomic_store_explicit(&o->x, rt_sync_x(t), memory_order_release);
+	atomic_fetch_or_explicit(&o->flags, RT_SYNC_EXITED, memory_order_release);
+}
+
+/* After a pthread_join that returned 0: the wait took the joined thread's delay. */
+void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1)
+{
+	struct rt_sync_obj *o = rt_sync_find((const void *)thread, SPROF_SYNC_THREAD, 0);
+	uint64_t w = t1 - t0;
+
+	t->sync.ops++;
+	atomic_fetch_add_explicit(&o->acquires, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&o->wait, w, memory_order_relaxed);
+	if (atomic_load_explicit(&o->flags, memory_order_acquire) & RT_SYNC_EXITED)
+		rt_sync_inherit(t, w, atomic_load_explicit(&o->x, memory_order_relaxed));
+}
+
+/* Whether this acquisition's hold time is measured: about one in 32, at random intervals so
+ * that a periodic pattern of holds is not sampled in step with it. */
+int rt_sync_hold_sample(struct rt_thread *t)
+{
+	uint32_t r;
+
+	if (likely(t->sync.hold_countdown--))
+		return 0;
+	r = t->sync.rand ? t->sync.rand : (uint32_t)(uintptr_t)t | 1u;
+	r ^= r << 13;
+	r ^= r >> 17;
+	r ^= r << 5;
+	t->sync.rand = r;
+	t->sync.hold_countdown = r & 63; /* 0..63: one sample per 32 acquisitions on average */
+	return 1;
+}
+
+/* At start-up, after the probes' calibration: SONDE_SYNC, the table, the wrappers' cost. */
+void rt_sync_init(void)
+{
+	const char *v = getenv("SONDE_SYNC");
+	struct rt_thread *scratch;
+	double ns = 0;
+
+	rt_sync_on = v && *v && *v != '0';
+	if (!rt_sync_on)
+		return;
+	rt_sync_wrap_init();
+	if (rt_sync_table_init() != 0) {
+		rt_log("--sync: cannot map the table of synchronization objects: not measuring them");
+		rt_sync_on = 0;
+		return;
+	}
+	scratch = rt_thread_new(0);
+	if (scratch && rt_sync_calibrate(scratch, &ns) == 0)
+		rt_sync_o_ns = ns;
+	if (scratch)
+		rt_thread_release(scratch);
+	full_fp = to_fp(rt_calib.o_full);
+	skip_fp = to_fp(rt_calib.o_skip);
+	sync_fp = to_fp(rt_sync_o_ns);
+}
+
+/* A forked child starts its delays afresh, as it starts its profile. */
+void rt_sync_after_fork(struct rt_thread *t)
+{
+	if (t)
+		memset(&t->sync, 0, sizeof(t->sync));
+	if (rt_sync_on)
+		rt_sync_table_reset();
+}

@@ -1,0 +1,801 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Interposed pthread and semaphore functions (`sonde run --sync`, docs/runtime.md). Each calls
+ * the real function (dlsym RTLD_NEXT; the condition variables' current version with dlvsym)
+ * and returns exactly what it returned, with errno as it left it; cancellation points stay
+ * cancellation points (the real call is where the thread blocks). Without --sync, or while the
+ * runtime itself runs, they go straight through.
+ *
+ * No clock is read on the uncontended path: a mutex or a spinlock whose lock word is free is
+ * taken with the real lock call and only counted; one whose word is taken is timed around the
+ * real call (a lock that becomes taken between the look and the call is timed as uncontended:
+ * its wait is missed, not invented). rwlocks and semaphores try first and time only when the
+ * try fails. Hold times are measured on a random sample of about one acquisition in 32 (two
+ * clock reads would cost more than the whole lock/unlock pair) and scaled by the tool.
+ */
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <time.h>
+
+#define SITE ((uintptr_t)__builtin_return_address(0))
+#define RELAXED memory_order_relaxed
+
+/* ---- the real functions ---- */
+
+#define REAL_DECL(name) static __typeof__(name) *real_##name
+REAL_DECL(pthread_mutex_init);
+REAL_DECL(pthread_mutex_lock);
+REAL_DECL(pthread_mutex_trylock);
+REAL_DECL(pthread_mutex_timedlock);
+REAL_DECL(pthread_mutex_unlock);
+REAL_DECL(pthread_rwlock_init);
+REAL_DECL(pthread_rwlock_rdlock);
+REAL_DECL(pthread_rwlock_tryrdlock);
+REAL_DECL(pthread_rwlock_timedrdlock);
+REAL_DECL(pthread_rwlock_wrlock);
+REAL_DECL(pthread_rwlock_trywrlock);
+REAL_DECL(pthread_rwlock_timedwrlock);
+REAL_DECL(pthread_rwlock_unlock);
+REAL_DECL(pthread_spin_init);
+REAL_DECL(pthread_spin_lock);
+REAL_DECL(pthread_spin_trylock);
+REAL_DECL(pthread_spin_unlock);
+REAL_DECL(pthread_cond_init);
+REAL_DECL(pthread_cond_wait);
+REAL_DECL(pthread_cond_timedwait);
+REAL_DECL(pthread_cond_signal);
+REAL_DECL(pthread_cond_broadcast);
+REAL_DECL(pthread_barrier_init);
+REAL_DECL(pthread_barrier_wait);
+REAL_DECL(sem_init);
+REAL_DECL(sem_wait);
+REAL_DECL(sem_trywait);
+REAL_DECL(sem_timedwait);
+REAL_DECL(sem_post);
+
+/* Condition variables have two versions; the program links against the current one. */
+static void *lookup(const char *name)
+{
+	int saved = errno;
+	void *p = NULL;
+
+	if (name[8] == 'c' && name[9] == 'o') /* pthread_cond_* */
+		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.3.2");
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	errno = saved;
+	return p;
+}
+
+/* The real function, looked up on first use (a call may come before our constructor). */
+#define REAL(name)                                                                                 \
+	({                                                                                         \
+		if (unlikely(!real_##name))                                                        \
+			real_##name = lookup(#name);                                               \
+		real_##name;                                                                       \
+	})
+
+/* ---- common bookkeeping ---- */
+
+static RT_COLD struct rt_thread *attach_slow(void)
+{
+	if (!atomic_load(&rt_ready))
+		return NULL;
+	return rt_thread_attach();
+}
+
+/* The calling thread's state when this call is to be measured, else NULL. */
+static inline struct rt_thread *measuring(void)
+{
+	struct rt_thread *t;
+
+	if (likely(!rt_sync_on) || unlikely(rt_busy))
+		return NULL;
+	t = rt_self;
+	return likely(t) ? t : attach_slow();
+}
+
+/* Plain read-modify-write of a field only the lock's holder changes. */
+static inline void own_add(_Atomic uint64_t *p, uint64_t v)
+{
+	atomic_store_explicit(p, atomic_load_explicit(p, RELAXED) + v, RELAXED);
+}
+
+static inline void add(_Atomic uint64_t *p, uint64_t v)
+{
+	atomic_fetch_add_explicit(p, v, RELAXED);
+}
+
+static void note_wait(struct rt_sync_obj *o, uint64_t w)
+{
+	uint64_t m = atomic_load_explicit(&o->wait_max, RELAXED);
+
+	add(&o->wait, w);
+	while (w > m && !atomic_compare_exchange_weak_explicit(&o->wait_max, &m, w, RELAXED,
+							       RELAXED))
+		;
+}
+
+/* An exclusive acquisition (mutex, spinlock, write lock): the caller holds the lock now. */
+static inline void excl_acquired(struct rt_thread *t, struct rt_sync_obj *o)
+{
+	t->sync.ops++;
+	own_add(&o->acquires, 1);
+	if (o->depth++ == 0 && unlikely(rt_sync_hold_sample(t)))
+		o->hold_start = rt_now();
+}
+
+/* After waiting w ticks for an exclusive lock: the wait, and the releaser's delay. */
+static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
+{
+	own_add(&o->contended, 1);
+	note_wait(o, w);
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED));
+}
+
+/* An exclusive release, still holding the lock; `count`: an unlock (not a condition wait). */
+static inline void excl_release(struct rt_thread *t, struct rt_sync_obj *o, int count)
+{
+	t->sync.ops++;
+	if (count)
+		own_add(&o->releases, 1);
+	if (o->depth && --o->depth == 0 && unlikely(o->hold_start)) {
+		own_add(&o->hold, rt_now() - o->hold_start);
+		own_add(&o->hold_samples, 1);
+		o->hold_start = 0;
+	}
+	atomic_store_explicit(&o->x, rt_sync_x(t), RELAXED);
+}
+
+/* A shared or signalling release (rdlock unlock, sem_post, cond signal): others may race. */
+static void shared_release(struct rt_thread *t, struct rt_sync_obj *o, _Atomic uint64_t *count)
+{
+	t->sync.ops++;
+	add(count, 1);
+	atomic_store_explicit(&o->x, rt_sync_x(t), RELAXED);
+}
+
+/* A blocking call that waited w ticks and succeeded, counted atomically. */
+static void shared_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
+{
+	add(&o->contended, 1);
+	note_wait(o, w);
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED));
+}
+
+static void timed_out(struct rt_sync_obj *o, uint64_t w)
+{
+	add(&o->timeouts, 1);
+	note_wait(o, w);
+}
+
+static void init_site(const void *obj, uint32_t kind, uintptr_t site)
+{
+	struct rt_thread *t = measuring();
+
+	if (t)
+		rt_sync_set_init_site(rt_sync_find(obj, kind, site), site);
+}
+
+/* ---- mutexes ---- */
+
+/* glibc's lock word is the mutex's first int: 0 when free, for every mutex type. */
+static inline int word_taken(const void *lock)
+{
+	return __atomic_load_n((const int *)lock, __ATOMIC_RELAXED) != 0;
+}
+
+RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	init_site(m, SPROF_SYNC_MUTEX, SITE);
+	return REAL(pthread_mutex_init)(m, a);
+}
+
+static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uintptr_t site)
+{
+	uint64_t t0 = rt_now(), t1;
+	int r = real_pthread_mutex_lock(m);
+	struct rt_sync_obj *o;
+
+	t1 = rt_now();
+	if (r == 0 || r == EOWNERDEAD) {
+		o = rt_sync_find(m, SPROF_SYNC_MUTEX, site);
+		excl_acquired(t, o);
+		excl_waited(t, o, t1 - t0);
+	}
+	return r;
+}
+
+RT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	struct rt_thread *t = measuring();
+	int r;
+
+	if (!t)
+		return REAL(pthread_mutex_lock)(m);
+	if (unlikely(word_taken(m)))
+		return mutex_lock_wait(t, m, SITE);
+	r = real_pthread_mutex_lock(m);
+	if (likely(r == 0) || r == EOWNERDEAD)
+		excl_acquired(t, rt_sync_find(m, SPROF_SYNC_MUTEX, SITE));
+	return r;
+}
+
+RT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	struct rt_thread *t = measuring();
+	int r = REAL(pthread_mutex_trylock)(m);
+
+	if (!t)
+		return r;
+	if (r == 0 || r == EOWNERDEAD)
+		excl_acquired(t, rt_sync_find(m, SPROF_SYNC_MUTEX, SITE));
+	else if (r == EBUSY)
+		add(&rt_sync_find(m, SPROF_SYNC_MUTEX, SITE)->failed, 1);
+	return r;
+}
+
+RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+	struct rt_sync_obj *o;
+	uint64_t t0, t1;
+	int r;
+
+	if (!t)
+		return REAL(pthread_mutex_timedlock)(m, abstime);
+	r = REAL(pthread_mutex_trylock)(m);
+	if (r != EBUSY && r != 0 && r != EOWNERDEAD) /* the timed call reports its own error */
+		return REAL(pthread_mutex_timedlock)(m, abstime);
+	o = rt_sync_find(m, SPROF_SYNC_MUTEX, SITE);
+	if (r != EBUSY) {
+		excl_acquired(t, o);
+		return r;
+	}
+	t0 = rt_now();
+	r = REAL(pthread_mutex_timedlock)(m, abstime);
+	t1 = rt_now();
+	if (r == 0 || r == EOWNERDEAD) {
+		excl_acquired(t, o);
+		excl_waited(t, o, t1 - t0);
+	} else if (r == ETIMEDOUT) {
+		timed_out(o, t1 - t0);
+	}
+	return r;
+}
+
+RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	struct rt_thread *t = measuring();
+
+	if (t)
+		excl_release(t, rt_sync_find(m, SPROF_SYNC_MUTEX, SITE), 1);
+	return REAL(pthread_mutex_unlock)(m);
+}
+
+/* ---- spinlocks ---- */
+
+/* x86-64 glibc's spinlock word is 1 when free, 0 or below when taken. */
+static inline int spin_taken(pthread_spinlock_t *l)
+{
+	return __atomic_load_n((const int *)(uintptr_t)l, __ATOMIC_RELAXED) <= 0;
+}
+
+RT_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+{
+	init_site((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE);
+	return REAL(pthread_spin_init)(l, pshared);
+}
+
+RT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
+{
+	struct rt_thread *t = measuring();
+	struct rt_sync_obj *o;
+	uint64_t t0 = 0;
+	int r, waited;
+
+	if (!t)
+		return REAL(pthread_spin_lock)(l);
+	waited = spin_taken(l);
+	if (unlikely(waited))
+		t0 = rt_now();
+	r = real_pthread_spin_lock(l);
+	if (r != 0)
+		return r;
+	o = rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE);
+	excl_acquired(t, o);
+	if (unlikely(waited))
+		excl_waited(t, o, rt_now() - t0);
+	return r;
+}
+
+RT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
+{
+	struct rt_thread *t = measuring();
+	int r = REAL(pthread_spin_trylock)(l);
+
+	if (!t)
+		return r;
+	if (r == 0)
+		excl_acquired(t, rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE));
+	else if (r == EBUSY)
+		add(&rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE)->failed, 1);
+	return r;
+}
+
+RT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
+{
+	struct rt_thread *t = measuring();
+
+	if (t)
+		excl_release(t, rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE), 1);
+	return REAL(pthread_spin_unlock)(l);
+}
+
+/* ---- rwlocks ---- */
+
+typedef int (*rw_try_fn)(pthread_rwlock_t *);
+typedef int (*rw_timed_fn)(pthread_rwlock_t *, const struct timespec *);
+
+RT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+	init_site(l, SPROF_SYNC_RWLOCK, SITE);
+	return REAL(pthread_rwlock_init)(l, a);
+}
+
+static void rw_acquired(struct rt_thread *t, struct rt_sync_obj *o, int write)
+{
+	if (write) {
+		excl_acquired(t, o);
+		o->owner = t;
+	} else {
+		t->sync.ops++;
+		add(&o->shared, 1);
+	}
+}
+
+/*
+ * Every rwlock acquisition: try first; when busy, the blocking call (timed when abstime is
+ * given) between two clock reads. Another error of the try is the blocking call's to report.
+ */
+static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, rw_try_fn try,
+		   rw_try_fn block, rw_timed_fn timed, const struct timespec *abstime,
+		   uintptr_t site)
+{
+	struct rt_sync_obj *o;
+	uint64_t t0, w;
+	int r = try(l);
+
+	if (r != 0 && r != EBUSY)
+		return abstime ? timed(l, abstime) : block(l);
+	o = rt_sync_find(l, SPROF_SYNC_RWLOCK, site);
+	if (r == 0) {
+		rw_acquired(t, o, write);
+		return 0;
+	}
+	t0 = rt_now();
+	r = abstime ? timed(l, abstime) : block(l);
+	w = rt_now() - t0;
+	if (r == 0) {
+		rw_acquired(t, o, write);
+		shared_waited(t, o, w);
+	} else if (r == ETIMEDOUT) {
+		timed_out(o, w);
+	}
+	return r;
+}
+
+RT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(pthread_rwlock_rdlock)(l);
+	return rw_lock(t, l, 0, REAL(pthread_rwlock_tryrdlock), real_pthread_rwlock_rdlock, NULL,
+		       NULL, SITE);
+}
+
+RT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(pthread_rwlock_wrlock)(l);
+	return rw_lock(t, l, 1, REAL(pthread_rwlock_trywrlock), real_pthread_rwlock_wrlock, NULL,
+		       NULL, SITE);
+}
+
+RT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(pthread_rwlock_timedrdlock)(l, abstime);
+	return rw_lock(t, l, 0, REAL(pthread_rwlock_tryrdlock), REAL(pthread_rwlock_rdlock),
+		       REAL(pthread_rwlock_timedrdlock), abstime, SITE);
+}
+
+RT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(pthread_rwlock_timedwrlock)(l, abstime);
+	return rw_lock(t, l, 1, REAL(pthread_rwlock_trywrlock), REAL(pthread_rwlock_wrlock),
+		       REAL(pthread_rwlock_timedwrlock), abstime, SITE);
+}
+
+static int rw_try(pthread_rwlock_t *l, int write, uintptr_t site)
+{
+	struct rt_thread *t = measuring();
+	int r = write ? REAL(pthread_rwlock_trywrlock)(l) : REAL(pthread_rwlock_tryrdlock)(l);
+
+	if (!t)
+		return r;
+	if (r == 0)
+		rw_acquired(t, rt_sync_find(l, SPROF_SYNC_RWLOCK, site), write);
+	else if (r == EBUSY)
+		add(&rt_sync_find(l, SPROF_SYNC_RWLOCK, site)->failed, 1);
+	return r;
+}
+
+RT_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+	return rw_try(l, 0, SITE);
+}
+
+RT_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+	return rw_try(l, 1, SITE);
+}
+
+/* The writer's release if this thread holds it for writing (no reader can then), else a
+ * reader's. */
+RT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	struct rt_thread *t = measuring();
+
+	if (t) {
+		struct rt_sync_obj *o = rt_sync_find(l, SPROF_SYNC_RWLOCK, SITE);
+
+		if (o->owner == t) {
+			o->owner = NULL;
+			excl_release(t, o, 1);
+		} else {
+			shared_release(t, o, &o->releases);
+		}
+	}
+	return REAL(pthread_rwlock_unlock)(l);
+}
+
+/* ---- condition variables ---- */
+
+RT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
+{
+	init_site(c, SPROF_SYNC_COND, SITE);
+	return REAL(pthread_cond_init)(c, a);
+}
+
+/*
+ * A wait releases the mutex (its hold ends, its releaser's delay is ours) and takes it again
+ * before returning. Waits are counted when they begin, so a cancelled wait is counted too.
+ */
+static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
+		     const struct timespec *abstime, uintptr_t site)
+{
+	struct rt_sync_obj *oc = rt_sync_find(c, SPROF_SYNC_COND, site);
+	struct rt_sync_obj *om = rt_sync_find(m, SPROF_SYNC_MUTEX, site);
+	uint32_t depth;
+	uint64_t t0, w;
+	int r;
+
+	add(&oc->contended, 1);
+	excl_release(t, om, 0);
+	depth = om->depth;
+	om->depth = 0;
+	t0 = rt_now();
+	r = abstime ? REAL(pthread_cond_timedwait)(c, m, abstime) : REAL(pthread_cond_wait)(c, m);
+	w = rt_now() - t0;
+	om->depth = depth + 1; /* ours again */
+	if (r == 0) {
+		add(&oc->acquires, 1);
+		note_wait(oc, w);
+		rt_sync_inherit(t, w, atomic_load_explicit(&oc->x, RELAXED));
+	} else if (r == ETIMEDOUT) {
+		timed_out(oc, w);
+	}
+	return r;
+}
+
+RT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(pthread_cond_wait)(c, m);
+	return cond_wait(t, c, m, NULL, SITE);
+}
+
+RT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+				     const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(pthread_cond_timedwait)(c, m, abstime);
+	return cond_wait(t, c, m, abstime, SITE);
+}
+
+RT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+	struct rt_thread *t = measuring();
+
+	if (t) {
+		struct rt_sync_obj *o = rt_sync_find(c, SPROF_SYNC_COND, SITE);
+
+		shared_release(t, o, &o->releases);
+	}
+	return REAL(pthread_cond_signal)(c);
+}
+
+RT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	struct rt_thread *t = measuring();
+
+	if (t) {
+		struct rt_sync_obj *o = rt_sync_find(c, SPROF_SYNC_COND, SITE);
+
+		shared_release(t, o, &o->broadcasts);
+	}
+	return REAL(pthread_cond_broadcast)(c);
+}
+
+/* ---- barriers ---- */
+
+#define GEN_SHIFT 56
+#define ARRIVAL_MASK ((UINT64_C(1) << GEN_SHIFT) - 1)
+
+RT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
+				   unsigned count)
+{
+	struct rt_thread *t = measuring();
+
+	if (t) {
+		struct rt_sync_obj *o = rt_sync_find(b, SPROF_SYNC_BARRIER, SITE);
+
+		rt_sync_set_init_site(o, SITE);
+		o->barrier_count = count;
+		atomic_store(&o->arrivals, 0);
+	}
+	return REAL(pthread_barrier_init)(b, a, count);
+}
+
+/*
+ * MPI_Barrier's rule: gather, then broadcast. Without measurement the barrier opens when the
+ * last thread arrives there, at A = max over threads of (arrival - delay); measured, it opened at
+ * M = max of the measured arrivals. A thread that leaves at t1 left t1 - M after the opening,
+ * and without measurement would leave as long after A: its delay becomes M - A (the x_s of the
+ * rule, which also keeps min(x + w, .)). Each generation (arrivals / count) has its two maxima in
+ * cells tagged with the generation; two sets of cells suffice, since a generation starts only
+ * after every thread of the one before has left and read its cells. The count comes from
+ * pthread_barrier_init (without it, no compensation).
+ */
+static void atomic_max_tagged(_Atomic uint64_t *cell, uint64_t gen, uint64_t v)
+{
+	uint64_t cur = atomic_load(cell), mine = gen << GEN_SHIFT | (v & ARRIVAL_MASK);
+
+	while ((cur >> GEN_SHIFT != gen || (cur & ARRIVAL_MASK) < (v & ARRIVAL_MASK)) &&
+	       !atomic_compare_exchange_weak(cell, &cur, mine))
+		;
+}
+
+/* The generation this arrival belongs to (its cells are index gen & 1), or -1: no count. */
+static int barrier_arrive(struct rt_thread *t, struct rt_sync_obj *o, uint64_t now)
+{
+	uint64_t gen;
+	int64_t a;
+
+	if (!o->barrier_count)
+		return -1;
+	gen = (atomic_fetch_add(&o->arrivals, 1) / o->barrier_count) & 0xff;
+	a = (int64_t)(now - rt_start_ticks) - rt_sync_x(t);
+	atomic_max_tagged(&o->late_m[gen & 1], gen, now - rt_start_ticks);
+	atomic_max_tagged(&o->late_a[gen & 1], gen, (uint64_t)(a > 0 ? a : 0));
+	return (int)gen;
+}
+
+static void barrier_leave(struct rt_thread *t, struct rt_sync_obj *o, int gen, uint64_t w)
+{
+	uint64_t m, a;
+
+	if (gen < 0)
+		return;
+	m = atomic_load(&o->late_m[gen & 1]);
+	a = atomic_load(&o->late_a[gen & 1]);
+	if (m >> GEN_SHIFT == (uint64_t)gen && a >> GEN_SHIFT == (uint64_t)gen)
+		rt_sync_inherit(t, w, (int64_t)(m & ARRIVAL_MASK) - (int64_t)(a & ARRIVAL_MASK));
+}
+
+RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	struct rt_thread *t = measuring();
+	struct rt_sync_obj *o;
+	uint64_t t0, t1;
+	int r, gen;
+
+	if (!t)
+		return REAL(pthread_barrier_wait)(b);
+	o = rt_sync_find(b, SPROF_SYNC_BARRIER, SITE);
+	t->sync.ops++;
+	t0 = rt_now();
+	gen = barrier_arrive(t, o, t0);
+	r = REAL(pthread_barrier_wait)(b);
+	t1 = rt_now();
+	add(&o->acquires, 1);
+	note_wait(o, t1 - t0);
+	barrier_leave(t, o, gen, t1 - t0);
+	return r;
+}
+
+/* ---- semaphores (errno is theirs: the try that we add leaves it as it was) ---- */
+
+RT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
+{
+	init_site(s, SPROF_SYNC_SEM, SITE);
+	return REAL(sem_init)(s, pshared, value);
+}
+
+static int sem_wait_measured(struct rt_thread *t, sem_t *s, const struct timespec *abstime,
+			     uintptr_t site)
+{
+	struct rt_sync_obj *o = rt_sync_find(s, SPROF_SYNC_SEM, site);
+	int saved = errno, r;
+	uint64_t t0, w;
+
+	t->sync.ops++;
+	if (REAL(sem_trywait)(s) == 0) {
+		errno = saved;
+		add(&o->acquires, 1);
+		return 0;
+	}
+	errno = saved;
+	t0 = rt_now();
+	r = abstime ? REAL(sem_timedwait)(s, abstime) : REAL(sem_wait)(s);
+	w = rt_now() - t0;
+	if (r == 0) {
+		add(&o->acquires, 1);
+		shared_waited(t, o, w);
+	} else if (errno == ETIMEDOUT) {
+		timed_out(o, w);
+	}
+	return r;
+}
+
+RT_EXPORT int sem_wait(sem_t *s)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(sem_wait)(s);
+	return sem_wait_measured(t, s, NULL, SITE);
+}
+
+RT_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(sem_timedwait)(s, abstime);
+	return sem_wait_measured(t, s, abstime, SITE);
+}
+
+RT_EXPORT int sem_trywait(sem_t *s)
+{
+	struct rt_thread *t = measuring();
+	int r = REAL(sem_trywait)(s), saved = errno;
+
+	if (!t)
+		return r;
+	t->sync.ops++;
+	if (r == 0)
+		add(&rt_sync_find(s, SPROF_SYNC_SEM, SITE)->acquires, 1);
+	else if (saved == EAGAIN)
+		add(&rt_sync_find(s, SPROF_SYNC_SEM, SITE)->failed, 1);
+	errno = saved;
+	return r;
+}
+
+RT_EXPORT int sem_post(sem_t *s)
+{
+	struct rt_thread *t = measuring();
+
+	if (t) {
+		struct rt_sync_obj *o = rt_sync_find(s, SPROF_SYNC_SEM, SITE);
+
+		shared_release(t, o, &o->releases);
+	}
+	return REAL(sem_post)(s);
+}
+
+/* ---- start-up ---- */
+
+#define RESOLVE(name) real_##name = lookup(#name)
+
+void rt_sync_wrap_init(void)
+{
+	RESOLVE(pthread_mutex_init);
+	RESOLVE(pthread_mutex_lock);
+	RESOLVE(pthread_mutex_trylock);
+	RESOLVE(pthread_mutex_timedlock);
+	RESOLVE(pthread_mutex_unlock);
+	RESOLVE(pthread_rwlock_init);
+	RESOLVE(pthread_rwlock_rdlock);
+	RESOLVE(pthread_rwlock_tryrdlock);
+	RESOLVE(pthread_rwlock_timedrdlock);
+	RESOLVE(pthread_rwlock_wrlock);
+	RESOLVE(pthread_rwlock_trywrlock);
+	RESOLVE(pthread_rwlock_timedwrlock);
+	RESOLVE(pthread_rwlock_unlock);
+	RESOLVE(pthread_spin_init);
+	RESOLVE(pthread_spin_lock);
+	RESOLVE(pthread_spin_trylock);
+	RESOLVE(pthread_spin_unlock);
+	RESOLVE(pthread_cond_init);
+	RESOLVE(pthread_cond_wait);
+	RESOLVE(pthread_cond_timedwait);
+	RESOLVE(pthread_cond_signal);
+	RESOLVE(pthread_cond_broadcast);
+	RESOLVE(pthread_barrier_init);
+	RESOLVE(pthread_barrier_wait);
+	RESOLVE(sem_init);
+	RESOLVE(sem_wait);
+	RESOLVE(sem_trywait);
+	RESOLVE(sem_timedwait);
+	RESOLVE(sem_post);
+}
+
+/*
+ * The cost of one wrapped call, as the compensation counts it: batches of lock/unlock pairs of
+ * a private mutex through the measured path and through the real functions, on a scratch
+ * thread state; the slowest tenth of the batches dropped (rt_trimmed_stats), half a pair.
+ * The mutex's slot is marked dead so it never appears in the profile.
+ */
+#define CAL_BATCHES 100
+#define CAL_PAIRS 100
+
+int rt_sync_calibrate(struct rt_thread *scratch, double *ns)
+{
+	static double diff[CAL_BATCHES];
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	struct rt_sync_obj *o = rt_sync_find(&m, SPROF_SYNC_MUTEX, 0);
+	double sd;
+	int b, i;
+
+	for (b = 0; b < CAL_BATCHES; b++) {
+		uint64_t t0 = rt_now(), t1, t2;
+
+		for (i = 0; i < CAL_PAIRS; i++) {
+			if (word_taken(&m) || real_pthread_mutex_lock(&m) != 0)
+				return -1;
+			excl_acquired(scratch, rt_sync_find(&m, SPROF_SYNC_MUTEX, 0));
+			excl_release(scratch, rt_sync_find(&m, SPROF_SYNC_MUTEX, 0), 1);
+			real_pthread_mutex_unlock(&m);
+		}
+		t1 = rt_now();
+		for (i = 0; i < CAL_PAIRS; i++) {
+			real_pthread_mutex_lock(&m);
+			real_pthread_mutex_unlock(&m);
+		}
+		t2 = rt_now();
+		diff[b] = ((double)(t1 - t0) - (double)(t2 - t1)) / rt_ticks_per_ns() / CAL_PAIRS / 2;
+	}
+	atomic_store(&o->key, RT_SYNC_DEAD);
+	rt_trimmed_stats(diff, CAL_BATCHES, ns, &sd);
+	if (*ns < 0)
+		*ns = 0;
+	return 0;
+}
