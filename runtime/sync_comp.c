@@ -13,6 +13,7 @@
  * with the final calibration; the min() above uses the start-up calibration.
  */
 #include "rt.h"
+#include "sync_rule.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,14 +42,12 @@ int64_t rt_sync_x(const struct rt_thread *t)
 /* A wait of w ticks ended by a releaser whose delay was x_s. */
 void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s)
 {
-	int64_t x_r = rt_sync_x(t), x_new = x_r + (int64_t)w;
+	int64_t x_r = rt_sync_x(t), w_c, x_new = sync_rule_wait(x_r, w, x_s, &w_c);
 
-	if (x_s < x_new)
-		x_new = x_s;
 	t->sync.shift += x_r - x_new;
 	t->sync.waits++;
 	t->sync.wait += w;
-	t->sync.wait_c += (int64_t)w + x_r - x_new;
+	t->sync.wait_c += w_c;
 }
 
 /* A new thread starts as late as its creator was when it created it. */

@@ -14,6 +14,7 @@
  * clock reads would cost more than the whole lock/unlock pair) and scaled by the tool.
  */
 #include "rt.h"
+#include "sync_rule.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -617,7 +618,8 @@ static void barrier_leave(struct rt_thread *t, struct rt_sync_obj *o, int gen, u
 	m = atomic_load(&o->late_m[gen & 1]);
 	a = atomic_load(&o->late_a[gen & 1]);
 	if (m >> GEN_SHIFT == (uint64_t)gen && a >> GEN_SHIFT == (uint64_t)gen)
-		rt_sync_inherit(t, w, (int64_t)(m & ARRIVAL_MASK) - (int64_t)(a & ARRIVAL_MASK));
+		rt_sync_inherit(t, w, sync_rule_barrier((int64_t)(m & ARRIVAL_MASK),
+							(int64_t)(a & ARRIVAL_MASK)));
 }
 
 RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)

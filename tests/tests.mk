@@ -45,6 +45,16 @@ $(UNIT_PERTURB): tests/unit/test_perturb.c tool/analysis/perturb.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
+# --sync: the compensation rule on synthetic delays, the SYNC/SYNC_COMP records' reader.
+UNIT_SYNC := $(TEST_BUILD)/test_sync
+UNIT_BINS += $(UNIT_SYNC)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_SYNC)"
+
+$(UNIT_SYNC): tests/unit/test_sync.c format/profile_read.c format/profile_read_sync.c \
+		format/profile_codec.c runtime/sync_rule.h format/profile_sync.h format/profile_read.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 # Process control of a running target (tool/inject/): a forked child stopped, called, let go.
 UNIT_INJECT := $(TEST_BUILD)/test_inject
 UNIT_INJECT_LIB := $(TEST_BUILD)/libattach_unit.so

@@ -2357,6 +2357,13 @@ def run_unit(cmdline):
         emit(False, label, 'no test results (no TAP output)')
 
 
+# Tests kept in files of their own (tests/integration/t_*.py) run in this module's namespace.
+for _extra in sorted(f for f in os.listdir(os.path.dirname(os.path.abspath(__file__)))
+                     if f.startswith('t_') and f.endswith('.py')):
+    _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), _extra)
+    with open(_path) as _f:
+        exec(compile(_f.read(), _path, 'exec'))
+
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shared-memory compensation rule (MODELS §2.4), alone so that unit tests can check it on
+ * synthetic delays (tests/unit/test_sync.c). All values in one unit (ticks or ns).
+ */
+#ifndef SONDE_SYNC_RULE_H
+#define SONDE_SYNC_RULE_H
+
+#include <stdint.h>
+
+/*
+ * A wait of w that ended because a releaser with delay x_s released: the waiter's new delay,
+ * x_r' = min(x_r + w, x_s); *w_c gets the approximated wait w' = w + x_r - x_r' (>= 0).
+ */
+static inline int64_t sync_rule_wait(int64_t x_r, uint64_t w, int64_t x_s, int64_t *w_c)
+{
+	int64_t x_new = x_r + (int64_t)w;
+
+	if (x_s < x_new)
+		x_new = x_s;
+	*w_c = (int64_t)w + x_r - x_new;
+	return x_new;
+}
+
+/*
+ * A barrier's releaser delay: the barrier opened at the latest measured arrival m; without
+ * measurement it would open at the latest approximated arrival (arrival - delay) a.
+ */
+static inline int64_t sync_rule_barrier(int64_t latest_m, int64_t latest_a)
+{
+	return latest_m - latest_a;
+}
+
+#endif

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: MIT
+# Integration tests of `sonde run --sync` (runtime/sync_*.c, tool/report_sync.c), run by run.py
+# in its own namespace (it executes tests/integration/t_*.py before the tests start).
+
+
+def sync_objs(js, kind=None):
+    """The report's synchronization objects by name (of one kind), in the report's order."""
+    expect('sync' in js, 'report lacks "sync" (run with --sync)')
+    objs = [o for o in js['sync']['objects'] if kind is None or o['kind'] == kind]
+    return {o['name']: o for o in objs}, objs
+
+
+def line_of(prog, text):
+    """The line of tests/programs/PROG.c that holds TEXT (first)."""
+    with open(os.path.join(PROGS, prog + '.c')) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise Fail(f'{text!r} not in {prog}.c')
+
+
+def counts(o, *keys):
+    return tuple(o[k] for k in keys)
+
+
+@test('-O0', '-O2')
+def t_sync_hot(o):
+    name = f'sync_hot{o}'
+    b = build('sync_hot', o)
+    p, d = srun(b, opts=['--sync'])
+    with check(f'{name}: output and status as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    with check(f'{name}: report consistent'):
+        sanity(js)
+    with check(f'{name}: hot_lock singled out by name, first by wait time'):
+        by, objs = sync_objs(js, 'mutex')
+        eq(objs[0]['name'], 'hot_lock', 'most waited-for mutex')
+        expect(objs[0]['contended'] >= 4, f'hot_lock contended {objs[0]["contended"]} (main '
+               'holds it while the 4 workers start)')
+        expect(objs[0]['wait_ns'] >= 40e6, f'hot_lock wait {objs[0]["wait_ns"]} ns')
+        for other in objs[1:]:
+            expect(other['wait_ns'] * 10 < objs[0]['wait_ns'],
+                   f'{other["name"]} waited {other["wait_ns"]} ns, hot_lock {objs[0]["wait_ns"]}')
+    with check(f'{name}: exact operation counts'):
+        by, _ = sync_objs(js, 'mutex')
+        eq(counts(by['hot_lock'], 'acquires', 'releases', 'busy', 'timeouts'), (8001, 8001, 0, 0),
+           'hot_lock acquires, releases, busy, timeouts')
+        for k in range(8):
+            eq(counts(by[f'cold_locks[{k}]'], 'acquires', 'releases'), (40, 40), f'cold_locks[{k}]')
+        eq(counts(by['quiet_lock'], 'acquires', 'releases'), (4, 4), 'quiet_lock (a static)')
+        heap = f'initialised at main (sync_hot.c:{line_of("sync_hot", "pthread_mutex_init(")})'
+        expect(heap in by, f'heap mutex named by its init site {heap!r}; names: {sorted(by)}')
+        eq(counts(by[heap], 'acquires', 'releases', 'init_site'), (4, 4, 1), 'heap mutex')
+        threads, _ = sync_objs(js, 'thread')
+        eq(sorted(t['acquires'] for t in threads.values()), [1, 1, 1, 1], 'joins')
+        expect(by['hot_lock']['hold_samples'] > 0 and by['hot_lock']['hold_ns'] > 0,
+               'hot_lock hold time sampled')
+    with check(f'{name}: text report and CSV rank hot_lock first'):
+        t = run([SONDE, 'report', '--sync', d])
+        expect(t.returncode == 0, describe(t))
+        rows = [l for l in t.stdout.decode().splitlines() if ' mutex ' in l]
+        expect(rows and rows[0].rstrip().endswith('hot_lock'), f'first mutex row {rows[:1]}')
+        c = run([SONDE, 'report', '--sync', '--csv', d])
+        recs = list(csv.DictReader(io.StringIO(c.stdout.decode())))
+        mut = [r for r in recs if r['kind'] == 'mutex']
+        eq((mut[0]['name'], mut[0]['acquires']), ('hot_lock', '8001'), 'first CSV mutex row')
+    with check(f'{name}: compensation per thread and process'):
+        sy = js['sync']
+        eq(len(sy['threads']), 5, 'threads with compensation')
+        eq(len(sy['processes']), 1, 'processes with compensation')
+        pr = sy['processes'][0]
+        expect(0 < pr['T_par_ns'] <= pr['T_m_ns'], f'T_par {pr["T_par_ns"]} T_m {pr["T_m_ns"]}')
+        for t in sy['threads']:
+            expect(t['local_c_ns'] <= t['T_m_ns'], f'thread {t["thread"]}: local above T_m')
+            expect(t['wait_c_ns'] >= 0, f'thread {t["thread"]}: negative approximated wait')
+
+
+@test('-O0')
+def t_sync_kinds(o):
+    name = f'sync_kinds{o}'
+    b = build('sync_misc', o)
+    pd = direct(b)
+    p, d = srun(b, opts=['--sync'])
+    with check(f'{name}: output and status as a direct run (errno, ETIMEDOUT, EBUSY, cancel)'):
+        same_output(p, pd)
+        out = p.stdout.decode()
+        for s in ['mutex timedlock: ETIMEDOUT', 'rwlock timedwrlock: ETIMEDOUT',
+                  'sem timedwait: -1 ETIMEDOUT', 'cond timedwait: ETIMEDOUT',
+                  'mutex trylock: EBUSY', 'spin trylock: EBUSY', 'rwlock trywrlock: EBUSY',
+                  'sem: wait 0 errno kept 1234', 'trywait -1 errno EAGAIN',
+                  'cleanup handler ran', 'victim cancelled', 'consumer sum 5050']:
+            expect(s in out, f'{s!r} not in the output: {out!r}')
+    js = report(d)
+    by, _ = sync_objs(js)
+    keys = ('acquires', 'shared', 'busy', 'timeouts', 'releases')
+    with check(f'{name}: barrier'):
+        eq(by['phase_barrier']['kind'], 'barrier', 'kind')
+        eq(by['phase_barrier']['acquires'], 15, 'barrier waits (3 threads x 5 rounds)')
+        expect(by['phase_barrier']['wait_ns'] > 0, 'the imbalanced barrier was waited for')
+    with check(f'{name}: condition variables'):
+        eq(counts(by['not_empty'], 'releases', 'timeouts'), (100, 1), 'not_empty signals, timeouts')
+        eq(by['not_full']['releases'], 100, 'not_full signals')
+        eq(by['not_empty']['contended'], by['not_empty']['acquires'] + 1,
+           'not_empty waits begun = woken + timed out')
+        eq(counts(by['queue_lock'], 'acquires', 'releases'), (201, 201), 'queue_lock')
+        eq(counts(by['never_cond'], 'contended', 'acquires'), (1, 0), 'cancelled wait')
+    with check(f'{name}: semaphores'):
+        eq(counts(by['items_sem'], *keys), (50, 0, 0, 0, 50), 'items_sem')
+        eq(counts(by['empty_sem'], *keys), (1, 0, 1, 0, 1), 'empty_sem')
+        eq(counts(by['held_sem'], *keys), (1, 0, 0, 1, 1), 'held_sem')
+    with check(f'{name}: timed out and busy locks'):
+        eq(counts(by['held_lock'], *keys), (1, 0, 1, 1, 1), 'held_lock')
+        eq(counts(by['table_lock'], *keys), (1, 3, 1, 1, 4), 'table_lock')
+        eq(counts(by['spin'], *keys), (1, 0, 1, 0, 1), 'spin')
+        eq(counts(by['cancel_lock'], 'acquires'), (2,), 'cancel_lock')
+
+
+@test()
+def t_sync_off(o):
+    b = build('sync_misc', '-O0')
+    p, d = srun(b)
+    with check('sync_off: without --sync, no sync section and the same output'):
+        same_output(p, direct(b))
+        js = report(d)
+        expect('sync' not in js, 'a "sync" key without --sync')

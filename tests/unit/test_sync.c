@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of `--sync`: the shared-memory compensation rule (runtime/sync_rule.h, MODELS §2.4)
+ * on synthetic timelines whose uninstrumented times are known, and the validating reader of the
+ * SYNC and SYNC_COMP profile records (format/profile_read_sync.c) on encoded and corrupted files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runtime/sync_rule.h"
+#include "profile_read.h"
+
+/*
+ * A hands a lock to B. True: A works 100 and releases, then works 50; B blocks from 0 and, once
+ * it has the lock, works 30. Measured, A's probes add 10 then 5 and B's add 3: A releases at
+ * 110 and ends at 165; B waits 110 and ends at 143. Compensated ends must be the true 150, 130.
+ */
+static void test_handoff(void **state)
+{
+	int64_t x_a = 10, x_b = 0, w_c;
+
+	(void)state;
+	x_b = sync_rule_wait(x_b, 110, x_a, &w_c);
+	assert_int_equal(x_b, 10);
+	assert_int_equal(w_c, 100); /* B really waits 100 */
+	x_b += 3;
+	x_a += 5;
+	assert_int_equal(143 - x_b, 130);
+	assert_int_equal(165 - x_a, 150);
+}
+
+/*
+ * B would not have waited: A works 100 (+50 of probes) and releases; B works 120 (no probes)
+ * and then asks: measured it waits from 120 to 150. Truly it takes the free lock at 120.
+ */
+static void test_no_wait(void **state)
+{
+	int64_t w_c, x_b = sync_rule_wait(0, 30, 50, &w_c);
+
+	(void)state;
+	assert_int_equal(x_b, 30);
+	assert_int_equal(w_c, 0);
+	assert_int_equal(150 - x_b, 120);
+}
+
+/* A wait that grows: the waiter is more delayed than the releaser. */
+static void test_wait_grows(void **state)
+{
+	int64_t w_c, x = sync_rule_wait(40, 10, 5, &w_c);
+
+	(void)state;
+	assert_int_equal(x, 5);
+	assert_int_equal(w_c, 45); /* w' = w + x_r - x_r' = 10 + 40 - 5 */
+}
+
+/*
+ * A barrier of three: true arrivals 100, 200, 150; probe delays 10, 50, 5, so measured arrivals
+ * 110, 250, 155. It opens at 250 measured, at 200 truly: every thread's delay becomes 50, and
+ * each leaves at its true time (plus its own wake-up latency, kept).
+ */
+static void test_barrier(void **state)
+{
+	int64_t x_s = sync_rule_barrier(250, 200), w_c;
+	int64_t x1 = sync_rule_wait(10, 140, x_s, &w_c);
+	int64_t x2 = sync_rule_wait(50, 0, x_s, &w_c);
+	int64_t x3 = sync_rule_wait(5, 95, x_s, &w_c);
+
+	(void)state;
+	assert_int_equal(x_s, 50);
+	assert_int_equal(x1, 50);
+	assert_int_equal(x2, 50);
+	assert_int_equal(x3, 50);
+	assert_int_equal(260 - sync_rule_wait(10, 150, x_s, &w_c), 210); /* latency 10 kept */
+}
+
+/* pthread_join takes the exiting thread's delay when it ended the wait. */
+static void test_join(void **state)
+{
+	int64_t w_c, x = sync_rule_wait(5, 100, 40, &w_c);
+
+	(void)state;
+	assert_int_equal(x, 40);
+	assert_int_equal(w_c, 65);
+}
+
+/* ---- reader ---- */
+
+struct enc {
+	uint8_t mem[4096];
+	struct sprof_buf b;
+	uint64_t records;
+};
+
+static void rec(struct enc *e, uint32_t type, uint32_t size)
+{
+	sprof_put_u32(&e->b, type);
+	sprof_put_u32(&e->b, size);
+	e->records++;
+}
+
+struct sync_vals {
+	uint32_t kind, flags;
+	uint64_t wait, wait_max, acquires, hold_samples;
+	uint32_t comp_thread;
+	uint32_t sync_size;
+};
+
+static size_t encode(struct enc *e, const struct sync_vals *v)
+{
+	struct sprof_calib c = { .clock_kind = 1, .ticks_per_ns = 1, .o_full = 20, .o_in = 8 };
+	int i;
+
+	e->b = (struct sprof_buf){ .p = e->mem, .cap = sizeof(e->mem) };
+	e->records = 0;
+	sprof_put_header(&e->b, 0);
+	rec(e, SPROF_REC_RUN, 72); /* every field 0, empty strings */
+	for (i = 0; i < 9; i++)
+		sprof_put_u64(&e->b, 0);
+	rec(e, SPROF_REC_CALIB, 88);
+	sprof_put_calib(&e->b, &c);
+	rec(e, SPROF_REC_THREAD, 56 + 40);
+	sprof_put_u32(&e->b, 0);
+	sprof_put_u32(&e->b, 7);
+	for (i = 0; i < 3; i++)
+		sprof_put_u64(&e->b, 0);
+	sprof_put_u32(&e->b, 0);
+	sprof_put_u32(&e->b, 1);
+	sprof_put_u64(&e->b, 0);
+	sprof_put_u64(&e->b, 0);
+	sprof_put_u32(&e->b, SPROF_NO_PARENT);
+	sprof_put_u32(&e->b, SPROF_ROOT_FUNC);
+	for (i = 0; i < 4; i++)
+		sprof_put_u64(&e->b, 0);
+	rec(e, SPROF_REC_SYNC, v->sync_size);
+	sprof_put_u32(&e->b, v->kind);
+	sprof_put_u32(&e->b, v->flags);
+	sprof_put_u64(&e->b, 0x601040);
+	sprof_put_u64(&e->b, 0);
+	sprof_put_u32(&e->b, UINT32_MAX);
+	sprof_put_u32(&e->b, 0);
+	sprof_put_u64(&e->b, 0);
+	sprof_put_u64(&e->b, v->acquires);
+	for (i = 0; i < 6; i++)
+		sprof_put_u64(&e->b, (uint64_t)i);
+	sprof_put_u64(&e->b, v->wait);
+	sprof_put_u64(&e->b, v->wait_max);
+	sprof_put_u64(&e->b, 500);
+	sprof_put_u64(&e->b, v->hold_samples);
+	if (v->sync_size > SPROF_SYNC_SIZE)
+		sprof_put_u64(&e->b, 0);
+	rec(e, SPROF_REC_SYNC_COMP, SPROF_SYNC_COMP_SIZE);
+	sprof_put_u32(&e->b, v->comp_thread);
+	sprof_put_u32(&e->b, 0);
+	sprof_put_u64(&e->b, 1000);
+	sprof_put_u64(&e->b, 10);
+	sprof_put_u64(&e->b, 200);
+	sprof_put_f64(&e->b, 6.5);
+	sprof_put_u64(&e->b, 300);
+	sprof_put_u64(&e->b, 0);
+	sprof_put_u64(&e->b, (uint64_t)(int64_t)-40);
+	sprof_put_u64(&e->b, 3);
+	sprof_put_u64(&e->b, 900);
+	sprof_put_u64(&e->b, 940);
+	rec(e, SPROF_REC_END, 8);
+	sprof_put_u64(&e->b, e->records - 1);
+	assert_false(e->b.error);
+	return e->b.len;
+}
+
+static const struct sync_vals good = { .kind = SPROF_SYNC_MUTEX, .wait = 1000, .wait_max = 600,
+				       .acquires = 12, .hold_samples = 2,
+				       .sync_size = SPROF_SYNC_SIZE };
+
+static int read_enc(const struct sync_vals *v, struct sprof_file **f, char *err)
+{
+	static struct enc e;
+	size_t n = encode(&e, v);
+
+	return sprof_read_mem(e.mem, n, f, err, 256);
+}
+
+static void test_read_good(void **state)
+{
+	struct sprof_file *f;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(read_enc(&good, &f, err), 0);
+	assert_int_equal(f->nsyncs, 1);
+	assert_int_equal(f->syncs[0].kind, SPROF_SYNC_MUTEX);
+	assert_int_equal(f->syncs[0].addr, 0x601040);
+	assert_int_equal(f->syncs[0].acquires, 12);
+	assert_int_equal(f->syncs[0].contended, 1);
+	assert_int_equal(f->syncs[0].wait_ns, 1000);
+	assert_int_equal(f->syncs[0].hold_ns, 500);
+	assert_int_equal(f->syncs[0].site_module, -1);
+	assert_int_equal(f->nsync_comps, 1);
+	assert_int_equal(f->sync_comps[0].probes, 1000);
+	assert_int_equal(f->sync_comps[0].shift_ns, -40);
+	assert_float_equal(f->sync_comps[0].o_sync_ns, 6.5, 1e-12);
+	sprof_free(f);
+}
+
+static void expect_refused(const struct sync_vals *v, const char *why)
+{
+	struct sprof_file *f = NULL;
+	char err[256] = "";
+
+	assert_int_equal(read_enc(v, &f, err), -1);
+	assert_null(f);
+	assert_non_null(strstr(err, why));
+}
+
+static void test_read_bad(void **state)
+{
+	struct sync_vals v;
+
+	(void)state;
+	v = good;
+	v.kind = 0;
+	expect_refused(&v, "unknown kind");
+	v = good;
+	v.kind = SPROF_SYNC_KINDS;
+	expect_refused(&v, "unknown kind");
+	v = good;
+	v.flags = 0x80;
+	expect_refused(&v, "unknown flags");
+	v = good;
+	v.wait_max = 2000;
+	expect_refused(&v, "inconsistent");
+	v = good;
+	v.hold_samples = 13;
+	expect_refused(&v, "inconsistent");
+	v = good;
+	v.comp_thread = 3;
+	expect_refused(&v, "no such thread");
+	v = good;
+	v.sync_size = SPROF_SYNC_SIZE + 8;
+	expect_refused(&v, "SYNC record of 136 bytes is malformed");
+}
+
+static void test_read_truncated(void **state)
+{
+	static struct enc e;
+	size_t n = encode(&e, &good), cut;
+	char err[256];
+
+	(void)state;
+	for (cut = 0; cut < n; cut++) {
+		struct sprof_file *f = NULL;
+
+		assert_int_equal(sprof_read_mem(e.mem, cut, &f, err, sizeof(err)), -1);
+		assert_null(f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_handoff),      cmocka_unit_test(test_no_wait),
+		cmocka_unit_test(test_wait_grows),   cmocka_unit_test(test_barrier),
+		cmocka_unit_test(test_join),         cmocka_unit_test(test_read_good),
+		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
