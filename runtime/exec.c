@@ -22,7 +22,7 @@ int execvpe(const char *file, char *const argv[], char *const envp[]);
 
 static void *real(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	return rt_next_symbol(name);
 }
 
 static void before_exec(void)

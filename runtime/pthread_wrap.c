@@ -50,7 +50,7 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	int ret;
 
 	if (!real)
-		real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+		real = (create_fn)rt_next_symbol("pthread_create");
 	/* not a probe: pthread_create allocates too; on failure the thread just goes untracked */
 	if (!(rt_trace_on || rt_sync_on) || rt_busy || !atomic_load(&rt_ready) ||
 	    !(s = malloc(sizeof(*s))))
@@ -74,7 +74,7 @@ RT_EXPORT int pthread_join(pthread_t thread, void **retval)
 	int ret;
 
 	if (!real)
-		real = (join_fn)dlsym(RTLD_NEXT, "pthread_join");
+		real = (join_fn)rt_next_symbol("pthread_join");
 	ret = real(thread, retval);
 	if (ret == 0 && rt_sync_on && rt_self && !rt_busy)
 		rt_sync_join(rt_self, (uint64_t)thread, t0, rt_now());

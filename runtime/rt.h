@@ -339,6 +339,9 @@ extern uint64_t rt_start_unix_ns;
 
 /* ---- interposed libc functions (wrap.c, arch/x86_64/setjmp.S) ---- */
 void rt_wrap_init(void);
+/* dlsym(RTLD_NEXT, name) as the runtime's own work: dlsym takes the loader's lock, which is
+ * libc's pthread_mutex_lock, and points there (lock_ops) must not count the runtime's calls. */
+void *rt_next_symbol(const char *name);
 void *rt_note_setjmp(const void *env, int which);
 
 /* ---- small async-signal-safe helpers (util.c) ---- */

@@ -24,6 +24,16 @@ void __longjmp_chk(void *env, int val) __attribute__((noreturn));
 static const char *const setjmp_names[] = { "setjmp", "_setjmp", "__sigsetjmp" };
 static void *real_setjmp[3];
 
+void *rt_next_symbol(const char *name)
+{
+	void *p;
+
+	rt_busy++;
+	p = dlsym(RTLD_NEXT, name);
+	rt_busy--;
+	return p;
+}
+
 void rt_wrap_init(void)
 {
 	int i;
@@ -48,7 +58,7 @@ void *rt_note_setjmp(const void *env, int which)
 		t->jmps[i].overflow = t->overflow;
 	}
 	if (!real_setjmp[which]) /* called before our constructor ran */
-		real_setjmp[which] = dlsym(RTLD_NEXT, setjmp_names[which]);
+		real_setjmp[which] = rt_next_symbol(setjmp_names[which]);
 	return real_setjmp[which];
 }
 
@@ -89,7 +99,7 @@ static void note_jump(const void *env)
 	{                                                                                          \
 		static jump_fn real;                                                               \
 		if (!real)                                                                         \
-			real = (jump_fn)dlsym(RTLD_NEXT, #fn);                                     \
+			real = (jump_fn)rt_next_symbol(#fn);                                       \
 		note_jump(env);                                                                    \
 		real(env, val);                                                                    \
 	}
@@ -108,7 +118,7 @@ static void before_image_ends(int reason)
 
 RT_EXPORT void _exit(int status)
 {
-	exit_fn real = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+	exit_fn real = (exit_fn)rt_next_symbol("_exit");
 
 	before_image_ends(SPROF_END_EXIT);
 	real(status);

@@ -384,22 +384,46 @@ static void report(struct dyn_session *s, const struct watch_opts *o, struct scr
 
 /* ---- attaching, or starting the program ---- */
 
+/* "3 entries and 8 call sites patched in watch_libs, libwatch_lib.so" */
+static void say_points(const struct dyn_session *s)
+{
+	size_t i, e = 0, k = 0;
+	uint32_t a, shown = 0;
+
+	for (i = 0; i < s->set.n; i++)
+		if (s->set.f[i].state == DYN_INSTALLED)
+			*(s->set.f[i].kind == PATCH_ENTRY ? &e : &k) += 1;
+	if (e)
+		printf("%zu entr%s", e, e == 1 ? "y" : "ies");
+	if (k)
+		printf("%s%zu call site%s", e ? " and " : "", k, k == 1 ? "" : "s");
+	printf(" patched in");
+	for (a = 0; a < s->set.nareas; a++)
+		for (i = 0; i < s->set.n; i++)
+			if (s->set.f[i].area == a && s->set.f[i].state == DYN_INSTALLED) {
+				const char *m = s->mods[s->pinfo[s->site[i].proc].mod].path;
+
+				printf("%s %s", shown++ ? "," : "", strrchr(m, '/') + 1);
+				break;
+			}
+}
+
 static void say_watching(const struct dyn_session *s)
 {
-	printf("watching process %d (%s): %s at %s; %zu function%s of %s patched", (int)s->pid,
-	       s->comm, s->plan->metric->name, s->plan->focus, dyn_count(&s->set, DYN_INSTALLED),
-	       dyn_count(&s->set, DYN_INSTALLED) == 1 ? "" : "s", s->exe);
+	printf("watching process %d (%s): %s at %s; ", (int)s->pid, s->comm,
+	       s->plan->metric->name, s->plan->focus);
+	say_points(s);
 	printf("; pause %.2f ms, %.1f ms to attach\n", s->attach_pause_ms, s->attach_ms);
 	fflush(stdout);
 	if (s->nrefused)
-		warning("watch: the patcher refused %u of %u procedures (%s)", s->nrefused, s->npt,
+		warning("watch: the patcher refused %u of %u points (%s)", s->nrefused, s->npt,
 			s->refused);
 	if (s->nmissing)
 		warning("watch: %u requests of the plan are at procedures that cannot be patched "
 			"(start-up code, no size)", s->nmissing);
 	if (s->plan->missing)
-		warning("watch: %u named procedures are not in %s (only the executable is "
-			"instrumented)", s->plan->missing, s->exe);
+		warning("watch: %u named procedures are in none of the modules of process %d",
+			s->plan->missing, (int)s->pid);
 }
 
 static int session_opts(struct dyn_session_opts *so, const struct watch_opts *o, char *rt)

@@ -294,9 +294,10 @@ int symtab__resolve(struct symtab *st, const char *module_path, uint64_t vaddr,
 
 /* Linear symbol-table scan: only meant for tests and one-off lookups, not hot paths. */
 /* Call cb for every defined function symbol of a module; stops when cb returns non-zero. */
-int symtab__foreach_sized(struct symtab *st, const char *module_path,
-			  int (*cb)(const char *name, uint64_t vaddr, uint64_t size, void *arg),
-			  void *arg)
+int symtab__foreach_func(struct symtab *st, const char *module_path,
+			 int (*cb)(const char *name, uint64_t vaddr, uint64_t size, int ifunc,
+				   void *arg),
+			 void *arg)
 {
 	struct module *m;
 	const char *name;
@@ -317,11 +318,33 @@ int symtab__foreach_sized(struct symtab *st, const char *module_path,
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
-		ret = cb(name, addr - m->bias, sym.st_size, arg);
+		ret = cb(name, addr - m->bias, sym.st_size, type == STT_GNU_IFUNC, arg);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+struct sized {
+	int (*cb)(const char *name, uint64_t vaddr, uint64_t size, void *arg);
+	void *arg;
+};
+
+static int drop_type(const char *name, uint64_t vaddr, uint64_t size, int ifunc, void *arg)
+{
+	const struct sized *u = arg;
+
+	(void)ifunc;
+	return u->cb(name, vaddr, size, u->arg);
+}
+
+int symtab__foreach_sized(struct symtab *st, const char *module_path,
+			  int (*cb)(const char *name, uint64_t vaddr, uint64_t size, void *arg),
+			  void *arg)
+{
+	struct sized u = { cb, arg };
+
+	return symtab__foreach_func(st, module_path, drop_type, &u);
 }
 
 struct unsized {

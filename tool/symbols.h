@@ -43,4 +43,11 @@ int symtab__foreach_sized(struct symtab *st, const char *module_path,
 			  int (*cb)(const char *name, uint64_t vaddr, uint64_t size, void *arg),
 			  void *arg);
 
+/* The same with whether the symbol is an IFUNC resolver (STT_GNU_IFUNC: its code picks the
+ * implementation at load time; calls never run it). */
+int symtab__foreach_func(struct symtab *st, const char *module_path,
+			 int (*cb)(const char *name, uint64_t vaddr, uint64_t size, int ifunc,
+				   void *arg),
+			 void *arg);
+
 #endif /* SONDE_SYMBOLS_H */

@@ -16,7 +16,8 @@
 
 #define TWO_GB (INT64_C(1) << 31)
 
-static int add_func(struct dyn_set *s, const char *name, uint64_t addr, uint64_t size)
+int dyn_add(struct dyn_set *s, const char *name, uint64_t addr, uint64_t size, int kind,
+	    uint64_t call, uint32_t area)
 {
 	struct dyn_func *f;
 
@@ -34,7 +35,23 @@ static int add_func(struct dyn_set *s, const char *name, uint64_t addr, uint64_t
 	f->name = strdup(name);
 	f->addr = addr;
 	f->size = size;
+	f->kind = kind;
+	f->call = call;
+	f->area = area;
 	return f->name ? 0 : -1;
+}
+
+uint32_t dyn_add_area(struct dyn_set *s, uint64_t lo, uint64_t hi)
+{
+	struct dyn_area *a = realloc(s->areas, (s->nareas + 1) * sizeof(*a));
+
+	if (!a) {
+		fputs("sonde: out of memory\n", stderr);
+		exit(1);
+	}
+	s->areas = a;
+	s->areas[s->nareas] = (struct dyn_area){ lo, hi, 0, 0 };
+	return (uint32_t)s->nareas++;
 }
 
 /* The C runtime's own start-up and tear-down code, and compiler-split cold parts. */
@@ -63,7 +80,7 @@ static int collect_one(const char *name, uint64_t vaddr, uint64_t size, void *ar
 
 	if (size < 1 || boilerplate(name) || (c->only && !listed(c->only, name)))
 		return 0;
-	if (add_func(c->s, name, vaddr + c->s->bias, size) != 0) {
+	if (dyn_add(c->s, name, vaddr + c->s->bias, size, PATCH_ENTRY, 0, 0) != 0) {
 		c->failed = 1;
 		return 1;
 	}
@@ -80,6 +97,7 @@ int dyn_collect(struct target *t, const struct target_module *m, const char *con
 	memset(s, 0, sizeof(*s));
 	snprintf(s->module, sizeof(s->module), "%s", m->path);
 	s->bias = m->bias;
+	dyn_add_area(s, m->text_start, m->text_end);
 	if (!st) {
 		snprintf(err, n, "out of memory");
 		return -1;
@@ -94,22 +112,27 @@ int dyn_collect(struct target *t, const struct target_module *m, const char *con
 }
 
 /*
- * Trampoline memory within +-2 GB of every function: tried below the module, then above, 16 MiB
- * further each time. Areas of earlier sessions stay mapped (a thread may still return through
- * one), so a process instrumented many times needs many tries (up to 1 GiB away).
+ * Trampoline memory within +-2 GB of every function of an area (a module): tried below the
+ * code, then above, 16 MiB further each time. Areas of earlier sessions stay mapped (a thread
+ * may still return through one), so a process instrumented many times needs many tries (up to
+ * 1 GiB away).
  */
 #define TRAMP_TRIES 128
-static int map_trampolines(struct target *t, struct dyn_set *s, char *err, size_t n)
+static int map_area(struct target *t, struct dyn_set *s, uint32_t a, size_t npoints, char *err,
+		    size_t n)
 {
-	uint64_t lo = UINT64_MAX, hi = 0, size, hint, got = 0;
+	struct dyn_area *ar = &s->areas[a];
+	uint64_t lo = ar->lo ? ar->lo : UINT64_MAX, hi = ar->hi, size, hint, got = 0;
 	size_t i;
 	int k;
 
 	for (i = 0; i < s->n; i++) {
+		if (s->f[i].area != a)
+			continue;
 		lo = s->f[i].addr < lo ? s->f[i].addr : lo;
 		hi = s->f[i].addr + s->f[i].size > hi ? s->f[i].addr + s->f[i].size : hi;
 	}
-	size = ((uint64_t)s->n * PATCH_TRAMP_MAX + 4095) & ~(uint64_t)4095;
+	size = ((uint64_t)npoints * PATCH_TRAMP_MAX + 4095) & ~(uint64_t)4095;
 	for (k = 0; k < TRAMP_TRIES; k++) {
 		uint64_t step = (uint64_t)(k / 2 + 1) << 24; /* 16 MiB, 32 MiB, ... from the code */
 
@@ -123,11 +146,32 @@ static int map_trampolines(struct target *t, struct dyn_set *s, char *err, size_
 		got = 0;
 	}
 	if (!got) {
-		snprintf(err, n, "no memory for trampolines within 2 GB of %s", s->module);
+		for (i = 0; i < s->n; i++)
+			if (s->f[i].area == a) {
+				snprintf(err, n, "no memory for trampolines within 2 GB of %s",
+					 s->f[i].name);
+				break;
+			}
 		return -1;
 	}
-	s->tramp_area = got;
-	s->tramp_size = size;
+	ar->addr = got;
+	ar->size = size;
+	return 0;
+}
+
+/* Every area with points gets its memory before any code is written: the remote mmap runs a
+ * `syscall` found in libc's text, which a patch could have replaced. */
+static int map_trampolines(struct target *t, struct dyn_set *s, char *err, size_t n)
+{
+	uint32_t a;
+	size_t i, k;
+
+	for (a = 0; a < s->nareas; a++) {
+		for (i = 0, k = 0; i < s->n; i++)
+			k += s->f[i].area == a;
+		if (k && !s->areas[a].addr && map_area(t, s, a, k, err, n) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -165,31 +209,65 @@ fail:
 	return NULL;
 }
 
+static int plan_point(struct dyn_func *f, const struct patch_fn *fn, const uint8_t *code,
+		      uint64_t tramp, const struct tramp_spec *spec)
+{
+	if (f->kind == PATCH_CALLSITE)
+		return patch_plan_callsite(fn, code, f->call, tramp, spec, &f->plan, f->why,
+					   sizeof(f->why));
+	return patch_plan_entry(fn, code, tramp, spec, &f->plan, f->why, sizeof(f->why));
+}
+
+/* Two points of one function (an entry and a call site near it) cannot share bytes. */
+static void refuse_overlaps(struct dyn_set *s)
+{
+	size_t i, j;
+
+	for (i = 1; i < s->n; i++)
+		for (j = i; j-- > 0 && s->f[j].addr == s->f[i].addr;)
+			if (s->f[i].state == DYN_PLANNED && s->f[j].state == DYN_PLANNED &&
+			    patch_plans_overlap(&s->f[i].plan, &s->f[j].plan)) {
+				s->f[i].state = DYN_REFUSED;
+				snprintf(s->f[i].why, sizeof(s->f[i].why), "its bytes overlap those "
+					 "of the %s point", s->f[j].kind == PATCH_ENTRY ? "entry"
+					 : "call site");
+				break;
+			}
+}
+
 int dyn_plan(struct target *t, struct dyn_set *s, uint64_t handler, char *err, size_t n)
 {
+	uint32_t *slot;
 	size_t i;
 
 	if (!s->n)
 		return 0;
 	if (map_trampolines(t, s, err, n) != 0)
 		return -1;
+	slot = calloc(s->nareas, sizeof(*slot));
+	if (!slot)
+		return snprintf(err, n, "out of memory"), -1;
 	for (i = 0; i < s->n; i++) {
 		struct dyn_func *f = &s->f[i];
 		struct tramp_spec spec = { handler, (uint32_t)i };
+		uint64_t tramp = s->areas[f->area].addr + slot[f->area]++ * PATCH_TRAMP_MAX;
 		struct patch_fn *fn;
 		uint8_t *code;
 
+		if (f->state == DYN_REFUSED && f->why[0])
+			continue; /* refused before planning (an IFUNC resolver...) */
 		f->state = DYN_REFUSED;
 		fn = analyze(t, f, &code);
 		if (!fn)
 			continue;
-		if (patch_plan_entry(fn, code, s->tramp_area + i * PATCH_TRAMP_MAX, &spec, &f->plan,
-				     f->why, sizeof(f->why)) == 0)
+		if (plan_point(f, fn, code, tramp, &spec) == 0)
 			f->state = DYN_PLANNED;
 		patch_fn_free(fn);
 		free(fn);
 		free(code);
 	}
+	free(slot);
+	refuse_overlaps(s);
 	return 0;
 }
 
@@ -314,5 +392,6 @@ void dyn_set_free(struct dyn_set *s)
 	for (i = 0; i < s->n; i++)
 		free(s->f[i].name);
 	free(s->f);
+	free(s->areas);
 	memset(s, 0, sizeof(*s));
 }

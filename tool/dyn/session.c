@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "session.h"
+#include "session_int.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -55,40 +55,6 @@ static int exe_of(pid_t pid, char *out, size_t cap, char *err, size_t n)
 	return 0;
 }
 
-struct prog_ctx {
-	struct symtab *st;
-	struct dyn_session *s;
-};
-
-static int add_proc(const char *name, uint64_t vaddr, void *arg)
-{
-	struct prog_ctx *c = arg;
-	struct dyn_session *s = c->s;
-	struct sym_info si;
-
-	if (s->nprocs % 256 == 0)
-		s->procs = xrealloc(s->procs, (s->nprocs + 256) * sizeof(*s->procs));
-	symtab__resolve(c->st, s->exe, vaddr, &si);
-	s->procs[s->nprocs++] = (struct mdl_proc){ xstrdup(si.file), xstrdup(name), vaddr, 0 };
-	return 0;
-}
-
-static int read_procs(struct dyn_session *s, char *err, size_t n)
-{
-	struct prog_ctx c = { symtab__new(), s };
-	int r;
-
-	if (!c.st) {
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	r = symtab__foreach(c.st, s->exe, add_proc, &c);
-	symtab__delete(c.st);
-	if (r < 0)
-		snprintf(err, n, "cannot read the symbols of %s", s->exe);
-	return r < 0 ? -1 : 0;
-}
-
 /* Whether some request acts on the metric's own value (not only on flags). */
 static int counts_value(const struct mdl_plan *p)
 {
@@ -105,7 +71,6 @@ static int counts_value(const struct mdl_plan *p)
 static int check_plan(struct dyn_session *s, char *err, size_t n)
 {
 	const struct mdl_plan *p = s->plan;
-	uint32_t i;
 
 	if (p->pid >= 0 && s->pid && p->pid != s->pid)
 		return snprintf(err, n, "the focus names process %ld; this is process %d", p->pid,
@@ -118,41 +83,60 @@ static int check_plan(struct dyn_session *s, char *err, size_t n)
 	if (p->external && !strcmp(p->external, "cpu_time") && p->thread >= 0)
 		return snprintf(err, n, "the CPU time of one thread needs a procedure in the focus "
 				"(e.g. /Code/MODULE/PROC/Threads/%ld)", p->thread), -1;
-	for (i = 0; i < p->nreq; i++)
-		if (p->req[i].point == MDL_CALL)
-			return snprintf(err, n, "%s instruments call sites, which the patcher cannot "
-					"do yet (entries and exits only)", p->metric->name), -1;
 	if (!p->external && !p->nreq)
-		return snprintf(err, n, "%s at %s instruments nothing in %s (%u named procedures "
-				"are not in it; only the executable is instrumented)",
-				p->metric->name, p->focus, s->exe, p->missing), -1;
+		return snprintf(err, n, "%s at %s instruments nothing in process %d (%u named "
+				"procedures are in none of its modules)", p->metric->name, p->focus,
+				(int)s->pid, p->missing), -1;
 	if (!p->external && !counts_value(p))
-		return snprintf(err, n, "nothing in %s counts %s at %s: the %u procedures it "
-				"counts at are not in it (only the executable is instrumented)",
-				s->exe, p->metric->name, p->focus, p->missing), -1;
+		return snprintf(err, n, "nothing in process %d counts %s at %s: the %u procedures "
+				"it counts at are in none of its modules", (int)s->pid,
+				p->metric->name, p->focus, p->missing), -1;
+	return 0;
+}
+
+/* Against the modules loaded now. */
+static int plan_now(struct dyn_session *s, char *err, size_t n)
+{
+	struct mdl_program prog;
+
+	if (dyn_program_read(s, err, n) != 0)
+		return -1;
+	prog = (struct mdl_program){ s->procs, s->nprocs };
+	mdl_plan_free(s->plan);
+	s->plan = mdl_plan(s->lib, s->metric, s->focus, &prog, err, n);
+	if (!s->plan)
+		return -1;
+	return check_plan(s, err, n);
+}
+
+/* A program not started yet: the metric and the focus, checked without procedures. */
+static int plan_later(struct dyn_session *s, char *err, size_t n)
+{
+	s->plan = mdl_plan(s->lib, s->metric, s->focus, NULL, err, n);
+	if (!s->plan)
+		return -1;
+	if (s->plan->external)
+		return check_plan(s, err, n);
 	return 0;
 }
 
 int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const struct mdl_lib *lib,
 		     const char *metric, const char *focus, char *err, size_t n)
 {
-	struct mdl_program prog;
-
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->c.fd = -1;
 	s->t_open = now_ns();
-	if (exe)
+	s->lib = lib;
+	s->metric = metric;
+	s->focus = focus ? focus : "/Code";
+	if (exe) {
 		snprintf(s->exe, sizeof(s->exe), "%s", exe);
-	else if (exe_of(pid, s->exe, sizeof(s->exe), err, n) != 0)
+		return plan_later(s, err, n);
+	}
+	if (exe_of(pid, s->exe, sizeof(s->exe), err, n) != 0)
 		return -1;
-	if (read_procs(s, err, n) != 0)
-		return -1;
-	prog = (struct mdl_program){ s->procs, s->nprocs };
-	s->plan = mdl_plan(lib, metric, focus ? focus : "/Code", &prog, err, n);
-	if (!s->plan)
-		return -1;
-	return check_plan(s, err, n);
+	return plan_now(s, err, n);
 }
 
 /* ---- talking to the runtime ---- */
@@ -197,28 +181,16 @@ static int sampling(struct dyn_session *s, uint64_t ns, char *err, size_t n)
 	return simple(s, msg, sproto_put_sampling(msg, sizeof(msg), ns), err, n);
 }
 
-/* The executable among the modules (its path is /proc/PID/exe's), and the thread named. */
-static int list_process(struct dyn_session *s, struct target_module *tm, char *err, size_t n)
+/* The threads: the one the focus names must be there. */
+static int list_process(struct dyn_session *s, char *err, size_t n)
 {
 	uint8_t msg[64];
 	struct sproto_msg m;
-	struct sproto_module mod;
-	size_t off = 0;
 	uint32_t i;
-	int found = 0;
 
 	if (request(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_LIST), SPROTO_LIST_REPLY,
 		    &m, err, n) != 0)
 		return -1;
-	while (sproto_list_module(&m.u.list, &off, &mod) == 0) {
-		if (found == 2 || (found && strcmp(mod.path, s->exe)))
-			continue;
-		snprintf(tm->path, sizeof(tm->path), "%s", mod.path);
-		tm->bias = mod.bias;
-		tm->text_start = mod.lo;
-		tm->text_end = mod.hi;
-		found = strcmp(mod.path, s->exe) ? 1 : 2;
-	}
 	for (i = 0; s->plan->thread >= 0 && i < m.u.list.nthreads; i++)
 		if (sproto_list_tid(&m.u.list, i) == (uint32_t)s->plan->thread)
 			break;
@@ -226,84 +198,21 @@ static int list_process(struct dyn_session *s, struct target_module *tm, char *e
 		return snprintf(err, n, "process %d has no thread %ld (its thread ids are in "
 				"/proc/%d/task)", (int)s->pid, s->plan->thread, (int)s->pid), -1;
 	s->threads = s->threads ? s->threads : (int)m.u.list.nthreads;
-	if (!found)
-		snprintf(err, n, "the runtime lists no module");
-	s->bias = tm->bias;
-	s->text_start = tm->text_start;
-	s->text_end = tm->text_end;
-	return found ? 0 : -1;
-}
-
-/* ---- which functions: those of the plan's requests ---- */
-
-static int req_at(const struct dyn_session *s, const struct mdl_request *r, uint64_t addr)
-{
-	return !r->library && r->addr && r->addr + s->bias == addr;
-}
-
-static const char **request_names(const struct mdl_plan *p)
-{
-	const char **names = xcalloc(p->nreq + 1, sizeof(*names));
-	uint32_t i, j, k = 0;
-
-	for (i = 0; i < p->nreq; i++) {
-		for (j = 0; j < k && strcmp(names[j], p->req[i].name); j++)
-			;
-		if (j == k && !p->req[i].library && p->req[i].addr)
-			names[k++] = p->req[i].name;
-	}
-	return names;
-}
-
-/* Keep the collected functions some request is at (a name may be several procedures'). */
-static void keep_requested(struct dyn_session *s)
-{
-	struct dyn_set *set = &s->set;
-	size_t i, k = 0;
-	uint32_t j;
-
-	for (i = 0; i < set->n; i++) {
-		for (j = 0; j < s->plan->nreq && !req_at(s, &s->plan->req[j], set->f[i].addr); j++)
-			;
-		if (j < s->plan->nreq)
-			set->f[k++] = set->f[i];
-		else
-			free(set->f[i].name);
-	}
-	set->n = k;
-}
-
-/* Requests whose procedure is not among the functions to patch (its symbol was passed over). */
-static uint32_t count_missing(const struct dyn_session *s)
-{
-	uint32_t j, k = 0;
-	size_t i;
-
-	for (j = 0; j < s->plan->nreq; j++) {
-		for (i = 0; i < s->set.n && !req_at(s, &s->plan->req[j], s->set.f[i].addr); i++)
-			;
-		k += i == s->set.n;
-	}
-	return k;
-}
-
-static int collect(struct dyn_session *s, const struct target_module *tm, char *err, size_t n)
-{
-	const char **names = request_names(s->plan);
-	struct target unused;
-	int r;
-
-	memset(&unused, 0, sizeof(unused)); /* dyn_collect reads the file, not the process */
-	r = dyn_collect(&unused, tm, names, &s->set, err, n);
-	free(names);
-	if (r != 0)
-		return -1;
-	keep_requested(s);
-	s->nmissing = count_missing(s);
-	if (!s->set.n)
-		return snprintf(err, n, "none of the %u procedures of the plan can be patched in %s",
-				s->plan->nreq, s->exe), -1;
 	return 0;
+}
+
+/* ---- which points: those of the plan's requests (sites.c) ---- */
+
+static int collect(struct dyn_session *s, char *err, size_t n)
+{
+	if (dyn_sites_collect(s, err, n) != 0)
+		return -1;
+	if (s->set.n)
+		return 0;
+	if (s->nnocall)
+		return snprintf(err, n, "nothing to patch: %s", s->nocall), -1;
+	return snprintf(err, n, "none of the %u procedures of the plan can be patched in "
+			"process %d (start-up code, no size)", s->plan->nreq, (int)s->pid), -1;
 }
 
 /* ---- the points' actions ---- */
@@ -341,27 +250,34 @@ static void map_action(const struct mdl_plan *p, const struct mdl_action *a, uin
 }
 
 /* The point's only action adds a constant to the metric: its own counter counts both. */
-static int counts_itself(const struct mdl_plan *p, const struct dyn_spoint *pt)
+static int counts_itself(const struct mdl_plan *p, const struct dyn_site *site)
 {
-	const struct mdl_request *e = pt->req[MDL_ENTRY];
+	const struct mdl_request *e = site->nreq == 1 ? &p->req[site->req[0]] : NULL;
 
-	return e && !pt->req[MDL_EXIT] && e->nact == 1 && e->act[0].prim == MDL_ADD &&
+	return e && e->point != MDL_EXIT && e->nact == 1 && e->act[0].prim == MDL_ADD &&
 	       e->act[0].var == 0 && e->act[0].pred.opd == MDL_OPD_NONE && e->act[0].value &&
 	       p->vars[0].kind == MDL_VAR_COUNTER;
 }
 
-static int add_actions(const struct mdl_plan *p, struct dyn_spoint *pt, int point,
-		       const char *name, char *err, size_t n)
+/* The actions of the site's requests at entry (a call site's run there too), or at exit. */
+static int add_actions(const struct mdl_plan *p, struct dyn_spoint *pt,
+		       const struct dyn_site *site, int at_exit, const char *name, char *err,
+		       size_t n)
 {
-	const struct mdl_request *r = pt->req[point];
-	uint32_t i;
+	uint32_t i, j;
 
-	for (i = 0; r && i < r->nact; i++) {
-		if (pt->ps.n == SPROTO_MAX_ACTIONS)
-			return snprintf(err, n, "%s needs more than %d actions", name,
-					SPROTO_MAX_ACTIONS - 1), -1;
-		map_action(p, &r->act[i], point == MDL_EXIT ? SPROTO_AT_EXIT : SPROTO_AT_ENTRY,
-			   &pt->ps.act[pt->ps.n++]);
+	for (j = 0; j < site->nreq; j++) {
+		const struct mdl_request *r = &p->req[site->req[j]];
+
+		if ((r->point == MDL_EXIT) != at_exit)
+			continue;
+		for (i = 0; i < r->nact; i++) {
+			if (pt->ps.n == SPROTO_MAX_ACTIONS)
+				return snprintf(err, n, "%s needs more than %d actions", name,
+						SPROTO_MAX_ACTIONS - 1), -1;
+			map_action(p, &r->act[i], at_exit ? SPROTO_AT_EXIT : SPROTO_AT_ENTRY,
+				   &pt->ps.act[pt->ps.n++]);
+		}
 	}
 	return 0;
 }
@@ -369,6 +285,7 @@ static int add_actions(const struct mdl_plan *p, struct dyn_spoint *pt, int poin
 static int build_point(struct dyn_session *s, uint32_t i, char *err, size_t n)
 {
 	const struct mdl_plan *p = s->plan;
+	const struct dyn_site *site = &s->site[i];
 	struct dyn_spoint *pt = &s->pt[i];
 	struct sproto_action *a = &pt->ps.act[0];
 	uint32_t j;
@@ -377,20 +294,20 @@ static int build_point(struct dyn_session *s, uint32_t i, char *err, size_t n)
 	pt->func = i;
 	pt->ps.point = i;
 	pt->count_metric = UINT32_MAX;
-	for (j = 0; j < p->nreq; j++)
-		if (req_at(s, &p->req[j], s->set.f[i].addr))
-			pt->req[p->req[j].point] = &p->req[j];
+	for (j = 0; j < site->nreq; j++)
+		if (!pt->req[p->req[site->req[j]].point])
+			pt->req[p->req[site->req[j]].point] = &p->req[site->req[j]];
 	pt->count_tc = p->nvars + i;
-	pt->own = counts_itself(p, pt);
-	pt->count_k = pt->own ? pt->req[MDL_ENTRY]->act[0].value : 1;
+	pt->own = counts_itself(p, site);
+	pt->count_k = pt->own ? p->req[site->req[0]].act[0].value : 1;
 	*a = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_TADD,
 				     .target = pt->count_tc, .value = pt->count_k };
 	pt->ps.n = 1;
 	if (pt->own)
 		return 0;
-	if (add_actions(p, pt, MDL_ENTRY, s->set.f[i].name, err, n) != 0)
+	if (add_actions(p, pt, site, 0, s->set.f[i].name, err, n) != 0)
 		return -1;
-	return add_actions(p, pt, MDL_EXIT, s->set.f[i].name, err, n);
+	return add_actions(p, pt, site, 1, s->set.f[i].name, err, n);
 }
 
 static int build_points(struct dyn_session *s, char *err, size_t n)
@@ -399,8 +316,9 @@ static int build_points(struct dyn_session *s, char *err, size_t n)
 
 	s->npt = (uint32_t)s->set.n;
 	if (s->plan->nvars + s->npt > SPROTO_MAX_TCOUNTERS || s->npt + 16 > SPROTO_MAX_METRICS)
-		return snprintf(err, n, "%u procedures are more than one watch can count (%u at "
-				"most)", s->npt, SPROTO_MAX_METRICS - 16 - s->plan->nvars), -1;
+		return snprintf(err, n, "%u points (entries and call sites) are more than one watch "
+				"can count (%u at most)", s->npt,
+				SPROTO_MAX_METRICS - 16 - s->plan->nvars), -1;
 	s->pt = xcalloc(s->npt, sizeof(*s->pt));
 	for (i = 0; i < s->npt; i++)
 		if (build_point(s, i, err, n) != 0)
@@ -409,46 +327,6 @@ static int build_points(struct dyn_session *s, char *err, size_t n)
 }
 
 /* ---- patching, with the world stopped ---- */
-
-/* A jmp rel32 out of the executable at a function's entry (after an endbr64): a trampoline
- * left by a session that could not detach (killed). Its point ids would be ours too. */
-static int left_patch(const struct dyn_session *s, int fd, uint64_t addr)
-{
-	static const uint8_t endbr[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	uint8_t b[9];
-	int32_t rel;
-	size_t at;
-	uint64_t to;
-
-	if (pread(fd, b, sizeof(b), (off_t)addr) != (ssize_t)sizeof(b))
-		return 0;
-	at = memcmp(b, endbr, 4) ? 0 : 4;
-	if (b[at] != 0xe9)
-		return 0;
-	memcpy(&rel, b + at + 1, 4);
-	to = addr + at + 5 + (uint64_t)(int64_t)rel;
-	return to < s->text_start || to >= s->text_end;
-}
-
-static int already_patched(const struct dyn_session *s, char *err, size_t n)
-{
-	char path[64];
-	uint32_t i;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0; /* the patcher will say why it cannot read */
-	for (i = 0; i < s->nprocs && !left_patch(s, fd, s->procs[i].addr + s->bias); i++)
-		;
-	close(fd);
-	if (i == s->nprocs)
-		return 0;
-	return snprintf(err, n, "process %d carries the patches of a sonde that did not detach "
-			"(killed?), at %s and maybe more: a new session would count with them",
-			(int)s->pid, s->procs[i].name), -1;
-}
 
 static int note_refusals(struct dyn_session *s, char *err, size_t n)
 {
@@ -465,7 +343,7 @@ static int note_refusals(struct dyn_session *s, char *err, size_t n)
 		return 0;
 	if (s->set.n == 1)
 		return snprintf(err, n, "the patcher refuses %s", s->refused), -1;
-	return snprintf(err, n, "the patcher refuses all %zu procedures (the first: %s)",
+	return snprintf(err, n, "the patcher refuses all %zu points (the first: %s)",
 			s->set.n, s->refused), -1;
 }
 
@@ -703,13 +581,14 @@ static int connect_runtime(struct dyn_session *s, char *err, size_t n)
 
 static int instrument(struct dyn_session *s, char *err, size_t n)
 {
-	struct target_module tm;
 	uint8_t msg[64];
 
-	memset(&tm, 0, sizeof(tm));
-	if (list_process(s, &tm, err, n) != 0 || already_patched(s, err, n) != 0 ||
-	    collect(s, &tm, err, n) != 0 ||
-	    build_points(s, err, n) != 0 || patch(s, err, n) != 0)
+	if (s->o.launched && plan_now(s, err, n) != 0) /* held before main: libraries loaded */
+		return -1;
+	if (!s->o.launched && dyn_program_check(s, err, n) != 0)
+		return -1;
+	if (list_process(s, err, n) != 0 || dyn_sites_left_patch(s, err, n) != 0 ||
+	    collect(s, err, n) != 0 || build_points(s, err, n) != 0 || patch(s, err, n) != 0)
 		return -1;
 	if (sampling(s, s->bucket_ns, err, n) != 0 || enable_all(s, err, n) != 0 ||
 	    set_points(s, err, n) != 0)
@@ -838,13 +717,16 @@ uint64_t dyn_session_count(const struct dyn_session *s, uint32_t i)
 double dyn_session_observed_ns(struct dyn_session *s, double *elapsed_ns)
 {
 	double el = (double)(s->t_last - s->t_start);
-	uint32_t i;
-	int k;
+	uint64_t *count = xcalloc(s->plan->nreq + 1, sizeof(*count));
+	uint32_t i, j;
 
-	for (i = 0; i < s->npt; i++)
-		for (k = 0; k < MDL_POINT_COUNT; k++)
-			if (s->pt[i].req[k] && s->pt[i].count_metric < s->nmetrics)
-				cost_observe(s->cost, s->pt[i].req[k], dyn_session_count(s, i), el);
+	for (i = 0; i < s->npt; i++) /* a call request's count: the sum over its call sites */
+		for (j = 0; j < s->site[i].nreq; j++)
+			if (s->pt[i].count_metric < s->nmetrics)
+				count[s->site[i].req[j]] += dyn_session_count(s, i);
+	for (j = 0; j < s->plan->nreq; j++)
+		cost_observe(s->cost, &s->plan->req[j], count[j], el);
+	free(count);
 	if (elapsed_ns)
 		*elapsed_ns = el;
 	return cost_observed_ns(s->cost);
@@ -852,18 +734,13 @@ double dyn_session_observed_ns(struct dyn_session *s, double *elapsed_ns)
 
 void dyn_session_free(struct dyn_session *s)
 {
-	uint32_t i;
-
 	if (s->connected)
 		ctl_close(&s->c);
-	for (i = 0; i < s->nprocs; i++) {
-		free((char *)(uintptr_t)s->procs[i].module);
-		free((char *)(uintptr_t)s->procs[i].name);
-	}
-	free(s->procs);
+	dyn_program_free(s);
 	mdl_plan_free(s->plan);
 	dyn_set_free(&s->set);
 	free(s->pt);
+	free(s->site);
 	free(s->base);
 	free(s->cur);
 	free(s->seen);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A live instrumentation session on a running process (docs/dynamic.md, `sonde watch`): a
- * (metric, focus) of the metric library is planned (tool/mdl) against the executable's
- * procedures; the runtime is injected (tool/inject) or found waiting before main (a program
- * started held, SONDE_DYNAMIC_HOLD=1); the planned procedures are patched with the world stopped
- * (dyn.h), their points given the plan's actions and the metric enabled over the control
+ * (metric, focus) of the metric library is planned (tool/mdl) against the procedures of the
+ * executable and of its loaded shared libraries (/proc/PID/maps, ELF symbols; not the dynamic
+ * loader's nor the runtime's); the runtime is injected (tool/inject) or found waiting before
+ * main (a program started held, SONDE_DYNAMIC_HOLD=1); the planned entries and call sites are
+ * patched with the world stopped (dyn.h: trampolines next to each module), their points given
+ * the plan's actions and the metric enabled over the control
  * protocol (client.h); samples fill a time histogram. At the end: DETACH (the runtime clears
  * every point), then the patches come out with the world stopped again; the trampolines and
  * libsonde.so stay mapped, inert.
@@ -26,10 +28,26 @@
 #include "../mdl/cost.h"
 #include "../mdl/histogram.h"
 #include "../mdl/mdl.h"
+#include "callees.h"
 #include "client.h"
 #include "dyn.h"
 
-/* One patched function: point id = its index in the dyn_set. */
+/* A procedure of the program, beside its struct mdl_proc. */
+struct dyn_sproc {
+	uint32_t mod;  /* index in dyn_session.mods */
+	uint64_t size; /* bytes, from its symbol */
+	int ifunc;     /* an IFUNC resolver: calls never run it */
+};
+
+#define DYN_SITE_REQS 8
+/* What a point (index in the dyn_set) stands for: a procedure and the plan's requests there. */
+struct dyn_site {
+	uint32_t proc;                 /* index in dyn_session.procs */
+	uint32_t nreq;
+	uint32_t req[DYN_SITE_REQS];   /* indexes in plan->req */
+};
+
+/* One patched point: point id = its index in the dyn_set. */
 struct dyn_spoint {
 	uint32_t func;              /* index in set.f */
 	struct sproto_point_set ps; /* the actions sent */
@@ -37,7 +55,8 @@ struct dyn_spoint {
 	int64_t count_k;            /* by this step */
 	int own;                    /* 1: that counter is the metric's value (no extra action) */
 	uint32_t count_metric;      /* metric id reading it */
-	const struct mdl_request *req[MDL_POINT_COUNT]; /* the plan's requests here */
+	const struct mdl_request *req[MDL_POINT_COUNT]; /* the plan's requests here (a call
+							 * site: the first that matched) */
 };
 
 struct dyn_session_opts {
@@ -54,19 +73,27 @@ struct dyn_session {
 	char exe[4096], comm[64];
 	struct dyn_session_opts o;
 	char ctl_dir[4096];
-	/* the plan, against the executable's procedures */
+	/* what to plan (a launched program is planned once it is held before main) */
+	const struct mdl_lib *lib;
+	const char *metric, *focus;
+	/* the plan, against the procedures of the loaded modules */
+	struct target_module *mods;
+	int nmods;
 	struct mdl_proc *procs;
+	struct dyn_sproc *pinfo;
 	uint32_t nprocs;
+	struct callees *callees;
 	struct mdl_plan *plan;
 	/* the process */
 	struct ctl_client c;
 	int connected, ended;
-	uint64_t bias;                /* the executable's load bias */
-	uint64_t text_start, text_end; /* the span of its code */
 	struct dyn_set set;
+	struct dyn_site *site; /* beside set.f */
 	struct dyn_spoint *pt;
 	uint32_t npt, nrefused, nmissing; /* points; requests refused or not found */
+	uint32_t nnocall;                 /* call requests that found no call of their callee */
 	char refused[256];                /* the first refusal: "NAME: why" */
+	char nocall[256];                 /* the first: "PROC calls no CALLEE" */
 	uint32_t nvalue;                  /* metric ids 0..nvalue-1 sum to the value */
 	uint32_t nmetrics;
 	/* samples */
@@ -86,10 +113,12 @@ struct dyn_session {
 };
 
 /*
- * Plan metric at focus against the executable of process pid (its symbols; nothing is done to
- * the process), or against exe (absolute, as the loader will name it) when not NULL: a program
- * about to be started, whose pid the caller sets in s->pid before attaching. 0, or -1 with a
- * one-line reason (unknown metric, bad focus, nothing the patcher can reach...).
+ * Plan metric at focus against the modules loaded in process pid (/proc/PID/maps and their
+ * symbols; nothing is done to the process), or, when exe is not NULL, a program about to be
+ * started (absolute, as the loader will name it; the caller sets s->pid before attaching): then
+ * only the metric and the focus are checked now, and the plan is made once the program is held
+ * before main with its libraries loaded. lib, metric and focus must outlive the session. 0, or
+ * -1 with a one-line reason (unknown metric, bad focus, nothing the patcher can reach...).
  */
 int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const struct mdl_lib *lib,
 		     const char *metric, const char *focus, char *err, size_t n);

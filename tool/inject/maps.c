@@ -363,3 +363,46 @@ int tgt_elf_symbols(const char *file, const char *const *names, int n, uint64_t 
 	close(fd);
 	return 0;
 }
+
+/* Every ELF file with an executable mapping, in the order of the maps. */
+int target_list_modules(pid_t pid, struct target_module **out, int *n, char *err, size_t errlen)
+{
+	struct target t = { .pid = pid };
+	struct target_module *mods = NULL;
+	uint64_t *base = NULL;
+	char path[80], line[4200];
+	struct map_line m;
+	int k = 0, i, r = 0;
+	FILE *f;
+
+	snprintf(t.proc, sizeof(t.proc), "/proc/%d", (int)pid);
+	snprintf(path, sizeof(path), "%s/maps", t.proc);
+	f = fopen(path, "re");
+	if (!f)
+		return snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno)), -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (parse_map_line(line, &m) != 0 || m.path[0] != '/')
+			continue;
+		for (i = 0; i < k && strcmp(mods[i].path, m.path); i++)
+			;
+		if (i == k) {
+			mods = xrealloc(mods, (size_t)(k + 1) * sizeof(*mods));
+			base = xrealloc(base, (size_t)(k + 1) * sizeof(*base));
+			memset(&mods[k], 0, sizeof(*mods));
+			base[k] = 0;
+			snprintf(mods[k++].path, sizeof(mods->path), "%s", m.path);
+		}
+		add_mapping(&mods[i], &m, &base[i]);
+	}
+	fclose(f);
+	for (i = 0, *n = 0; i < k; i++) {
+		if (!mods[i].text_end || strstr(mods[i].path, " (deleted)"))
+			continue; /* data files, deleted libraries: nothing to patch */
+		if (set_bias(&t, &mods[i], base[i]) != 0)
+			continue; /* not an ELF file (a mapped blob) */
+		mods[(*n)++] = mods[i];
+	}
+	free(base);
+	*out = mods;
+	return r;
+}

@@ -116,6 +116,10 @@ int target_mprotect(struct target *t, uint64_t addr, uint64_t len, int prot);
 /* Modules mapped in the target (fresh from /proc/PID/maps): by base name prefix. */
 int target_find_module(struct target *t, const char *const *prefixes,
 		       struct target_module *out);
+/* Every ELF module of process pid with executable mappings (fresh from /proc/PID/maps, no
+ * ptrace needed), with its load bias and code span; *out is malloc'd. 0, or -1 with err. */
+int target_list_modules(pid_t pid, struct target_module **out, int *n, char *err,
+			size_t errlen);
 /* A symbol's runtime address in a module: its ELF dynamic symbol table plus the bias. */
 int target_module_symbol(struct target *t, const struct target_module *m, const char *name,
 			 uint64_t *addr, uint64_t *size);

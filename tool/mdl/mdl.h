@@ -192,6 +192,7 @@ struct mdl_request {
 	char *name;   /* "*": every procedure of the module */
 	uint64_t addr; /* 0: unknown, resolve by name */
 	int library;
+	uint32_t proc; /* index + 1 in the program's procedures (mdl_program); 0: a wildcard */
 	enum mdl_point point;
 	char *callee; /* MDL_CALL: only calls to this procedure; NULL: every call site */
 	struct mdl_action *act;

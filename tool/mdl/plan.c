@@ -23,6 +23,7 @@ struct target {
 	const char *module, *name; /* module NULL: wherever the name is */
 	uint64_t addr;
 	int library;
+	uint32_t proc; /* index + 1 in the program's procedures; 0: none */
 };
 
 struct focus {
@@ -217,14 +218,15 @@ static int module_is(const char *have, const char *want)
 	return !strncmp(have, want, n) && (have[n] == 0 || have[n] == '.');
 }
 
-static struct target target_of(const struct mdl_proc *p)
+static struct target target_of(const struct ctx *c, const struct mdl_proc *p)
 {
-	return (struct target){ p->module, p->name, p->addr, p->library };
+	return (struct target){ p->module, p->name, p->addr, p->library,
+				(uint32_t)(p - c->prog->procs) + 1 };
 }
 
 static int by_name(struct ctx *c, const char *name, target_fn fn, const void *arg)
 {
-	struct target t = { NULL, name, 0, 0 };
+	struct target t = { NULL, name, 0, 0, 0 };
 	uint32_t i, n = 0;
 
 	if (!c->prog)
@@ -232,7 +234,7 @@ static int by_name(struct ctx *c, const char *name, target_fn fn, const void *ar
 	for (i = 0; i < c->prog->n; i++)
 		if (!strcmp(c->prog->procs[i].name, name)) {
 			n++;
-			t = target_of(&c->prog->procs[i]);
+			t = target_of(c, &c->prog->procs[i]);
 			if (fn(c, &t, arg))
 				return -1;
 		}
@@ -243,13 +245,13 @@ static int by_name(struct ctx *c, const char *name, target_fn fn, const void *ar
 /* $procedures: the program's own procedures (not its libraries'). */
 static int all_procs(struct ctx *c, target_fn fn, const void *arg)
 {
-	struct target t = { "*", "*", 0, 0 };
+	struct target t = { "*", "*", 0, 0, 0 };
 	uint32_t i;
 
 	if (!c->prog)
 		return fn(c, &t, arg);
 	for (i = 0; i < c->prog->n; i++) {
-		t = target_of(&c->prog->procs[i]);
+		t = target_of(c, &c->prog->procs[i]);
 		if (!t.library && fn(c, &t, arg))
 			return -1;
 	}
@@ -260,7 +262,7 @@ static int all_procs(struct ctx *c, target_fn fn, const void *arg)
 static int focus_procs(struct ctx *c, target_fn fn, const void *arg)
 {
 	const struct mdl_proc *p;
-	struct target t = { c->f.module, c->f.code == 2 ? c->f.proc : "*", 0, 0 };
+	struct target t = { c->f.module, c->f.code == 2 ? c->f.proc : "*", 0, 0, 0 };
 	uint32_t i, n = 0;
 
 	if (!c->f.code)
@@ -273,7 +275,7 @@ static int focus_procs(struct ctx *c, target_fn fn, const void *arg)
 		if (!module_is(p->module, c->f.module) || (c->f.code == 2 && strcmp(p->name, c->f.proc)))
 			continue;
 		n++;
-		t = target_of(p);
+		t = target_of(c, p);
 		if (fn(c, &t, arg))
 			return -1;
 	}
@@ -380,6 +382,7 @@ static struct mdl_request *request_for(struct ctx *c, const struct target *t, en
 	r->name = xstrdup(t->name);
 	r->addr = t->addr;
 	r->library = t->library;
+	r->proc = t->proc;
 	r->point = pt;
 	r->callee = callee ? xstrdup(callee) : NULL;
 	index_put(x, r, p->nreq++);
