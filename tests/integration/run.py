@@ -2126,13 +2126,13 @@ def watch_times(lines):
     return float(a[1]), float(a[2]), float(d[1]), float(d[2])
 
 
-def watch_counted(b, focus, before, during, after, expected, tag, metric='calls'):
+def watch_counted(b, focus, before, during, after, expected, tag, metric='calls', extra=()):
     """Lines fed before, during and after a watch: its total is expected(during) exactly; the
     program's end is that of an untouched run. Returns the watch's output lines."""
     t = WatchTarget(b)
     try:
         t.feed(before)
-        w = Watch(t.p.pid, '--metric', metric, '--focus', focus(t.p.pid))
+        w = Watch(t.p.pid, '--metric', metric, '--focus', focus(t.p.pid), *extra)
         t.feed(during)
         rc, lines, err = w.stop()
         with check(f'watch {tag}: exactly the calls made while watched'):
@@ -2293,7 +2293,8 @@ def t_watch_errors(o):
             (['--metric', 'calls', '--focus', '/Code/nowhere.c'], 'no module', 1),
             (['--metric', 'calls', '--focus', f'/Code/{os.path.basename(b)}/tiny'],
              'the patcher refuses tiny: function shorter than', 1),
-            (['--metric', 'calls_made', '--focus', '/Code/watch_target.c/work'], 'call sites', 1),
+            (['--metric', 'calls_made', '--focus', '/Code/watch_target.c/work'],
+             'work makes no call', 1),
             (['--metric', 'calls', '--focus', '/Code/watch_target.c/work/Threads/1'],
              'no thread 1', 1),
             (['--metric', 'calls', '--for', 'soon'], '--for', 2),
@@ -2317,6 +2318,175 @@ def t_watch_errors(o):
             eq(t.finish(), untouched(b, 3), 'status, stdout, stderr')
     finally:
         t.kill()
+
+
+# ---------------------------------------------------------------------------------------------
+# Watching shared-library functions and call sites (docs/dynamic.md)
+
+WLIB_LOCKS = 10  # pthread_mutex_lock calls per worker per line (watch_libs' default)
+
+STEP_CALLS_MDL = """
+// Calls to wlib_step made from the focus: call sites to one callee.
+constraint step_sites /Code/*, /Code/*/* is replace counter {
+	append at $constraint->calls("wlib_step") [ addCounter($metric, 1); ]
+}
+metric step_calls {
+	units calls;
+	constraint step_sites;
+	base is counter {
+		append at $procedures->calls("wlib_step") [ addCounter(step_calls, 1); ]
+	}
+}
+"""
+
+
+def watch_libs_build(noplt=False):
+    """libwatch_lib.so and watch_libs linked to it (rpath; -fno-plt: calls through the GOT)."""
+    d = os.path.join(TMP, 'wlib-noplt' if noplt else 'wlib')
+    lib, exe = os.path.join(d, 'libwatch_lib.so'), os.path.join(d, 'watch_libs')
+    if os.path.exists(exe):
+        return exe
+    os.makedirs(d, exist_ok=True)
+    cmds = [[CC, '-O2', '-g', '-shared', '-fPIC', '-Wall', '-Wextra', '-o', lib,
+             os.path.join(PROGS, 'watch_lib.c')],
+            [CC, '-O2', '-g', '-Wall', '-Wextra'] + (['-fno-plt'] if noplt else []) +
+            ['-o', exe, os.path.join(PROGS, 'watch_libs.c'), '-L', d, '-lwatch_lib',
+             f'-Wl,-rpath,{d}', '-lpthread']]
+    for cmd in cmds:
+        p = run(cmd)
+        if p.returncode != 0 or b'warning' in p.stderr:
+            raise Fail(f'{shlex.join(cmd)}: {describe(p)}')
+    return exe
+
+
+def step_calls_file():
+    path = os.path.join(TMP, 'step_calls.mdl')
+    with open(path, 'w') as f:
+        f.write(STEP_CALLS_MDL)
+    return path
+
+
+@test()
+def t_watch_lib(o):
+    """sonde watch PID on a shared library's functions: calls of one (through the PLT), of the
+    library as a module (its one-byte function refused and said so), lock_ops (libc's
+    pthread_mutex_lock): exact counts; the program's output untouched."""
+    b = watch_libs_build()
+    per = WATCH_THREADS * WATCH_K
+    watch_counted(b, lambda pid: '/Code/libwatch_lib.so/wlib_step', 3, 7, 2,
+                  lambda n: n * per, 'library procedure')
+    lines = watch_counted(b, lambda pid: '/Code/libwatch_lib.so', 2, 5, 1, lambda n: n * per,
+                          'library module')
+    with check('watch library module: the patched library is named'):
+        expect(any(x.startswith('watching ') and '1 entry patched in libwatch_lib.so' in x
+                   for x in lines), f'watching line in {lines[:2]}')
+    lines = watch_counted(b, lambda pid: '/Code', 2, 6, 1,
+                          lambda n: n * WATCH_THREADS * WLIB_LOCKS, 'lock_ops',
+                          metric='lock_ops')
+    with check('watch lock_ops: libc patched, pthread_mutex_lock counted'):
+        expect(any('patched in libc.so' in x for x in lines), f'watching line in {lines[:2]}')
+        expect(any(re.match(r'executions: .*pthread_mutex_lock \d+', x) for x in lines) or
+               any('pthread_mutex_lock' in x for x in lines), f'executions in {lines[-8:]}')
+    t = WatchTarget(b)
+    try:
+        t.feed(1)
+        with check('watch library: a function the patcher refuses is named, nothing patched'):
+            p = run([SONDE, 'watch', str(t.p.pid), '--metric', 'calls', '--focus',
+                     '/Code/libwatch_lib.so/wlib_tiny', '--for', '1s'])
+            expect_error(p, 'refused library function', 1)
+            expect(b'the patcher refuses wlib_tiny: function shorter than 5 bytes' in p.stderr,
+                   p.stderr.decode())
+        with check('watch library: the module refusal is a warning, the rest is patched'):
+            w = Watch(t.p.pid, '--metric', 'calls', '--focus', '/Code/libwatch_lib.so')
+            t.feed(1)
+            rc, out, err = w.stop()
+            eq(rc, 0, f'sonde watch status ({err.strip()[:300]!r})')
+            expect('refused 1 of 2 points (wlib_tiny: function shorter than 5 bytes' in err,
+                   err[:400])
+            eq(watch_total(out), WATCH_THREADS * WATCH_K, 'calls of wlib_step')
+        with check('watch library: the program finishes untouched'):
+            t.feed(1)
+            eq(t.finish(), untouched(b, 3), 'status, stdout, stderr')
+    finally:
+        t.kill()
+
+
+@test()
+def t_watch_calls(o):
+    """Call-site points: calls made by one procedure (calls_made), calls to one callee
+    (calls("wlib_step"), through the PLT and, with -fno-plt, through the GOT): exact counts."""
+    b = watch_libs_build()
+    mdl = step_calls_file()
+    lines = watch_counted(b, lambda pid: '/Code/watch_libs.c/caller', 2, 6, 1,
+                          lambda n: n * WATCH_THREADS * 2 * WATCH_K, 'calls_made',
+                          metric='calls_made')
+    with check('watch calls_made: two call sites, each run K times per thread and line'):
+        ex = next((x for x in lines if x.startswith('executions:')), '')
+        expect(re.fullmatch(r'executions: caller\+0x[0-9a-f]+ 24000, caller\+0x[0-9a-f]+ 24000',
+                            ex), f'executions line {ex!r}')
+    for noplt in (False, True):
+        bn = watch_libs_build(noplt)
+        tag = 'calls("wlib_step")' + (' -fno-plt' if noplt else '')
+        watch_counted(bn, lambda pid: '/Code/watch_libs.c/caller', 1, 5, 1,
+                      lambda n: n * WATCH_THREADS * WATCH_K, tag, metric='step_calls',
+                      extra=('--file', mdl))
+        watch_counted(bn, lambda pid: '/Code', 1, 3, 1, lambda n: n * WATCH_THREADS * WATCH_K,
+                      tag + ' whole program', metric='step_calls', extra=('--file', mdl))
+    t = WatchTarget(b)
+    try:
+        with check('watch calls: a procedure that calls no such callee is an error'):
+            p = run([SONDE, 'watch', str(t.p.pid), '--metric', 'step_calls', '--file', mdl,
+                     '--focus', '/Code/watch_libs.c/helper', '--for', '1s'])
+            expect_error(p, 'no call', 1)
+            expect(b'helper calls no wlib_step' in p.stderr, p.stderr.decode())
+        with check('watch calls: the program finishes untouched'):
+            t.feed(1)
+            eq(t.finish(), untouched(b, 1), 'status, stdout, stderr')
+    finally:
+        t.kill()
+
+
+def launch_watch(b, args, nlines, tag):
+    """sonde watch ARGS -- b: started held, patched, fed nlines; the total and the status."""
+    sp = subprocess.Popen([SONDE, 'watch', *args, '--for', '4s', '-o', new_dir('watch'), '--',
+                           b, str(WATCH_THREADS), str(WATCH_K)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP,
+                          preexec_fn=no_core)
+    try:
+        out, err = LineReader(sp.stdout, 'sonde watch'), LineReader(sp.stderr, 'stderr')
+        out.until('watching ')
+        eq(err.line(), 'ready', f'{tag}: the program started after it was patched')
+        for i in range(nlines):
+            sp.stdin.write(b'line %d\n' % (i + 1))
+            sp.stdin.flush()
+            eq(err.line(), f'done {i + 1}', 'acknowledgement')
+        total = watch_total([out.until('total ', timeout=60)])
+        sp.stdin.close()
+        return total, sp.wait(timeout=60)
+    finally:
+        if sp.poll() is None:
+            sp.kill()
+            sp.communicate()
+
+
+@test()
+def t_watch_lib_launch(o):
+    """sonde watch -- PROGRAM on a library function and on call sites: planned once the program
+    is held before main with its libraries loaded; exact counts, the program's status."""
+    b = watch_libs_build()
+    with check('watch launch: calls of a library function'):
+        total, rc = launch_watch(b, ['--metric', 'calls', '--focus',
+                                     '/Code/libwatch_lib.so/wlib_step'], 5, 'library')
+        eq((total, rc), (5 * WATCH_THREADS * WATCH_K, 0), 'calls of wlib_step, status')
+    with check('watch launch: calls made by a procedure'):
+        total, rc = launch_watch(b, ['--metric', 'calls_made', '--focus',
+                                     '/Code/watch_libs.c/caller'], 4, 'call sites')
+        eq((total, rc), (4 * WATCH_THREADS * 2 * WATCH_K, 0), 'calls made by caller, status')
+    with check('watch launch: a module that is not loaded is an error after the start'):
+        p = run([SONDE, 'watch', '--metric', 'calls', '--focus', '/Code/libnowhere.so', '-o',
+                 new_dir('watch'), '--', b], stdin=b'')
+        expect_error(p, 'no module', 1)
+        expect(b"no module 'libnowhere.so'" in p.stderr, p.stderr.decode())
 
 
 # ---------------------------------------------------------------------------------------------

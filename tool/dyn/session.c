@@ -636,6 +636,10 @@ int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, 
 	if (!o->launched && inject(s, err, n) != 0)
 		return -1;
 	if (connect_runtime(s, err, n) != 0 || instrument(s, err, n) != 0) {
+		if (o->launched && s->pid > 0) { /* held before main: it must not run on */
+			kill(s->pid, SIGKILL);
+			s->ended = 1;
+		}
 		undo(s);
 		return -1;
 	}
