@@ -80,6 +80,15 @@ $(UNIT_MDL): tests/unit/test_mdl.c $(wildcard tool/mdl/*.c tool/mdl/*.h) tool/ut
 	$(CC) $(TEST_CFLAGS) -DMDL_BUILTIN='"$(CURDIR)/share/sonde/metrics.mdl"' -o $@ \
 		$(filter %.c,$^) $(TEST_LIBS)
 
+# Which procedure a call instruction reaches (tool/dyn/callees.c: symbols, PLT stubs, GOT).
+UNIT_CALLEES := $(TEST_BUILD)/test_callees
+UNIT_BINS += $(UNIT_CALLEES)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_CALLEES)"
+
+$(UNIT_CALLEES): tests/unit/test_callees.c tool/dyn/callees.c tool/dyn/callees.h tool/util.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 # Dynamic instrumentation: the protocol codec; the runtime's points, primitives, timers and
 # shadow stack through hand-written trampolines (tests/unit/dyn_tramp.S); its control server
 # with a client; libsonde.so opened with dlopen (attached) and preloaded with SONDE_DYNAMIC=1.

@@ -86,6 +86,11 @@ void callees_add_func(struct callees *c, uint64_t addr, const char *name)
 	put(&c->funcs, addr, name);
 }
 
+void callees_add_slot(struct callees *c, uint64_t addr, const char *name)
+{
+	put(&c->slots, addr, name);
+}
+
 static void add_relocs(struct callees *c, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 		       uint64_t bias)
 {

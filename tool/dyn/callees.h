@@ -20,6 +20,8 @@ struct callees *callees_new(void);
 void callees_free(struct callees *c);
 /* A function symbol (every alias) at its run-time address. */
 void callees_add_func(struct callees *c, uint64_t addr, const char *name);
+/* A GOT slot (run-time address) that holds the address of name. */
+void callees_add_slot(struct callees *c, uint64_t addr, const char *name);
 /* The GOT slots of the ELF file mapped with this load bias; -1 when it cannot be read. */
 int callees_add_slots(struct callees *c, const char *file, uint64_t bias);
 /* Call sorting: after the last add, before the first lookup. */
