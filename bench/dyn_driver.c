@@ -18,6 +18,10 @@
  *       callheavy's loop in a process before attaching, with one counter at every function,
  *       and after the patches are removed and the runtime detached; a twin process never
  *       attached runs in alternation with it as the control
+ *   dyn_driver callsite RT CTL CPU ROUNDS CALLS REPS TARGET
+ *       cost of a call-site point: the call in cs_work_loop() patched (the runtime attached),
+ *       timed against its twin loop cs_ref_loop(), unpatched, inactive, with a counter, with a
+ *       thread counter
  *   dyn_driver cycles RT CTL CPU MAX TARGET
  *       how many times one process can have every function patched and unpatched (at most
  *       MAX): each insertion maps new trampoline pages
@@ -643,6 +647,109 @@ static int cmd_detach(char **av)
 	return 0;
 }
 
+/* ---- callsite ---- */
+
+/* A set holding the call-site point of the first direct call in the target's function fn. */
+static void callsite_set(struct kid *k, const char *fn, struct dyn_set *s)
+{
+	const char *prefixes[] = { base_name(k->exe), NULL }, *only[] = { fn, NULL };
+	struct target t;
+	struct target_module m;
+	struct dyn_set all;
+	struct patch_fn pf;
+	uint8_t *code;
+	size_t i;
+
+	if (target_attach(&t, k->pid, err, sizeof(err)) != 0)
+		die("target_attach: %s", err);
+	if (target_find_module(&t, prefixes, &m) != 0 ||
+	    dyn_collect(&t, &m, only, &all, err, sizeof(err)) != 0 || all.n != 1)
+		die("no function %s in process %d", fn, (int)k->pid);
+	code = malloc(all.f[0].size);
+	if (!code || target_read(&t, all.f[0].addr, code, all.f[0].size) != 0 ||
+	    patch_analyze(code, all.f[0].size, all.f[0].addr, &pf, err, sizeof(err)) != 0)
+		die("reading %s: %s", fn, err);
+	for (i = 0; i < pf.nr_insns && pf.insns[i].kind != PI_CALL; i++)
+		;
+	if (i == pf.nr_insns)
+		die("%s makes no direct call", fn);
+	memset(s, 0, sizeof(*s));
+	if (dyn_add(s, fn, all.f[0].addr, all.f[0].size, PATCH_CALLSITE,
+		    all.f[0].addr + pf.insns[i].off, dyn_add_area(s, m.text_start, m.text_end)) != 0)
+		die("out of memory");
+	patch_fn_free(&pf);
+	free(code);
+	dyn_set_free(&all);
+	if (target_detach(&t) != 0)
+		die("target_detach: %s", target_error(&t));
+}
+
+static void callsite_install(struct kid *k, uint64_t handler, struct dyn_set *s)
+{
+	struct target t;
+
+	if (target_attach(&t, k->pid, err, sizeof(err)) != 0)
+		die("target_attach: %s", err);
+	if (dyn_plan(&t, s, handler, err, sizeof(err)) != 0 ||
+	    dyn_install(&t, s, err, sizeof(err)) != 0)
+		die("patching the call site: %s", err);
+	if (target_detach(&t) != 0)
+		die("target_detach: %s", target_error(&t));
+	if (dyn_count(s, DYN_INSTALLED) != 1)
+		die("the call site was not patched: %s", s->f[0].why);
+}
+
+static int cmd_callsite(char **av)
+{
+	const char *rt = av[0], *ctl = av[1];
+	int cpu = atoi(av[2]), rounds = atoi(av[3]), r, i, installed = 1, counted = 0;
+	long calls = atol(av[4]), reps = atol(av[5]);
+	struct config cf[4];
+	struct ctl_client c;
+	struct dyn_set s;
+	struct times tm;
+	struct kid k;
+	char ans[256];
+
+	cf[0] = (struct config){ "unpatched", 0, 0, 1, 0, { { 0 } } };
+	cf[1] = (struct config){ "inactive", 1, 0, 1, 0, { { 0 } } };
+	cf[2] = (struct config){ "counter", 1, 1, 1, 0, { act(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1) } };
+	cf[3] = (struct config){ "thread_counter", 1, 1, 1, 0,
+				 { act(SPROTO_AT_ENTRY, SPROTO_TADD, 1, 1) } };
+	spawn(&k, av[6], "csprim", cpu, NULL);
+	attach_runtime(&k, rt, ctl, "callsite");
+	if (ctl_connect(&c, ctl, k.pid, 10000, err, sizeof(err)) != 0)
+		die("connecting: %s", err);
+	callsite_set(&k, "cs_work_loop", &s);
+	callsite_install(&k, c.hello.entry_addr, &s);
+	printf("callsite_tramp len=%u displaced=%u\n", s.f[0].plan.tramp_len, s.f[0].plan.len);
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < 4; i++) {
+			const struct config *x = &cf[(i + r) % 4];
+
+			if (!x->patched && installed) {
+				point_set(&c, 0, 0, NULL);
+				rewrite(&k, &s, 0, &tm);
+			} else if (x->patched && !installed) {
+				rewrite(&k, &s, 1, &tm);
+			}
+			installed = x->patched;
+			if (x->patched)
+				point_set(&c, 0, x->n, x->a);
+			ask(&k, ans, sizeof(ans), "%ld %ld\n", calls, reps);
+			printf("callsite round=%d config=%s %s\n", r, x->name, ans);
+			counted += !strcmp(x->name, "counter");
+		}
+	}
+	point_set(&c, 0, 0, NULL);
+	printf("check counter1=%lld expected=%lld\n", (long long)read_counter(&c, 1),
+	       (long long)counted * calls * reps);
+	ctl_close(&c);
+	finish(&k);
+	dyn_set_free(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -655,9 +762,12 @@ int main(int argc, char **argv)
 		return cmd_detach(argv + 2);
 	if (argc == 7 && !strcmp(argv[1], "cycles"))
 		return cmd_cycles(argv + 2);
+	if (argc == 9 && !strcmp(argv[1], "callsite"))
+		return cmd_callsite(argv + 2);
 	fprintf(stderr, "usage: dyn_driver prims RT DIR CPU ROUNDS CALLS REPS TARGET\n"
 			"       dyn_driver insert RT CTL CPU REPS TARGET FN\n"
 			"       dyn_driver detach RT CTL CPU ROUNDS N TARGET\n"
-			"       dyn_driver cycles RT CTL CPU MAX TARGET\n");
+			"       dyn_driver cycles RT CTL CPU MAX TARGET\n"
+			"       dyn_driver callsite RT CTL CPU ROUNDS CALLS REPS TARGET\n");
 	return 2;
 }

@@ -2,7 +2,7 @@
 """Dynamic instrumentation: what a patched function, an insertion, an attach and a detach cost.
 
 Called by bench/dynamic.sh with the directory holding the binaries it built, the tool and the
-build directory. Five parts, each printing its table; the last line sums them up:
+build directory. Six parts, each printing its table; the last line sums them up:
 
 1. primitives  bench/dyn_driver prims: two running bench/dyn_target processes, libsonde.so
                preloaded in one with SONDE_DYNAMIC=1 as `sonde run --dynamic` starts a program
@@ -30,6 +30,9 @@ build directory. Five parts, each printing its table; the last line sums them up
                with one counter at every function (attached), after the patches are removed and
                the runtime detached; a twin process never attached, run in alternation, is the
                control. ns per call = median over rounds of (subject - control)/calls.
+6. call site   bench/dyn_driver callsite: the call in bench/dyn_target's cs_work_loop() patched as
+               a call-site point (the runtime attached), timed against its twin loop
+               cs_ref_loop() as in part 1: unpatched, inactive, one counter, one thread counter.
 
 BENCH_DYN_PARTS (e.g. "1,2"; default all) runs some of them; the summary says n/a for the rest.
 """
@@ -56,7 +59,8 @@ DYN_BENCH = os.path.join(BUILD, "tests", "dyn_bench")
 N = os.environ.get("BENCH_DYN_N", "2000000")
 CALLS = int(os.environ.get("BENCH_DYN_CALLS", "1000000"))
 INSERTS = int(os.environ.get("BENCH_DYN_INSERT", "10"))
-PARTS = {int(p) for p in os.environ.get("BENCH_DYN_PARTS", "1,2,3,4,5").split(",") if p.strip()}
+PARTS = {int(p) for p in os.environ.get("BENCH_DYN_PARTS", "1,2,3,4,5,6").split(",")
+         if p.strip()}
 ATTACHES = 10
 WATCHES = 5
 ROUNDS = bl.runs()
@@ -359,6 +363,42 @@ def part_detach(summary):
     summary["after"] = "%.2f" % after
 
 
+# ---- 6. call-site points ----
+
+CALLSITE_LABEL = [
+    ("unpatched", "unpatched (loop vs twin loop: alignment, noise)"),
+    ("inactive", "inactive call-site point"),
+    ("counter", "one counter (ADD)"),
+    ("thread_counter", "one thread counter (TADD)"),
+]
+
+
+def part_callsite(summary):
+    per, checks, tramp = {}, [], {}
+    for kind, f in driver("callsite", RT, ctl, CPU_ARG, ROUNDS, CALLS, 3, TARGET):
+        if kind == "callsite":
+            per.setdefault(f["round"], {})[f["config"]] = (f["work_ns"] - f["ref_ns"]) / f["calls"]
+        elif kind == "callsite_tramp":
+            tramp = f
+        elif kind == "check":
+            checks.append(f["_raw"])
+    res = {}
+    for cf in per.values():
+        for name, d in cf.items():
+            res.setdefault(name, []).append(d if name == "unpatched" else d - cf["unpatched"])
+    print()
+    print("6. cost per call of a call-site point, ns added (median over %d rounds, min..max; "
+          "%d calls per timing, fastest of 3)" % (ROUNDS, CALLS))
+    print("   trampoline: %d bytes, %d bytes displaced (the call itself); the relocated call "
+          "pushes the original return address and jumps" % (tramp.get("len", 0),
+                                                             tramp.get("displaced", 0)))
+    for name, label in CALLSITE_LABEL:
+        print("%-50s %24s" % (label, fmt3(res[name]) if name in res else "n/a"))
+    for c in checks:
+        print("   check %s" % c)
+    summary["callsite_ns"] = "%.1f" % bl.median(res["counter"])
+
+
 print("dynamic: %s" % bl.machine())
 print("source: %s" % bl.source_state(["tool/patch", "tool/dyn", "tool/inject", "runtime/dyn",
                                        "runtime/arch"]))
@@ -366,7 +406,7 @@ t_start = time.time()
 summary = {}
 try:
     for part, fn in ((1, part_primitives), (2, part_insertion), (3, part_attach),
-                     (4, part_callheavy), (5, part_detach)):
+                     (4, part_callheavy), (5, part_detach), (6, part_callsite)):
         if part in PARTS:
             fn(summary)
 finally:
@@ -375,5 +415,6 @@ print()
 print("dynamic: %.0f s in all; sonde run --dynamic / compiled-in on callheavy: %s" % (
     time.time() - t_start, summary.get("ratio", "n/a")))
 print("dynamic: insert_one_ms=%s insert_1000_ms=%s attach_pause_ms=%s counter_ns_per_call=%s "
-      "after_detach_ns_per_call=%s" % tuple(summary.get(k, "n/a") for k in (
-          "insert_one", "insert_all", "attach_pause", "counter_ns", "after")))
+      "after_detach_ns_per_call=%s callsite_counter_ns_per_call=%s" % tuple(
+          summary.get(k, "n/a") for k in ("insert_one", "insert_all", "attach_pause",
+                                          "counter_ns", "after", "callsite_ns")))
