@@ -2,9 +2,9 @@
  * A target for `sonde watch` on shared-library functions and call sites: THREADS worker threads
  * (argv[1], default 4) wait for lines on stdin; for each line every worker calls caller(K)
  * once (argv[2], default 1000), which makes exactly 2K calls: K to wlib_step() in
- * libwatch_lib.so (through the PLT) and K to helper() here; then it locks and unlocks its mutex
- * LOCKS times (argv[3], default 10) with pthread_mutex_lock. The main thread waits for all of
- * them and acknowledges the line with "done N" on stderr. Per line: wlib_step and helper calls
+ * libwatch_lib.so (through the PLT) and K to helper() here; then locker() locks and unlocks
+ * its mutex LOCKS times (argv[3], default 10) with pthread_mutex_lock. The main thread waits
+ * for all of them and acknowledges the line with "done N" on stderr. Per line: wlib_step and helper calls
  * THREADS × K, calls made by caller THREADS × 2K, pthread_mutex_lock calls THREADS × LOCKS.
  * At stdin EOF it prints each thread's checksum: the output depends only on the input.
  */
@@ -41,20 +41,29 @@ __attribute__((noinline, noclone)) uint64_t caller(uint64_t x, long k)
 	return h;
 }
 
+/* The thread's lock, taken and released LOCKS times. */
+__attribute__((noinline, noclone)) uint64_t locker(int me, uint64_t s)
+{
+	int i;
+
+	for (i = 0; i < nlocks; i++) {
+		pthread_mutex_lock(&locks[me]);
+		s += (uint64_t)i;
+		pthread_mutex_unlock(&locks[me]);
+	}
+	return s;
+}
+
 static void *worker(void *arg)
 {
-	int me = (int)(intptr_t)arg, i;
+	int me = (int)(intptr_t)arg;
 
 	for (;;) {
 		pthread_barrier_wait(&go);
 		if (quit)
 			return NULL;
 		sums[me] = sums[me] * 31 + caller(seed + (uint64_t)me, per_line);
-		for (i = 0; i < nlocks; i++) {
-			pthread_mutex_lock(&locks[me]);
-			sums[me] += (uint64_t)i;
-			pthread_mutex_unlock(&locks[me]);
-		}
+		sums[me] = locker(me, sums[me]);
 		pthread_barrier_wait(&done);
 	}
 }
