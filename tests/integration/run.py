@@ -2402,6 +2402,12 @@ def t_watch_lib(o):
             expect_error(p, 'refused library function', 1)
             expect(b'the patcher refuses wlib_tiny: function shorter than 5 bytes' in p.stderr,
                    p.stderr.decode())
+        with check('watch library: an IFUNC resolver is refused as such'):
+            p = run([SONDE, 'watch', str(t.p.pid), '--metric', 'calls', '--focus',
+                     '/Code/libc.so/strlen', '--for', '1s'])
+            expect_error(p, 'IFUNC', 1)
+            expect(b'the patcher refuses strlen: an IFUNC resolver' in p.stderr,
+                   p.stderr.decode())
         with check('watch library: the module refusal is a warning, the rest is patched'):
             w = Watch(t.p.pid, '--metric', 'calls', '--focus', '/Code/libwatch_lib.so')
             t.feed(1)

@@ -5,10 +5,10 @@
  * source files (DWARF; the file's name without), a shared library's functions are in a module
  * named like the library's file (libc.so.6). Left out: the dynamic loader (it runs the loading
  * of the runtime itself, and lazy binding on the way to any function) and libsonde.so (the
- * runtime must never run its own points). Aliases (several names at one address: glibc's
- * pthread_mutex_lock and __pthread_mutex_lock) become one procedure, named by the first name
- * that does not start with '_', so that one call is never counted twice; call sites still
- * match a callee by any of its names.
+ * runtime must never run its own points). Of the aliases at one address (glibc's
+ * pthread_mutex_lock, __pthread_mutex_lock, __GI___pthread_mutex_lock...), the names that do
+ * not start with '_' are procedures (only the first name when all do); sites.c patches an
+ * address once, so one call is never counted twice. Call sites match a callee by any name.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +114,8 @@ static int read_module(struct dyn_session *s, struct symtab *st, uint32_t mod, c
 	if (r == 0)
 		callees_add_slots(s->callees, file, s->mods[mod].bias);
 	qsort(c.v, c.n, sizeof(*c.v), by_vaddr);
-	for (i = 0; r == 0 && i < c.n; i++)
-		if (!i || c.v[i].vaddr != c.v[i - 1].vaddr)
+	for (i = 0; r == 0 && i < c.n; i++) /* the public names, or the first */
+		if (!i || c.v[i].vaddr != c.v[i - 1].vaddr || c.v[i].name[0] != '_')
 			add_proc(s, st, file, mod, &c.v[i]);
 	for (i = 0; i < c.n; i++)
 		free(c.v[i].name);

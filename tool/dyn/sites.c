@@ -22,6 +22,8 @@
 struct ctx {
 	struct dyn_session *s;
 	int fd;             /* /proc/PID/mem */
+	uint64_t *seen;     /* addr * 2 + (call sites): entries and functions done (aliases) */
+	size_t cap;         /* of seen: a power of two */
 	uint32_t *area;     /* per module: its area + 1 */
 	uint32_t *first, *next; /* the requests of each procedure, in plan order */
 };
@@ -156,6 +158,25 @@ static int call_sites(struct ctx *c, uint32_t p, const uint32_t *req, uint32_t n
 	return r;
 }
 
+/* Whether an alias of procedure p (same address) got this kind of point already: the first
+ * name's requests are the ones instrumented. Marks it done. */
+static int done_before(struct ctx *c, uint32_t p, int calls)
+{
+	uint64_t key = dyn_proc_addr(c->s, p) * 2 + (uint64_t)calls + 1;
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	for (;; h++) {
+		uint64_t *slot = &c->seen[h & (c->cap - 1)];
+
+		if (*slot == key)
+			return 1;
+		if (!*slot) {
+			*slot = key;
+			return 0;
+		}
+	}
+}
+
 /* The requests at procedure p of one kind: entry and exit, or call sites. */
 static uint32_t reqs_at(const struct ctx *c, uint32_t p, int calls, uint32_t *out)
 {
@@ -177,20 +198,23 @@ static int procedure(struct ctx *c, uint32_t p, char *err, size_t n)
 		s->nmissing += ne + nk;
 		return 0;
 	}
-	if (ne)
+	if (ne && !done_before(c, p, 0))
 		add_point(c, s->procs[p].name, p, PATCH_ENTRY, 0, e, ne,
 			  s->pinfo[p].ifunc ? IFUNC_WHY : NULL);
-	return nk ? call_sites(c, p, k, nk, err, n) : 0;
+	return nk && !done_before(c, p, 1) ? call_sites(c, p, k, nk, err, n) : 0;
 }
 
 int dyn_sites_collect(struct dyn_session *s, char *err, size_t n)
 {
 	const struct mdl_plan *pl = s->plan;
-	struct ctx c = { s, -1, NULL, NULL, NULL };
+	struct ctx c = { .s = s, .fd = -1 };
 	uint32_t *order = xcalloc(pl->nreq + 1, sizeof(*order)), *last, no = 0, k;
 	char path[64];
 	int r = 0;
 
+	for (c.cap = 64; c.cap < 4 * (size_t)pl->nreq; c.cap *= 2)
+		;
+	c.seen = xcalloc(c.cap, sizeof(*c.seen));
 	c.area = xcalloc((size_t)s->nmods + 1, sizeof(*c.area));
 	c.first = xcalloc(s->nprocs + 1, sizeof(*c.first));
 	last = xcalloc(s->nprocs + 1, sizeof(*last));
@@ -219,6 +243,7 @@ int dyn_sites_collect(struct dyn_session *s, char *err, size_t n)
 	free(c.first);
 	free(c.next);
 	free(c.area);
+	free(c.seen);
 	return r;
 }
 
