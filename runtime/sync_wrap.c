@@ -64,10 +64,12 @@ static void *lookup(const char *name)
 	int saved = errno;
 	void *p = NULL;
 
+	rt_busy++; /* the loader's lock is a pthread_mutex_lock: not the program's (rt_next_symbol) */
 	if (name[8] == 'c' && name[9] == 'o') /* pthread_cond_* */
 		p = dlvsym(RTLD_NEXT, name, "GLIBC_2.3.2");
 	if (!p)
 		p = dlsym(RTLD_NEXT, name);
+	rt_busy--;
 	errno = saved;
 	return p;
 }
