@@ -579,12 +579,26 @@ static int connect_runtime(struct dyn_session *s, char *err, size_t n)
 		      n);
 }
 
+/* The cost model of the plan (made again when a launched program's plan is). */
+static void cost_setup(struct dyn_session *s)
+{
+	if (s->cost)
+		cost_model_free(s->cost);
+	cost_defaults(&s->cp);
+	s->cost = cost_model_new(&s->cp);
+	s->predicted_ns = cost_predict(s->cost, s->plan);
+	cost_admit(s->cost, s->plan, NULL);
+}
+
 static int instrument(struct dyn_session *s, char *err, size_t n)
 {
 	uint8_t msg[64];
 
-	if (s->o.launched && plan_now(s, err, n) != 0) /* held before main: libraries loaded */
-		return -1;
+	if (s->o.launched) { /* held before main: its libraries are loaded */
+		if (plan_now(s, err, n) != 0)
+			return -1;
+		cost_setup(s);
+	}
 	if (!s->o.launched && dyn_program_check(s, err, n) != 0)
 		return -1;
 	if (list_process(s, err, n) != 0 || dyn_sites_left_patch(s, err, n) != 0 ||
@@ -596,14 +610,6 @@ static int instrument(struct dyn_session *s, char *err, size_t n)
 	if (s->o.launched)
 		return simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n);
 	return 0;
-}
-
-static void cost_setup(struct dyn_session *s)
-{
-	cost_defaults(&s->cp);
-	s->cost = cost_model_new(&s->cp);
-	s->predicted_ns = cost_predict(s->cost, s->plan);
-	cost_admit(s->cost, s->plan, NULL);
 }
 
 /* Undo what a failed attach did: the runtime's points, then the patches. */
