@@ -2458,6 +2458,41 @@ def t_watch_calls(o):
         t.kill()
 
 
+@test()
+def t_watch_lib_hammer(o):
+    """Library entries (libc's pthread_mutex_lock) and call sites removed and put back 30 times
+    each while 4 threads run them in a tight loop: no error, the checksums of an untouched run."""
+    b = watch_libs_build()
+    n, k, locks = 1500, 20000, 2000  # ~2 s of work: it runs all through the watch
+    data = b''.join(b'line %d\n' % (i + 1) for i in range(n))
+    ref = run([b, '4', str(k), str(locks)], stdin=data)
+    for args in (['--metric', 'lock_ops'],
+                 ['--metric', 'calls_made', '--focus', '/Code/watch_libs.c/caller']):
+        tag = args[1]
+        t = subprocess.Popen([b, '4', str(k), str(locks)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=TMP,
+                             preexec_fn=no_core)
+        try:
+            t.stdin.write(data)  # < 64 KiB: the pipe holds it; the threads work on it meanwhile
+            t.stdin.flush()
+            p = run([SONDE, 'watch', str(t.pid), *args, '--hammer', '30', '--for', '500ms'],
+                    timeout=120)
+            with check(f'watch library hammer {tag}: 30 removals and reinstalls, no error'):
+                eq(p.returncode, 0, f'sonde watch status ({p.stderr.decode().strip()[:300]!r})')
+                expect(re.search(r'hammer: 30 times', p.stdout.decode()),
+                       f'stdout {p.stdout.decode()[:300]!r}')
+                expect(watch_total(p.stdout.decode().splitlines()) > 0,
+                       'calls counted after the hammer: the program was still running')
+            with check(f'watch library hammer {tag}: the checksums of an untouched run'):
+                t.stdin.close()
+                eq((t.wait(timeout=120), t.stdout.read()), (ref.returncode, ref.stdout),
+                   'status and stdout')
+        finally:
+            if t.poll() is None:
+                t.kill()
+                t.communicate()
+
+
 def launch_watch(b, args, nlines, tag):
     """sonde watch ARGS -- b: started held, patched, fed nlines; the total and the status."""
     sp = subprocess.Popen([SONDE, 'watch', *args, '--for', '4s', '-o', new_dir('watch'), '--',
