@@ -51,6 +51,9 @@ $(BUILD)/tool/%.o: %.c $(wildcard tool/*.h tool/*/*.h tool/patch/x86_64/*.h form
 # the probes need no frame pointer (they read the stack pointer themselves): 1 ns per call
 $(BUILD)/rt/runtime/probe.o: RT_CFLAGS += -fomit-frame-pointer
 
+# the sync wrappers are on every lock's path: no frame pointer either (unwinding uses .eh_frame)
+$(BUILD)/rt/runtime/sync_wrap.o: RT_CFLAGS += -fomit-frame-pointer
+
 # dynamic instrumentation is entered from trampolines that save no vector register
 DYN_CFLAGS := -mgeneral-regs-only -fno-tree-loop-distribute-patterns
 $(BUILD)/rt/runtime/dyn/%.o: RT_CFLAGS += $(DYN_CFLAGS)

@@ -8,7 +8,7 @@
 # dynamic instrumentation (about 1.5 more minutes): BENCH_DYN_N (callheavy under sonde run
 # --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
 # BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
-.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic
+.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
@@ -17,6 +17,7 @@ bench: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/trace_cost.sh
 	BUILD=$(BUILD) ./bench/trace_accuracy.sh
 	BUILD=$(BUILD) ./bench/dynamic.sh
+	BUILD=$(BUILD) ./bench/sync.sh
 
 # Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
 # accuracy of `sonde analyze` on bench/kernels/.
@@ -31,3 +32,8 @@ bench-trace-accuracy: all
 # hooks, after detach; tests/unit/dyn_bench's figures beside them.
 bench-dynamic: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/dynamic.sh
+
+# Synchronization (docs/benchmarks.md, "Synchronization"): added ns per uncontended lock/unlock
+# pair with --sync, and the shared-memory compensation's error against uninstrumented runs.
+bench-sync: all
+	BUILD=$(BUILD) ./bench/sync.sh

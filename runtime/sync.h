@@ -33,20 +33,24 @@ struct rt_sync_thread {
  * and stores, the lock orders them); everything else adds atomically.
  */
 struct rt_sync_obj {
+	/* first cache line: everything an uncontended lock/unlock pair touches */
 	_Atomic uintptr_t key;        /* 0 free, RT_SYNC_DEAD a calibration's, else the address */
+	uint32_t depth;               /* exclusive holds open (recursive mutexes); by the owner */
+	uint32_t barrier_count;       /* from pthread_barrier_init; 0 unknown */
+	_Atomic uint64_t acquires, releases;
+	uint64_t hold_start;          /* ticks; 0 when the current hold is not sampled */
+	_Atomic int64_t x;            /* delay of the last releaser (compensation), ticks */
+	const void *owner;            /* rwlock: the thread holding it for writing */
+	_Atomic uint64_t contended;
+	/* the rest */
 	_Atomic uint32_t kind;        /* SPROF_SYNC_* */
 	_Atomic uint32_t flags;       /* SPROF_SYNC_F_* */
 	_Atomic uintptr_t site;       /* code address of its init or first use */
-	uint32_t depth;               /* exclusive holds open (recursive mutexes); by the owner */
-	uint32_t barrier_count;       /* from pthread_barrier_init; 0 unknown */
-	uint64_t hold_start;          /* ticks; 0 when the current hold is not sampled */
-	const void *owner;            /* rwlock: the thread holding it for writing */
-	_Atomic int64_t x;            /* delay of the last releaser (compensation), ticks */
+	_Atomic uint64_t shared, failed, timeouts, broadcasts;
+	_Atomic uint64_t wait, wait_max, hold, hold_samples; /* ticks */
 	_Atomic uint64_t arrivals;    /* barrier: calls so far (generation = arrivals / count) */
 	_Atomic uint64_t late_m[2];   /* barrier: generation << 56 | latest measured arrival */
 	_Atomic uint64_t late_a[2];   /* barrier: generation << 56 | latest approximated arrival */
-	_Atomic uint64_t acquires, shared, contended, failed, timeouts, releases, broadcasts;
-	_Atomic uint64_t wait, wait_max, hold, hold_samples; /* ticks */
 } __attribute__((aligned(64)));
 
 #define RT_SYNC_DEAD ((uintptr_t)1)

@@ -13,6 +13,7 @@
  * with the final calibration; the min() above uses the start-up calibration.
  */
 #include "rt.h"
+#include "sync_inline.h"
 #include "sync_rule.h"
 
 #include <pthread.h>
@@ -23,7 +24,7 @@ int rt_sync_on;
 double rt_sync_o_ns;
 
 /* Costs in ticks, fixed point with 16 fraction bits: x costs three multiplications. */
-static uint64_t full_fp, skip_fp, sync_fp;
+uint64_t rt_sync_full_fp, rt_sync_skip_fp, rt_sync_op_fp;
 
 static uint64_t to_fp(double ns)
 {
@@ -34,9 +35,7 @@ static uint64_t to_fp(double ns)
 
 int64_t rt_sync_x(const struct rt_thread *t)
 {
-	uint64_t o = (t->probes * full_fp + t->skips * skip_fp + t->sync.ops * sync_fp) >> 16;
-
-	return t->sync.x0 + (int64_t)(o + t->calib_ticks) - t->sync.shift;
+	return rt_sync_delay(t);
 }
 
 /* A wait of w ticks ended by a releaser whose delay was x_s. */
@@ -119,9 +118,9 @@ void rt_sync_init(void)
 		rt_sync_o_ns = ns;
 	if (scratch)
 		rt_thread_release(scratch);
-	full_fp = to_fp(rt_calib.o_full);
-	skip_fp = to_fp(rt_calib.o_skip);
-	sync_fp = to_fp(rt_sync_o_ns);
+	rt_sync_full_fp = to_fp(rt_calib.o_full);
+	rt_sync_skip_fp = to_fp(rt_calib.o_skip);
+	rt_sync_op_fp = to_fp(rt_sync_o_ns);
 }
 
 /* A forked child starts its delays afresh, as it starts its profile. */

@@ -8,14 +8,15 @@
  * An address reused by another object after pthread_*_destroy keeps the first object's slot.
  */
 #include "rt.h"
+#include "sync_inline.h"
 
 #include <string.h>
 
-#define TABLE_BITS 16
-#define TABLE_SIZE (1u << TABLE_BITS)
+#define TABLE_SIZE (1u << RT_SYNC_BITS)
 #define RT_PROBE 64
 
-static struct rt_sync_obj *table;
+struct rt_sync_obj *rt_sync_table;
+#define table rt_sync_table
 static struct rt_sync_obj overflow[SPROF_SYNC_KINDS];
 
 int rt_sync_table_init(void)
@@ -30,10 +31,7 @@ int rt_sync_table_init(void)
 	return table ? 0 : -1;
 }
 
-static inline uint32_t home(uintptr_t key)
-{
-	return (uint32_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - TABLE_BITS));
-}
+#define home rt_sync_home
 
 static RT_COLD struct rt_sync_obj *claim(uintptr_t key, uint32_t kind, uintptr_t site)
 {

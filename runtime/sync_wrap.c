@@ -14,6 +14,7 @@
  * clock reads would cost more than the whole lock/unlock pair) and scaled by the tool.
  */
 #include "rt.h"
+#include "sync_inline.h"
 #include "sync_rule.h"
 
 #include <dlfcn.h>
@@ -151,7 +152,7 @@ static inline void excl_release(struct rt_thread *t, struct rt_sync_obj *o, int 
 		own_add(&o->hold_samples, 1);
 		o->hold_start = 0;
 	}
-	atomic_store_explicit(&o->x, rt_sync_x(t), RELAXED);
+	atomic_store_explicit(&o->x, rt_sync_delay(t), RELAXED);
 }
 
 /* A shared or signalling release (rdlock unlock, sem_post, cond signal): others may race. */
@@ -159,7 +160,7 @@ static void shared_release(struct rt_thread *t, struct rt_sync_obj *o, _Atomic u
 {
 	t->sync.ops++;
 	add(count, 1);
-	atomic_store_explicit(&o->x, rt_sync_x(t), RELAXED);
+	atomic_store_explicit(&o->x, rt_sync_delay(t), RELAXED);
 }
 
 /* A blocking call that waited w ticks and succeeded, counted atomically. */
@@ -181,7 +182,7 @@ static void init_site(const void *obj, uint32_t kind, uintptr_t site)
 	struct rt_thread *t = measuring();
 
 	if (t)
-		rt_sync_set_init_site(rt_sync_find(obj, kind, site), site);
+		rt_sync_set_init_site(rt_sync_get(obj, kind, site), site);
 }
 
 /* ---- mutexes ---- */
@@ -206,7 +207,7 @@ static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uint
 
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
-		o = rt_sync_find(m, SPROF_SYNC_MUTEX, site);
+		o = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
 		excl_acquired(t, o);
 		excl_waited(t, o, t1 - t0);
 	}
@@ -224,7 +225,7 @@ RT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 		return mutex_lock_wait(t, m, SITE);
 	r = real_pthread_mutex_lock(m);
 	if (likely(r == 0) || r == EOWNERDEAD)
-		excl_acquired(t, rt_sync_find(m, SPROF_SYNC_MUTEX, SITE));
+		excl_acquired(t, rt_sync_get(m, SPROF_SYNC_MUTEX, SITE));
 	return r;
 }
 
@@ -236,9 +237,9 @@ RT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	if (!t)
 		return r;
 	if (r == 0 || r == EOWNERDEAD)
-		excl_acquired(t, rt_sync_find(m, SPROF_SYNC_MUTEX, SITE));
+		excl_acquired(t, rt_sync_get(m, SPROF_SYNC_MUTEX, SITE));
 	else if (r == EBUSY)
-		add(&rt_sync_find(m, SPROF_SYNC_MUTEX, SITE)->failed, 1);
+		add(&rt_sync_get(m, SPROF_SYNC_MUTEX, SITE)->failed, 1);
 	return r;
 }
 
@@ -254,7 +255,7 @@ RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec 
 	r = REAL(pthread_mutex_trylock)(m);
 	if (r != EBUSY && r != 0 && r != EOWNERDEAD) /* the timed call reports its own error */
 		return REAL(pthread_mutex_timedlock)(m, abstime);
-	o = rt_sync_find(m, SPROF_SYNC_MUTEX, SITE);
+	o = rt_sync_get(m, SPROF_SYNC_MUTEX, SITE);
 	if (r != EBUSY) {
 		excl_acquired(t, o);
 		return r;
@@ -276,7 +277,7 @@ RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	struct rt_thread *t = measuring();
 
 	if (t)
-		excl_release(t, rt_sync_find(m, SPROF_SYNC_MUTEX, SITE), 1);
+		excl_release(t, rt_sync_get(m, SPROF_SYNC_MUTEX, SITE), 1);
 	return REAL(pthread_mutex_unlock)(m);
 }
 
@@ -309,7 +310,7 @@ RT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	r = real_pthread_spin_lock(l);
 	if (r != 0)
 		return r;
-	o = rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE);
+	o = rt_sync_get((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE);
 	excl_acquired(t, o);
 	if (unlikely(waited))
 		excl_waited(t, o, rt_now() - t0);
@@ -324,9 +325,9 @@ RT_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 	if (!t)
 		return r;
 	if (r == 0)
-		excl_acquired(t, rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE));
+		excl_acquired(t, rt_sync_get((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE));
 	else if (r == EBUSY)
-		add(&rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE)->failed, 1);
+		add(&rt_sync_get((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE)->failed, 1);
 	return r;
 }
 
@@ -335,7 +336,7 @@ RT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 	struct rt_thread *t = measuring();
 
 	if (t)
-		excl_release(t, rt_sync_find((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE), 1);
+		excl_release(t, rt_sync_get((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE), 1);
 	return REAL(pthread_spin_unlock)(l);
 }
 
@@ -375,7 +376,7 @@ static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, rw_try_f
 
 	if (r != 0 && r != EBUSY)
 		return abstime ? timed(l, abstime) : block(l);
-	o = rt_sync_find(l, SPROF_SYNC_RWLOCK, site);
+	o = rt_sync_get(l, SPROF_SYNC_RWLOCK, site);
 	if (r == 0) {
 		rw_acquired(t, o, write);
 		return 0;
@@ -440,9 +441,9 @@ static int rw_try(pthread_rwlock_t *l, int write, uintptr_t site)
 	if (!t)
 		return r;
 	if (r == 0)
-		rw_acquired(t, rt_sync_find(l, SPROF_SYNC_RWLOCK, site), write);
+		rw_acquired(t, rt_sync_get(l, SPROF_SYNC_RWLOCK, site), write);
 	else if (r == EBUSY)
-		add(&rt_sync_find(l, SPROF_SYNC_RWLOCK, site)->failed, 1);
+		add(&rt_sync_get(l, SPROF_SYNC_RWLOCK, site)->failed, 1);
 	return r;
 }
 
@@ -463,7 +464,7 @@ RT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 	struct rt_thread *t = measuring();
 
 	if (t) {
-		struct rt_sync_obj *o = rt_sync_find(l, SPROF_SYNC_RWLOCK, SITE);
+		struct rt_sync_obj *o = rt_sync_get(l, SPROF_SYNC_RWLOCK, SITE);
 
 		if (o->owner == t) {
 			o->owner = NULL;
@@ -490,8 +491,8 @@ RT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 		     const struct timespec *abstime, uintptr_t site)
 {
-	struct rt_sync_obj *oc = rt_sync_find(c, SPROF_SYNC_COND, site);
-	struct rt_sync_obj *om = rt_sync_find(m, SPROF_SYNC_MUTEX, site);
+	struct rt_sync_obj *oc = rt_sync_get(c, SPROF_SYNC_COND, site);
+	struct rt_sync_obj *om = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
 	uint32_t depth;
 	uint64_t t0, w;
 	int r;
@@ -538,7 +539,7 @@ RT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 	struct rt_thread *t = measuring();
 
 	if (t) {
-		struct rt_sync_obj *o = rt_sync_find(c, SPROF_SYNC_COND, SITE);
+		struct rt_sync_obj *o = rt_sync_get(c, SPROF_SYNC_COND, SITE);
 
 		shared_release(t, o, &o->releases);
 	}
@@ -550,7 +551,7 @@ RT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	struct rt_thread *t = measuring();
 
 	if (t) {
-		struct rt_sync_obj *o = rt_sync_find(c, SPROF_SYNC_COND, SITE);
+		struct rt_sync_obj *o = rt_sync_get(c, SPROF_SYNC_COND, SITE);
 
 		shared_release(t, o, &o->broadcasts);
 	}
@@ -568,7 +569,7 @@ RT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 	struct rt_thread *t = measuring();
 
 	if (t) {
-		struct rt_sync_obj *o = rt_sync_find(b, SPROF_SYNC_BARRIER, SITE);
+		struct rt_sync_obj *o = rt_sync_get(b, SPROF_SYNC_BARRIER, SITE);
 
 		rt_sync_set_init_site(o, SITE);
 		o->barrier_count = count;
@@ -633,7 +634,7 @@ RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 
 	if (!t)
 		return REAL(pthread_barrier_wait)(b);
-	o = rt_sync_find(b, SPROF_SYNC_BARRIER, SITE);
+	o = rt_sync_get(b, SPROF_SYNC_BARRIER, SITE);
 	t->sync.ops++;
 	t0 = rt_now();
 	gen = barrier_arrive(t, o, t0);
@@ -656,7 +657,7 @@ RT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 static int sem_wait_measured(struct rt_thread *t, sem_t *s, const struct timespec *abstime,
 			     uintptr_t site)
 {
-	struct rt_sync_obj *o = rt_sync_find(s, SPROF_SYNC_SEM, site);
+	struct rt_sync_obj *o = rt_sync_get(s, SPROF_SYNC_SEM, site);
 	int saved = errno, r;
 	uint64_t t0, w;
 
@@ -706,9 +707,9 @@ RT_EXPORT int sem_trywait(sem_t *s)
 		return r;
 	t->sync.ops++;
 	if (r == 0)
-		add(&rt_sync_find(s, SPROF_SYNC_SEM, SITE)->acquires, 1);
+		add(&rt_sync_get(s, SPROF_SYNC_SEM, SITE)->acquires, 1);
 	else if (saved == EAGAIN)
-		add(&rt_sync_find(s, SPROF_SYNC_SEM, SITE)->failed, 1);
+		add(&rt_sync_get(s, SPROF_SYNC_SEM, SITE)->failed, 1);
 	errno = saved;
 	return r;
 }
@@ -718,7 +719,7 @@ RT_EXPORT int sem_post(sem_t *s)
 	struct rt_thread *t = measuring();
 
 	if (t) {
-		struct rt_sync_obj *o = rt_sync_find(s, SPROF_SYNC_SEM, SITE);
+		struct rt_sync_obj *o = rt_sync_get(s, SPROF_SYNC_SEM, SITE);
 
 		shared_release(t, o, &o->releases);
 	}
@@ -775,7 +776,7 @@ int rt_sync_calibrate(struct rt_thread *scratch, double *ns)
 {
 	static double diff[CAL_BATCHES];
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	struct rt_sync_obj *o = rt_sync_find(&m, SPROF_SYNC_MUTEX, 0);
+	struct rt_sync_obj *o = rt_sync_get(&m, SPROF_SYNC_MUTEX, 0);
 	double sd;
 	int b, i;
 
@@ -785,8 +786,8 @@ int rt_sync_calibrate(struct rt_thread *scratch, double *ns)
 		for (i = 0; i < CAL_PAIRS; i++) {
 			if (word_taken(&m) || real_pthread_mutex_lock(&m) != 0)
 				return -1;
-			excl_acquired(scratch, rt_sync_find(&m, SPROF_SYNC_MUTEX, 0));
-			excl_release(scratch, rt_sync_find(&m, SPROF_SYNC_MUTEX, 0), 1);
+			excl_acquired(scratch, rt_sync_get(&m, SPROF_SYNC_MUTEX, 0));
+			excl_release(scratch, rt_sync_get(&m, SPROF_SYNC_MUTEX, 0), 1);
 			real_pthread_mutex_unlock(&m);
 		}
 		t1 = rt_now();

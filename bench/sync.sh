@@ -1,0 +1,22 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `sonde run --sync` (docs/benchmarks.md, "Synchronization"): the added cost of an uncontended
+# mutex and spinlock lock/unlock pair (bench/sync_pair.c: alone, under sonde run without --sync,
+# under sonde run --sync), and the shared-memory compensation's error: the parallel-compensated
+# time of bench/sync_comp.c's programs against their uninstrumented run. Figures, not pass/fail.
+#   BUILD=build, BENCH_RUNS=7 rounds (medians), BENCH_CPU=none: the threads must run in
+#   parallel, so the compensation runs are never pinned; BENCH_SYNC_ROUNDS=1000,
+#   BENCH_SYNC_WORK=200 (sync_comp.c's arguments).
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+B=$BUILD/bench
+SONDE=$BUILD/bin/sonde
+CC=${CC:-gcc}
+[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] ||
+	{ echo "sync.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
+mkdir -p "$B"
+"$SONDE" cc -- $CC -O2 -o "$B/sync_pair" bench/sync_pair.c -lpthread
+$CC -O2 -o "$B/sync_comp.base" bench/sync_comp.c -lpthread
+"$SONDE" cc -- $CC -O2 -o "$B/sync_comp.inst" bench/sync_comp.c -lpthread
+exec python3 bench/sync.py "$B" "$SONDE" "${BENCH_SYNC_ROUNDS:-1000}" "${BENCH_SYNC_WORK:-200}"

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Multi-threaded programs of known shape for the shared-memory compensation benchmark
+ * (bench/sync.sh): built once plain and once with `sonde cc`, their compensated time under
+ * `sonde run --sync` is compared with the plain build's time. Prints "elapsed_ns N" (main's
+ * own time) and a checksum. Each thread calls a short function `step` many times, so probes
+ * cost a good share of the run, and synchronizes with the others:
+ *   handoff   2 threads take turns through one mutex (a token passed with a condition variable)
+ *   barrier   2 threads, one with 3x the work of the other, meet at a barrier each round
+ *   lock      2 threads update shared state under one mutex, much work outside it
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define THREADS 2
+
+static const char *mode;
+static long rounds, work;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
+static pthread_barrier_t barrier;
+static int turn;
+static unsigned long shared_sum;
+
+__attribute__((noinline)) static unsigned long step(unsigned long x)
+{
+	int i;
+
+	for (i = 0; i < 20; i++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	return x;
+}
+
+static unsigned long compute(long n, unsigned long x)
+{
+	long i;
+
+	for (i = 0; i < n; i++)
+		x = step(x);
+	return x;
+}
+
+static void handoff(int id)
+{
+	long r;
+
+	for (r = 0; r < rounds; r++) {
+		pthread_mutex_lock(&lock);
+		while (turn != id)
+			pthread_cond_wait(&turn_cond, &lock);
+		shared_sum += compute(work, (unsigned long)r);
+		turn = (id + 1) % THREADS;
+		pthread_cond_broadcast(&turn_cond);
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+static void barrier_rounds(int id)
+{
+	unsigned long x = 0;
+	long r;
+
+	for (r = 0; r < rounds; r++) {
+		x = compute(id == 0 ? 3 * work : work, x);
+		pthread_barrier_wait(&barrier);
+	}
+	pthread_mutex_lock(&lock);
+	shared_sum += x;
+	pthread_mutex_unlock(&lock);
+}
+
+static void lock_rounds(int id)
+{
+	unsigned long x = (unsigned long)id;
+	long r;
+
+	for (r = 0; r < rounds; r++) {
+		x = compute(work, x);
+		pthread_mutex_lock(&lock);
+		shared_sum += compute(work / 4, x);
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+static void *worker(void *arg)
+{
+	int id = (int)(long)arg;
+
+	if (!strcmp(mode, "handoff"))
+		handoff(id);
+	else if (!strcmp(mode, "barrier"))
+		barrier_rounds(id);
+	else
+		lock_rounds(id);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th[THREADS];
+	struct timespec a, b;
+	long i;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: sync_comp handoff|barrier|lock ROUNDS WORK\n");
+		return 2;
+	}
+	mode = argv[1];
+	rounds = atol(argv[2]);
+	work = atol(argv[3]);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pthread_barrier_init(&barrier, NULL, THREADS);
+	for (i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, worker, (void *)i);
+	for (i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("elapsed_ns %lld sum %lu\n",
+	       (long long)(b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec), shared_sum);
+	return 0;
+}
