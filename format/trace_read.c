@@ -29,7 +29,7 @@ static const uint8_t rec_words[32] = {
 	[STRC_PHASE] = 1, [STRC_TIME] = 2, [STRC_USER] = 2, [STRC_THREAD_BEGIN] = 3,
 	[STRC_THREAD_END] = 2, [STRC_CREATE] = 2, [STRC_JOIN] = 2, [STRC_FLUSH] = 2,
 	[STRC_COUNT] = 2, [STRC_UNWIND] = 2, [STRC_DROPPED] = 2, [STRC_END] = 1,
-	[STRC_PROC_END] = 2,
+	[STRC_PROC_END] = 2, [STRC_SYNC_WAIT] = 1, [STRC_SYNC_DONE] = 2, [STRC_SYNC_RELEASE] = 2,
 };
 
 #define BIT(t) (1u << (t))
@@ -38,6 +38,8 @@ static const uint8_t rec_words[32] = {
 		  BIT(STRC_REGION_END) | BIT(STRC_PHASE) | BIT(STRC_USER) | BIT(STRC_COUNT))
 /* of those, the ones naming functions (the others name regions or names) */
 #define FUNC_TYPES (BIT(STRC_ENTER) | BIT(STRC_EXIT) | BIT(STRC_COUNT))
+/* synchronization events: their id names a DEF_SYNC object */
+#define SYNC_TYPES (BIT(STRC_SYNC_WAIT) | BIT(STRC_SYNC_DONE) | BIT(STRC_SYNC_RELEASE))
 /* types that set something besides the event */
 #define SPECIAL_TYPES (BIT(STRC_USER) | BIT(STRC_THREAD_BEGIN) | BIT(STRC_THREAD_END) | \
 		       BIT(STRC_FLUSH) | BIT(STRC_DROPPED) | BIT(STRC_PROC_END))
@@ -47,8 +49,8 @@ const char *strc_type_name(unsigned type)
 	static const char *names[] = {
 		"?", "ENTER", "EXIT", "REGION_BEGIN", "REGION_END", "PHASE", "TIME", "USER",
 		"THREAD_BEGIN", "THREAD_END", "CREATE", "JOIN", "FLUSH", "COUNT", "UNWIND",
-		"DROPPED", "END", "?", "?", "?", "DEF_FUNC", "DEF_MODULE", "CALIB", "RUN",
-		"PROC_END",
+		"DROPPED", "END", "SYNC_WAIT", "SYNC_DONE", "SYNC_RELEASE", "DEF_FUNC",
+		"DEF_MODULE", "CALIB", "RUN", "PROC_END", "DEF_SYNC",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
@@ -75,6 +77,7 @@ struct reader {
 	uint32_t cap_funcs, cap_modules;
 	int seen_run;
 	unsigned nwarn;
+	uint8_t *sync_defined;  /* by id: a DEF_SYNC defines it (check_threads) */
 };
 
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -335,6 +338,35 @@ static int read_run(struct reader *r, struct cur *c, uint64_t at)
 	return f->exe && f->cmdline ? 0 : fail(r, "out of memory");
 }
 
+/* DEF_SYNC: u32 id, u32 kind, u64 addr, u64 site, i32 site_module, u32 flags, u64 site_vaddr. */
+static int read_def_sync(struct reader *r, struct cur *c, uint64_t at)
+{
+	struct strc_file *f = r->f;
+	struct strc_sync s;
+	uint32_t i;
+
+	s.id = get32(c);
+	s.kind = get32(c);
+	s.addr = get64(c);
+	s.site = get64(c);
+	s.site_module = (int32_t)get32(c);
+	s.flags = get32(c);
+	s.site_vaddr = get64(c);
+	if (!exact(c) || s.id >= STRC_ID_NONE || s.kind == 0 || s.kind >= SPROF_SYNC_KINDS ||
+	    s.site_module < -1 || (s.flags & ~(SPROF_SYNC_F_INIT | SPROF_SYNC_F_OVERFLOW)))
+		return fail(r, "DEF_SYNC record at byte %llu is malformed", (unsigned long long)at);
+	for (i = 0; i < f->nsyncs; i++)
+		if (f->syncs[i].id == s.id)
+			return fail(r, "synchronization object %u is defined twice", s.id);
+	if (f->nsyncs >= (1u << 20))
+		return fail(r, "too many synchronization objects");
+	f->syncs = realloc(f->syncs, (f->nsyncs + 1) * sizeof(s));
+	if (!f->syncs)
+		return fail(r, "out of memory");
+	f->syncs[f->nsyncs++] = s;
+	return 0;
+}
+
 /* A long record of `size` bytes at q (file offset at); unknown types are skipped. */
 static int read_long(struct reader *r, unsigned type, const uint8_t *q, uint64_t size,
 		     uint64_t at)
@@ -346,6 +378,7 @@ static int read_long(struct reader *r, unsigned type, const uint8_t *q, uint64_t
 	case STRC_DEF_MODULE: return read_def_module(r, &c, at);
 	case STRC_CALIB: return read_calib(r, &c, at);
 	case STRC_RUN: return read_run(r, &c, at);
+	case STRC_DEF_SYNC: return read_def_sync(r, &c, at);
 	default: return 0;
 	}
 }
@@ -478,7 +511,7 @@ static int decode_chunk(struct reader *r, struct strc_thread *t, const struct ch
 		e->t = now;
 		e->arg = size > 8 ? ld64(q + size - 8) : 0;
 		e->value = 0;
-		e->id = (ID_TYPES >> type) & 1 ? strc_id_of(w) : STRC_ID_NONE;
+		e->id = ((ID_TYPES | SYNC_TYPES) >> type) & 1 ? strc_id_of(w) : STRC_ID_NONE;
 		e->type = (uint16_t)type;
 		e->depth = 0;
 		if ((SPECIAL_TYPES >> type) & 1)
@@ -892,6 +925,16 @@ static int check_id(struct reader *r, const struct strc_thread *t, size_t i,
 	return 0;
 }
 
+/* A synchronization event names an object of a DEF_SYNC record. */
+static int check_sync_id(struct reader *r, const struct strc_thread *t, size_t i,
+			 const struct strc_event *e)
+{
+	if (r->sync_defined && e->id < STRC_ID_NONE && r->sync_defined[e->id])
+		return 0;
+	return fail(r, "thread %u: %s event %zu names synchronization object %u, defined nowhere",
+		    t->index, strc_type_name(e->type), i, e->id);
+}
+
 /* Ids and nesting of one thread's events; sets their depths. */
 static int check_thread(struct reader *r, struct strc_thread *t, size_t lenient_from,
 			struct nest *ns)
@@ -904,6 +947,8 @@ static int check_thread(struct reader *r, struct strc_thread *t, size_t lenient_
 
 		lenient |= i >= lenient_from;
 		if (((ID_TYPES >> e->type) & 1) && check_id(r, t, i, e))
+			return -1;
+		if (((SYNC_TYPES >> e->type) & 1) && check_sync_id(r, t, i, e))
 			return -1;
 		e->depth = depth16(ns->n);
 		switch (e->type) {
@@ -943,8 +988,16 @@ static int check_threads(struct reader *r)
 	ns.open = calloc(f->func_id_cap ? f->func_id_cap : 1, sizeof(*ns.open));
 	if (!ns.open)
 		return fail(r, "out of memory");
+	if (f->nsyncs && !(r->sync_defined = calloc(STRC_ID_NONE, 1))) {
+		free(ns.open);
+		return fail(r, "out of memory");
+	}
+	for (i = 0; i < f->nsyncs; i++)
+		r->sync_defined[f->syncs[i].id] = 1;
 	for (i = 0; i < f->nthreads && !ret; i++)
 		ret = check_thread(r, &f->threads[i], r->lenient_from[i], &ns);
+	free(r->sync_defined);
+	r->sync_defined = NULL;
 	free(ns.stack);
 	free(ns.open);
 	return ret;
@@ -1089,6 +1142,7 @@ void strc_free(struct strc_file *f)
 		free(f->threads[i].ev);
 	free(f->modules);
 	free(f->funcs);
+	free(f->syncs);
 	free(f->threads);
 	free(f->func_by_id);
 	free(f);
@@ -1254,6 +1308,18 @@ static void put_func(struct wbuf *b, const struct strc_func *fn)
 	long_end(b, at, STRC_DEF_FUNC);
 }
 
+static void put_sync(struct wbuf *b, const struct strc_sync *s)
+{
+	size_t at = long_begin(b);
+
+	w32x2(b, s->id, s->kind);
+	w64(b, s->addr);
+	w64(b, s->site);
+	w32x2(b, (uint32_t)s->site_module, s->flags);
+	w64(b, s->site_vaddr);
+	long_end(b, at, STRC_DEF_SYNC);
+}
+
 static void put_defs(struct wbuf *b, const struct strc_file *f)
 {
 	uint32_t i;
@@ -1265,6 +1331,8 @@ static void put_defs(struct wbuf *b, const struct strc_file *f)
 		put_module(b, &f->modules[i]);
 	for (i = 0; i < f->nfuncs; i++)
 		put_func(b, &f->funcs[i]);
+	for (i = 0; i < f->nsyncs; i++)
+		put_sync(b, &f->syncs[i]);
 }
 
 /* The header word of an event at time t, after a TIME record if the delta does not fit. */
@@ -1289,7 +1357,7 @@ static int put_event(struct wbuf *b, const struct strc_thread *t, const struct s
 
 	if (type >= 32 || !rec_words[type])
 		return -1;
-	id = (ID_TYPES >> type) & 1 ? e->id : STRC_ID_NONE;
+	id = ((ID_TYPES | SYNC_TYPES) >> type) & 1 ? e->id : STRC_ID_NONE;
 	if (id > STRC_ID_NONE)
 		return -1;
 	if (type == STRC_TIME || type == STRC_END) /* the writer makes its own */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "profile_sync.h"
 #include "trace.h"
 
 /*
@@ -44,6 +45,13 @@ struct strc_thread {
 	int final;          /* no END, but its last chunk is final: still running at the end */
 	struct strc_event *ev;
 	size_t nev;
+};
+
+/* A synchronization object (DEF_SYNC, `sonde run --trace --sync`); fields as the profile's SYNC. */
+struct strc_sync {
+	uint32_t id, kind, flags;
+	int32_t site_module;
+	uint64_t addr, site, site_vaddr;
 };
 
 struct strc_func {
@@ -79,6 +87,8 @@ struct strc_file {
 	struct strc_thread *threads; /* sorted by index */
 	uint32_t nmodules, nfuncs, nthreads;
 	uint32_t *func_by_id;        /* id -> index in funcs, UINT32_MAX when absent */
+	struct strc_sync *syncs;     /* DEF_SYNC records, in file order */
+	uint32_t nsyncs;
 	uint32_t func_id_cap;
 	int truncated;               /* some stream was cut short: see warning */
 	char warning[256];

@@ -67,6 +67,11 @@ struct rt_sync_obj *rt_sync_find(const void *addr, uint32_t kind, uintptr_t site
 void rt_sync_set_init_site(struct rt_sync_obj *o, uintptr_t site);
 void rt_sync_write(struct writer *w);
 void rt_sync_table_reset(void);
+uint32_t rt_sync_id(const struct rt_sync_obj *o);
+int32_t rt_sync_site_module(uintptr_t site, uint64_t *vaddr);
+
+/* sync_trace.c */
+void rt_sync_trace(struct rt_thread *t, struct rt_sync_obj *o, unsigned type, uint64_t seq);
 
 /* sync_wrap.c */
 void rt_sync_wrap_init(void);

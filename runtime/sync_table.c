@@ -95,8 +95,16 @@ static int used(struct rt_sync_obj *o)
 	       ld(&o->timeouts) | ld(&o->releases) | ld(&o->broadcasts);
 }
 
+/* The trace's id of an object: its slot, or beyond the table its kind's overflow entry. */
+uint32_t rt_sync_id(const struct rt_sync_obj *o)
+{
+	if (table && o >= table && o < table + TABLE_SIZE)
+		return (uint32_t)(o - table);
+	return TABLE_SIZE + (uint32_t)(o - overflow);
+}
+
 /* The module holding a code address, and the address as its ELF file sees it. */
-static int32_t module_of(uintptr_t addr, uint64_t *vaddr)
+int32_t rt_sync_site_module(uintptr_t addr, uint64_t *vaddr)
 {
 	uint32_t i, n = rt_module_count();
 
@@ -117,7 +125,7 @@ static void write_obj(struct writer *w, struct rt_sync_obj *o, uintptr_t key)
 	struct sprof_buf *b = rt_writer_record(w, SPROF_REC_SYNC, SPROF_SYNC_SIZE);
 	uintptr_t site = atomic_load_explicit(&o->site, memory_order_relaxed);
 	uint64_t vaddr;
-	int32_t mod = site ? module_of(site, &vaddr) : (vaddr = 0, -1);
+	int32_t mod = site ? rt_sync_site_module(site, &vaddr) : (vaddr = 0, -1);
 
 	sprof_put_u32(b, atomic_load_explicit(&o->kind, memory_order_relaxed));
 	sprof_put_u32(b, atomic_load_explicit(&o->flags, memory_order_relaxed) & 0xffu);

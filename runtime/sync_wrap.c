@@ -85,6 +85,18 @@ static void *lookup(const char *name)
 
 /* ---- common bookkeeping ---- */
 
+/* A synchronization event, when tracing (sync_trace.c). */
+#define TRACE(t, o, type, seq)                                                                     \
+	do {                                                                                       \
+		if (unlikely(rt_trace_on))                                                         \
+			rt_sync_trace(t, o, type, seq);                                            \
+	} while (0)
+
+static inline uint64_t ld(_Atomic uint64_t *p)
+{
+	return atomic_load_explicit(p, memory_order_relaxed);
+}
+
 static RT_COLD struct rt_thread *attach_slow(void)
 {
 	if (!atomic_load(&rt_ready))
@@ -136,6 +148,7 @@ static inline void excl_acquired(struct rt_thread *t, struct rt_sync_obj *o)
 /* After waiting w ticks for an exclusive lock: the wait, and the releaser's delay. */
 static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 {
+	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
 	own_add(&o->contended, 1);
 	note_wait(o, w);
 	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED));
@@ -145,8 +158,10 @@ static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 static inline void excl_release(struct rt_thread *t, struct rt_sync_obj *o, int count)
 {
 	t->sync.ops++;
-	if (count)
+	if (count) {
 		own_add(&o->releases, 1);
+		TRACE(t, o, STRC_SYNC_RELEASE, ld(&o->releases));
+	}
 	if (o->depth && --o->depth == 0 && unlikely(o->hold_start)) {
 		own_add(&o->hold, rt_now() - o->hold_start);
 		own_add(&o->hold_samples, 1);
@@ -161,11 +176,13 @@ static void shared_release(struct rt_thread *t, struct rt_sync_obj *o, _Atomic u
 	t->sync.ops++;
 	add(count, 1);
 	atomic_store_explicit(&o->x, rt_sync_delay(t), RELAXED);
+	TRACE(t, o, STRC_SYNC_RELEASE, ld(&o->releases) + ld(&o->broadcasts));
 }
 
 /* A blocking call that waited w ticks and succeeded, counted atomically. */
 static void shared_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 {
+	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases) + ld(&o->broadcasts));
 	add(&o->contended, 1);
 	note_wait(o, w);
 	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED));
@@ -201,13 +218,15 @@ RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 
 static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uintptr_t site)
 {
-	uint64_t t0 = rt_now(), t1;
-	int r = real_pthread_mutex_lock(m);
-	struct rt_sync_obj *o;
+	struct rt_sync_obj *o = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
+	uint64_t t0, t1;
+	int r;
 
+	TRACE(t, o, STRC_SYNC_WAIT, 0);
+	t0 = rt_now();
+	r = real_pthread_mutex_lock(m);
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
-		o = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
 		excl_acquired(t, o);
 		excl_waited(t, o, t1 - t0);
 	}
@@ -260,6 +279,7 @@ RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec 
 		excl_acquired(t, o);
 		return r;
 	}
+	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
 	r = REAL(pthread_mutex_timedlock)(m, abstime);
 	t1 = rt_now();
@@ -305,8 +325,11 @@ RT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	if (!t)
 		return REAL(pthread_spin_lock)(l);
 	waited = spin_taken(l);
-	if (unlikely(waited))
+	if (unlikely(waited)) {
+		TRACE(t, rt_sync_get((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE),
+		      STRC_SYNC_WAIT, 0);
 		t0 = rt_now();
+	}
 	r = real_pthread_spin_lock(l);
 	if (r != 0)
 		return r;
@@ -381,6 +404,7 @@ static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, rw_try_f
 		rw_acquired(t, o, write);
 		return 0;
 	}
+	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
 	r = abstime ? timed(l, abstime) : block(l);
 	w = rt_now() - t0;
@@ -501,11 +525,13 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 	excl_release(t, om, 0);
 	depth = om->depth;
 	om->depth = 0;
+	TRACE(t, oc, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
 	r = abstime ? REAL(pthread_cond_timedwait)(c, m, abstime) : REAL(pthread_cond_wait)(c, m);
 	w = rt_now() - t0;
 	om->depth = depth + 1; /* ours again */
 	if (r == 0) {
+		TRACE(t, oc, STRC_SYNC_DONE, ld(&oc->releases) + ld(&oc->broadcasts));
 		add(&oc->acquires, 1);
 		note_wait(oc, w);
 		rt_sync_inherit(t, w, atomic_load_explicit(&oc->x, RELAXED));
@@ -598,29 +624,32 @@ static void atomic_max_tagged(_Atomic uint64_t *cell, uint64_t gen, uint64_t v)
 }
 
 /* The generation this arrival belongs to (its cells are index gen & 1), or -1: no count. */
-static int barrier_arrive(struct rt_thread *t, struct rt_sync_obj *o, uint64_t now)
+static int64_t barrier_arrive(struct rt_thread *t, struct rt_sync_obj *o, uint64_t now)
 {
-	uint64_t gen;
+	uint64_t full, gen;
 	int64_t a;
 
 	if (!o->barrier_count)
 		return -1;
-	gen = (atomic_fetch_add(&o->arrivals, 1) / o->barrier_count) & 0xff;
+	full = atomic_fetch_add(&o->arrivals, 1) / o->barrier_count;
+	gen = full & 0xff;
+	TRACE(t, o, STRC_SYNC_RELEASE, full);
 	a = (int64_t)(now - rt_start_ticks) - rt_sync_x(t);
 	atomic_max_tagged(&o->late_m[gen & 1], gen, now - rt_start_ticks);
 	atomic_max_tagged(&o->late_a[gen & 1], gen, (uint64_t)(a > 0 ? a : 0));
-	return (int)gen;
+	return (int64_t)full;
 }
 
-static void barrier_leave(struct rt_thread *t, struct rt_sync_obj *o, int gen, uint64_t w)
+static void barrier_leave(struct rt_thread *t, struct rt_sync_obj *o, int64_t full, uint64_t w)
 {
-	uint64_t m, a;
+	uint64_t m, a, gen = (uint64_t)full & 0xff;
 
-	if (gen < 0)
+	if (full < 0)
 		return;
+	TRACE(t, o, STRC_SYNC_DONE, (uint64_t)full);
 	m = atomic_load(&o->late_m[gen & 1]);
 	a = atomic_load(&o->late_a[gen & 1]);
-	if (m >> GEN_SHIFT == (uint64_t)gen && a >> GEN_SHIFT == (uint64_t)gen)
+	if (m >> GEN_SHIFT == gen && a >> GEN_SHIFT == gen)
 		rt_sync_inherit(t, w, sync_rule_barrier((int64_t)(m & ARRIVAL_MASK),
 							(int64_t)(a & ARRIVAL_MASK)));
 }
@@ -630,7 +659,8 @@ RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	struct rt_thread *t = measuring();
 	struct rt_sync_obj *o;
 	uint64_t t0, t1;
-	int r, gen;
+	int64_t gen;
+	int r;
 
 	if (!t)
 		return REAL(pthread_barrier_wait)(b);
@@ -638,6 +668,8 @@ RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	t->sync.ops++;
 	t0 = rt_now();
 	gen = barrier_arrive(t, o, t0);
+	if (gen >= 0)
+		TRACE(t, o, STRC_SYNC_WAIT, 0);
 	r = REAL(pthread_barrier_wait)(b);
 	t1 = rt_now();
 	add(&o->acquires, 1);
@@ -667,6 +699,8 @@ static int sem_wait_measured(struct rt_thread *t, sem_t *s, const struct timespe
 		add(&o->acquires, 1);
 		return 0;
 	}
+	errno = saved;
+	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	errno = saved;
 	t0 = rt_now();
 	r = abstime ? REAL(sem_timedwait)(s, abstime) : REAL(sem_wait)(s);

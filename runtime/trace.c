@@ -131,6 +131,12 @@ static void emit_long(struct rt_thread *t, unsigned type, const void *payload, u
 		put_flush(tr, flush);
 }
 
+/* A long record of another part of the runtime (sync_trace.c: DEF_SYNC). */
+void rt_trace_long(struct rt_thread *t, unsigned type, const void *payload, uint32_t bytes)
+{
+	emit_long(t, type, payload, bytes);
+}
+
 /*
  * The runtime's own work on this thread since `began` (first sight of a function, definitions):
  * recorded as a FLUSH event, whose duration the analysis removes like a buffer swap's.

@@ -433,12 +433,17 @@ static void print_event(struct an_trace *a, uint32_t thr, uint64_t i)
 
 static void print_order(struct an_trace *a)
 {
-	size_t i, creates = 0;
+	size_t i, creates = 0, locks = 0;
 	uint32_t k;
 
-	for (i = 0; i < a->t.nedges; i++)
+	for (i = 0; i < a->t.nedges; i++) {
 		creates += a->t.edges[i].kind == PT_EDGE_CREATE;
-	printf("  happens-before edges: %zu create, %zu join", creates, a->t.nedges - creates);
+		locks += a->t.edges[i].kind == PT_EDGE_LOCK;
+	}
+	printf("  happens-before edges: %zu create, %zu join", creates,
+	       a->t.nedges - creates - locks);
+	if (locks)
+		printf(", %zu synchronization (--sync)", locks);
 	if (a->t.model == PT_EVENTS)
 		printf("; dependents that waited for their source: %llu",
 		       (unsigned long long)a->t.waited);

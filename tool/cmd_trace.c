@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "model_sync.h"
 #include "elfinfo.h"
 #include "symbols.h"
 #include "trace_read.h"
@@ -177,6 +178,13 @@ static void print_header(FILE *out, const char *path, const struct strc_file *f)
 	fprintf(out, "  threads   %u\n", f->nthreads);
 	for (i = 0; i < f->nthreads; i++)
 		print_thread(out, f, &f->threads[i]);
+	if (f->nsyncs)
+		fprintf(out, "  sync      %u objects (--sync)\n", f->nsyncs);
+	for (i = 0; i < f->nsyncs; i++)
+		fprintf(out, "    sync object %-6u %-8s at 0x%llx, %s site 0x%llx\n", f->syncs[i].id,
+			sync_kind_name(f->syncs[i].kind), (unsigned long long)f->syncs[i].addr,
+			f->syncs[i].flags & SPROF_SYNC_F_INIT ? "init" : "first-use",
+			(unsigned long long)f->syncs[i].site);
 }
 
 /* ---- events ---- */
@@ -223,6 +231,12 @@ static void print_detail(FILE *out, struct dumper *d, const struct strc_thread *
 		break;
 	case STRC_PROC_END:
 		fputs(end_text((uint32_t)e->arg, (uint32_t)(e->arg >> 32), buf, sizeof(buf)), out);
+		break;
+	case STRC_SYNC_WAIT:
+		fprintf(out, "sync object %u", e->id);
+		break;
+	case STRC_SYNC_DONE: case STRC_SYNC_RELEASE:
+		fprintf(out, "sync object %u, seq %llu", e->id, (unsigned long long)e->arg);
 		break;
 	}
 }

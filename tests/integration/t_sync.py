@@ -124,3 +124,43 @@ def t_sync_off(o):
         same_output(p, direct(b))
         js = report(d)
         expect('sync' not in js, 'a "sync" key without --sync')
+
+
+@test()
+def t_sync_trace(o):
+    name = 'sync_trace'
+    b = build('sync_misc', '-O0')
+    pd = direct(b)
+    p, d = srun(b, opts=['--trace', '--sync'], tag='synctrace')
+    with check(f'{name}: output and status as a direct run'):
+        same_output(p, pd)
+    _, dp = srun(b, opts=['--sync'], tag='syncprof')
+    js = report(dp)
+    files = traces(d)
+    with check(f'{name}: one SYNC_RELEASE per release, DEF_SYNC for each object'):
+        eq(len(files), 1, 'trace files')
+        t = run([SONDE, 'trace', 'dump', os.path.join(d, files[0])])
+        expect(t.returncode == 0, describe(t))
+        text = t.stdout.decode()
+        objs = [x for x in js['sync']['objects'] if x['kind'] != 'thread']
+        want = sum(x['releases'] + x['broadcasts'] for x in objs if x['kind'] != 'barrier')
+        want += sum(x['acquires'] for x in objs if x['kind'] == 'barrier')
+        eq(len(re.findall(r' SYNC_RELEASE ', text)), want,
+           'SYNC_RELEASE events (releases and barrier arrivals of the profile run)')
+        m = re.search(r'sync +(\d+) objects', text)
+        expect(m, 'dump lists the sync objects')
+        eq(int(m.group(1)), len(objs), 'DEF_SYNC records (every object of the profile run)')
+        waits = len(re.findall(r' SYNC_WAIT ', text))
+        dones = len(re.findall(r' SYNC_DONE ', text))
+        expect(0 < dones <= waits, f'{dones} SYNC_DONE after {waits} SYNC_WAIT')
+    with check(f'{name}: sonde analyze follows synchronization edges'):
+        a = run([SONDE, 'analyze', d])
+        expect(a.returncode == 0, describe(a))
+        m = re.search(r'(\d+) synchronization', a.stdout.decode())
+        expect(m and int(m.group(1)) > 0, f'no synchronization edges: {a.stdout.decode()[-400:]}')
+    with check(f'{name}: exports and report still work'):
+        for opts in (['--chrome', '-o', os.path.join(d, 'x.json')],
+                     ['--otf2', '-o', os.path.join(d, 'otf2')]):
+            x = run([SONDE, 'export'] + opts + [d])
+            expect(x.returncode == 0, f'export {opts[0]}: {describe(x)}')
+        report(d)

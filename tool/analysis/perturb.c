@@ -66,12 +66,20 @@ static void sync_add(struct sync_list *l, const struct strc_event *e, uint32_t t
 					 .peer = PT_NONE, .type = e->type };
 }
 
-#define SYNC_TYPES (1u << STRC_CREATE | 1u << STRC_THREAD_END | 1u << STRC_JOIN)
+#define SYNC_TYPES (1u << STRC_CREATE | 1u << STRC_THREAD_END | 1u << STRC_JOIN | \
+		    1u << STRC_SYNC_DONE | 1u << STRC_SYNC_RELEASE)
+
+/* SYNC_RELEASE and SYNC_DONE match by object and sequence number (`sonde run --sync`). */
+#define SEQ_BITS 40
+static uint64_t lock_key(const struct strc_event *e)
+{
+	return (uint64_t)e->id << SEQ_BITS | (e->arg & ((UINT64_C(1) << SEQ_BITS) - 1));
+}
 
 /* One pass over a thread: its direct perturbation, its probes, the time span, and the
  * events that make edges. */
 static void scan_thread(struct pt_trace *t, uint32_t k, struct sync_list *creates,
-			struct sync_list *ends, struct sync_list *joins)
+			struct sync_list *ends, struct sync_list *joins, struct sync_list *locks)
 {
 	struct pt_thread *th = &t->th[k];
 	double dp = 0;
@@ -91,6 +99,10 @@ static void scan_thread(struct pt_trace *t, uint32_t k, struct sync_list *create
 			sync_add(ends, e, k, i);
 		else if (e->type == STRC_JOIN)
 			sync_add(joins, e, k, i);
+		else {
+			sync_add(locks, e, k, i);
+			locks->v[locks->n - 1].key = lock_key(e);
+		}
 	}
 	th->dp = dp;
 	th->probes = probes;
@@ -215,6 +227,35 @@ static void join_edges(struct pt_trace *t, struct sync_list *ends, struct sync_l
 	}
 }
 
+/*
+ * SYNC_RELEASE(o, s) -> SYNC_DONE(o, s): a call that blocked got through after the release it
+ * names (an unlock, a post, a signal); a barrier's DONE of generation s follows every arrival
+ * (RELEASE) of that generation. Releases on the waiting thread itself make no edge; at most
+ * MAX_LOCK_SOURCES per DONE (a barrier of more threads keeps the latest arrivals).
+ */
+#define MAX_LOCK_SOURCES 64
+static void lock_edges(struct pt_trace *t, struct sync_list *locks, size_t *cap)
+{
+	size_t i, j, lo = 0;
+
+	if (locks->n > 1)
+		qsort(locks->v, locks->n, sizeof(*locks->v), by_key_time);
+	for (i = 0; i < locks->n; i++) {
+		const struct sync_ev *d = &locks->v[i];
+		unsigned n = 0;
+
+		if (i == 0 || locks->v[i - 1].key != d->key)
+			lo = i;
+		if (d->type != STRC_SYNC_DONE)
+			continue;
+		for (j = i; j-- > lo && n < MAX_LOCK_SOURCES;)
+			if (locks->v[j].type == STRC_SYNC_RELEASE && locks->v[j].thr != d->thr) {
+				edge_add(t, cap, &locks->v[j], d->thr, d->idx, PT_EDGE_LOCK);
+				n++;
+			}
+	}
+}
+
 /* Index of the main thread's first event at or after time tt. */
 static uint64_t main_index_at(const struct pt_trace *t, uint64_t tt)
 {
@@ -308,15 +349,17 @@ static void find_phases(struct pt_trace *t, struct sync_list *creates, struct sy
 
 static void build_edges_and_phases(struct pt_trace *t, const struct strc_file *f)
 {
-	struct sync_list creates = { 0 }, ends = { 0 }, joins = { 0 };
+	struct sync_list creates = { 0 }, ends = { 0 }, joins = { 0 }, locks = { 0 };
 	size_t cap = 0;
 	uint32_t k;
 
 	t->t0 = UINT64_MAX;
 	for (k = 0; k < t->nth; k++)
-		scan_thread(t, k, &creates, &ends, &joins);
+		scan_thread(t, k, &creates, &ends, &joins, &locks);
 	create_edges(t, f, &creates, &cap);
 	join_edges(t, &ends, &joins, &cap);
+	lock_edges(t, &locks, &cap);
+	free(locks.v);
 	if (t->nedges)
 		qsort(t->edges, t->nedges, sizeof(*t->edges), by_dst);
 	find_phases(t, &creates, &joins);

@@ -41,7 +41,8 @@ struct pt_costs {
 #define PT_ALPHA_TYPES                                                                            \
 	(1u << STRC_ENTER | 1u << STRC_EXIT | 1u << STRC_REGION_BEGIN | 1u << STRC_REGION_END |   \
 	 1u << STRC_PHASE | 1u << STRC_USER | 1u << STRC_THREAD_BEGIN | 1u << STRC_THREAD_END |   \
-	 1u << STRC_CREATE | 1u << STRC_JOIN)
+	 1u << STRC_CREATE | 1u << STRC_JOIN | 1u << STRC_SYNC_WAIT | 1u << STRC_SYNC_DONE |       \
+	 1u << STRC_SYNC_RELEASE)
 
 /*
  * The direct perturbation one event stands for, in ticks. A COUNT of n calls ran n cheap probes
