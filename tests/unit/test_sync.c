@@ -12,8 +12,11 @@
 
 #include <cmocka.h>
 
+#include <stdlib.h>
+
 #include "../../runtime/sync_rule.h"
 #include "profile_read.h"
+#include "trace_read.h"
 
 /*
  * A hands a lock to B. True: A works 100 and releases, then works 50; B blocks from 0 and, once
@@ -259,6 +262,108 @@ static void test_read_truncated(void **state)
 	}
 }
 
+/* ---- traces: DEF_SYNC and the SYNC events ---- */
+
+static void event(struct strc_thread *t, unsigned type, uint32_t id, uint64_t at, uint64_t arg)
+{
+	t->ev = realloc(t->ev, (t->nev + 1) * sizeof(*t->ev));
+	assert_non_null(t->ev);
+	t->ev[t->nev++] = (struct strc_event){ .t = at, .arg = arg, .id = id,
+					       .type = (uint16_t)type };
+}
+
+/* A one-thread trace: a lock waited for (object 7), a release of it, a semaphore (object 9). */
+static uint8_t *sync_trace(size_t *len, uint32_t def_kind, uint32_t used_id)
+{
+	struct strc_file *f = calloc(1, sizeof(*f));
+	struct strc_thread *t;
+	uint8_t *data = NULL;
+	char err[256] = "";
+
+	assert_non_null(f);
+	f->version = STRC_VERSION;
+	f->pid = 77;
+	f->ticks_per_ns = 1;
+	f->start_ticks = 1000;
+	f->exe = strdup("/bin/x");
+	f->cmdline = strdup("x");
+	f->threads = calloc(1, sizeof(*f->threads));
+	f->nthreads = 1;
+	t = &f->threads[0];
+	t->complete = 1;
+	t->chunks = 1;
+	t->tid = 77;
+	f->syncs = calloc(2, sizeof(*f->syncs));
+	f->nsyncs = 2;
+	f->syncs[0] = (struct strc_sync){ .id = 7, .kind = def_kind, .flags = SPROF_SYNC_F_INIT,
+					  .site_module = -1, .addr = 0x601040, .site = 0x401234 };
+	f->syncs[1] = (struct strc_sync){ .id = 9, .kind = SPROF_SYNC_SEM, .site_module = -1,
+					  .addr = 0x601080 };
+	event(t, STRC_THREAD_BEGIN, STRC_ID_NONE, 1000, 0);
+	event(t, STRC_SYNC_WAIT, used_id, 1100, 0);
+	event(t, STRC_SYNC_DONE, used_id, 1500, 3);
+	event(t, STRC_SYNC_RELEASE, 7, 1600, 4);
+	event(t, STRC_SYNC_RELEASE, 9, 1700, 1);
+	event(t, STRC_THREAD_END, STRC_ID_NONE, 1800, 0x7f00);
+	assert_int_equal(strc_write_mem(f, &data, len, err, sizeof(err)), 0);
+	strc_free(f);
+	return data;
+}
+
+static void test_trace_round_trip(void **state)
+{
+	struct strc_file *f = NULL;
+	char err[256] = "";
+	size_t len;
+	uint8_t *data = sync_trace(&len, SPROF_SYNC_MUTEX, 7);
+	const struct strc_thread *t;
+
+	(void)state;
+	if (strc_read_mem(data, len, &f, err, sizeof(err)) != 0)
+		fail_msg("refused: %s", err);
+	assert_int_equal(f->nsyncs, 2);
+	assert_int_equal(f->syncs[0].id, 7);
+	assert_int_equal(f->syncs[0].kind, SPROF_SYNC_MUTEX);
+	assert_int_equal(f->syncs[0].flags, SPROF_SYNC_F_INIT);
+	assert_int_equal(f->syncs[0].addr, 0x601040);
+	assert_int_equal(f->syncs[0].site, 0x401234);
+	assert_int_equal(f->syncs[0].site_module, -1);
+	t = &f->threads[0];
+	assert_true(t->nev >= 6);
+	assert_int_equal(t->ev[1].type, STRC_SYNC_WAIT);
+	assert_int_equal(t->ev[1].id, 7);
+	assert_int_equal(t->ev[2].type, STRC_SYNC_DONE);
+	assert_int_equal(t->ev[2].arg, 3);
+	assert_int_equal(t->ev[2].t - t->ev[1].t, 400);
+	assert_int_equal(t->ev[4].type, STRC_SYNC_RELEASE);
+	assert_int_equal(t->ev[4].id, 9);
+	assert_int_equal(t->ev[4].arg, 1);
+	strc_free(f);
+	free(data);
+}
+
+static void expect_trace_refused(uint32_t def_kind, uint32_t used_id, const char *why)
+{
+	struct strc_file *f = NULL;
+	char err[256] = "";
+	size_t len;
+	uint8_t *data = sync_trace(&len, def_kind, used_id);
+
+	assert_int_equal(strc_read_mem(data, len, &f, err, sizeof(err)), -1);
+	assert_null(f);
+	if (!strstr(err, why))
+		fail_msg("refused for another reason: %s", err);
+	free(data);
+}
+
+static void test_trace_refused(void **state)
+{
+	(void)state;
+	expect_trace_refused(SPROF_SYNC_MUTEX, 8, "defined nowhere");
+	expect_trace_refused(0, 7, "DEF_SYNC record");
+	expect_trace_refused(SPROF_SYNC_KINDS, 7, "DEF_SYNC record");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_wait_grows),   cmocka_unit_test(test_barrier),
 		cmocka_unit_test(test_join),         cmocka_unit_test(test_read_good),
 		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
+		cmocka_unit_test(test_trace_round_trip), cmocka_unit_test(test_trace_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
