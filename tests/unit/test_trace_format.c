@@ -814,7 +814,7 @@ static void test_bad_records(void **state)
 	struct variant v = { 0 };
 	size_t len, at;
 	uint8_t *data;
-	static const uint64_t unknown_long[3] = { 25 | (uint64_t)24 << 32, 1, 2 };
+	static const uint64_t unknown_long[3] = { 31 | (uint64_t)24 << 32, 1, 2 };
 	struct strc_file *g;
 
 	(void)state;
@@ -830,7 +830,7 @@ static void test_bad_records(void **state)
 	/* an unknown short type; type 0 */
 	data = encode(&v, &len);
 	at = record_at(data, len, 1, STRC_ENTER, 0);
-	data[at] = (uint8_t)((data[at] & 0xe0) | 17);
+	data[at] = (uint8_t)((data[at] & 0xe0) | 30);
 	expect_refused_free(data, len);
 	data = encode(&v, &len);
 	at = record_at(data, len, 1, STRC_ENTER, 0);
