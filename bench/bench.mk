@@ -8,7 +8,7 @@
 # dynamic instrumentation (about 1.5 more minutes): BENCH_DYN_N (callheavy under sonde run
 # --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
 # BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
-.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync
+.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
@@ -18,6 +18,7 @@ bench: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/trace_accuracy.sh
 	BUILD=$(BUILD) ./bench/dynamic.sh
 	BUILD=$(BUILD) ./bench/sync.sh
+	BUILD=$(BUILD) ./bench/io_cost.sh
 
 # Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
 # accuracy of `sonde analyze` on bench/kernels/.
@@ -37,3 +38,8 @@ bench-dynamic: all $(DYN_BENCH)
 # pair with --sync, and the shared-memory compensation's error against uninstrumented runs.
 bench-sync: all
 	BUILD=$(BUILD) ./bench/sync.sh
+
+# I/O and OS counters (docs/benchmarks.md, "I/O and OS counters"): ns added per I/O call by
+# sonde run --io (and by the wrappers without it), the cost of --os interval sampling.
+bench-io: all
+	BUILD=$(BUILD) ./bench/io_cost.sh

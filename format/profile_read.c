@@ -299,6 +299,10 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_SYNC: ret = sprof_read_sync(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SYNC_COMP: ret = sprof_read_sync_comp(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_END: r->seen_end = 1; sprof_get_u64(b); break;
+	case SPROF_REC_FILE:
+	case SPROF_REC_OS:
+	case SPROF_REC_OS_INTERVAL:
+	case SPROF_REC_HW: ret = sprof_read_io(r->f, type, b, size, r->err, r->errlen); break;
 	default: b->len = b->cap; /* a newer record type: skip it */
 	}
 	if (ret)
@@ -353,7 +357,7 @@ static int read_all(struct reader *r, const uint8_t *data, size_t len)
 		return fail(r, "truncated: no END record");
 	if (!r->seen_run || !r->seen_calib)
 		return fail(r, "incomplete: missing RUN or CALIB record");
-	return 0;
+	return sprof_check_io(r->f, r->err, r->errlen);
 }
 
 int sprof_read_mem(const uint8_t *data, size_t len, struct sprof_file **out, char *err,
@@ -433,5 +437,6 @@ void sprof_free(struct sprof_file *f)
 	free(f->phases);
 	free(f->func_by_id);
 	sprof_free_sync(f);
+	sprof_free_io(f);
 	free(f);
 }

@@ -50,6 +50,47 @@ struct sprof_phase {
 	char *name;
 };
 
+/* I/O, operating-system and hardware-counter records (profile_read_io.c). */
+#define SPROF_IO_OPS 5 /* read, write, open, close, sync */
+#define SPROF_NO_INDEX 0xffffffffu
+enum sprof_io_kind { SPROF_IOK_UNKNOWN, SPROF_IOK_FILE, SPROF_IOK_PIPE, SPROF_IOK_SOCKET,
+		     SPROF_IOK_TERMINAL, SPROF_IOK_DEVICE, SPROF_IOK_OTHER, SPROF_IOK_UNTRACKED };
+enum sprof_hw_status { SPROF_HW_COUNTED, SPROF_HW_UNAVAILABLE, SPROF_HW_FORKED };
+
+struct sprof_io_row {
+	uint32_t thread, phase; /* thread index and its phase's index; SPROF_NO_INDEX: none */
+	uint64_t calls[SPROF_IO_OPS], ns[SPROF_IO_OPS];
+	uint64_t bytes_read, bytes_written, errors;
+};
+
+struct sprof_iofile {
+	uint32_t id, kind, nrows;
+	char *path;
+	struct sprof_io_row *rows;
+};
+
+struct sprof_os_vals {
+	uint64_t user_ns, sys_ns, minflt, majflt, nvcsw, nivcsw;
+};
+
+struct sprof_os {
+	uint32_t thread, tid; /* thread SPROF_NO_INDEX: the whole process */
+	uint32_t phase;       /* index among the thread's phases; SPROF_NO_INDEX: its whole life */
+	uint64_t wall_ns;
+	struct sprof_os_vals v;
+};
+
+struct sprof_os_interval {
+	uint64_t start, end;
+	struct sprof_os_vals v;
+};
+
+struct sprof_hw {
+	uint32_t status, err;
+	uint64_t value, enabled_ns, running_ns;
+	char *event, *reason;
+};
+
 struct sprof_run {
 	uint32_t pid, ppid, end_reason, end_signal, depth, flags, nthreads;
 	uint64_t start_unix_ns, wall_ns, throttle_calls, throttle_ns;
@@ -67,6 +108,11 @@ struct sprof_file {
 	struct sprof_counter *counters;
 	struct sprof_phase *phases;
 	uint32_t nmodules, nfuncs, nthreads, ncounters, nphases;
+	struct sprof_iofile *iofiles;
+	struct sprof_os *os;
+	struct sprof_os_interval *intervals;
+	struct sprof_hw *hw;
+	uint32_t niofiles, nos, nintervals, nhw;
 	uint32_t *func_by_id; /* id -> index in funcs, UINT32_MAX when absent */
 	struct sprof_sync *syncs;           /* SYNC records (profile_read_sync.c) */
 	struct sprof_sync_comp *sync_comps; /* SYNC_COMP records */
@@ -83,6 +129,11 @@ void sprof_free(struct sprof_file *f);
 int sprof_read_sync(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 void sprof_free_sync(struct sprof_file *f);
+/* profile_read_io.c: FILE, OS, OS_INTERVAL and HW records; their checks once all is read. */
+int sprof_read_io(struct sprof_file *f, uint32_t type, struct sprof_buf *b, uint32_t size,
+		  char *err, size_t errlen);
+int sprof_check_io(const struct sprof_file *f, char *err, size_t errlen);
+void sprof_free_io(struct sprof_file *f);
 /* The function of a node, or NULL for a thread's root. */
 const struct sprof_func *sprof_func_of(const struct sprof_file *f, uint32_t func_id);
 

@@ -262,12 +262,16 @@ __attribute__((constructor(101))) static void rt_init(void)
 		rt_log("unreadable selection file: measuring every function");
 	rt_thread_init_keys();
 	rt_wrap_init();
+	rt_io_init();
+	rt_os_init();
 	rt_start_ticks = rt_now();
 	rt_trace_init(); /* before calibrating: the trace probes are the ones to measure */
 	rt_calibrate(&rt_calib, rt_cfg.cpu);
 	rt_sync_init(); /* after the probes' costs: the compensation uses them */
 	pthread_atfork(NULL, NULL, after_fork_child);
 	install_signals();
+	rt_os_start();
+	rt_hw_init();
 	rt_start_ticks = rt_now();
 	rt_busy = 0;
 	atomic_store(&rt_ready, 1);

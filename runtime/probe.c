@@ -466,12 +466,13 @@ RT_EXPORT void sonde__phase(const char *name)
 	}
 	if (t->nphases && !t->phases[t->nphases - 1].end)
 		t->phases[t->nphases - 1].end = now;
-	if (!name || t->nphases == RT_MAX_PHASES)
-		return;
-	t->phases[t->nphases].name = name;
-	t->phases[t->nphases].start = now;
-	t->phases[t->nphases].end = 0;
-	t->nphases++;
+	if (name && t->nphases < RT_MAX_PHASES) {
+		t->phases[t->nphases].name = name;
+		t->phases[t->nphases].start = now;
+		t->phases[t->nphases].end = 0;
+		t->nphases++;
+	}
+	rt_os_phase(t); /* --os: the thread's counters at the phase boundary */
 }
 
 static int same_name(const char *a, const char *b)

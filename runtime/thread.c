@@ -183,6 +183,7 @@ static void on_thread_exit(void *arg)
 	rt_self = NULL;
 	rt_sync_thread_exit(t);
 	rt_thread_finish(t, rt_now());
+	rt_os_thread_end(t);
 	if (rt_trace_on)
 		rt_trace_thread_end(t);
 }

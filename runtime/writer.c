@@ -320,6 +320,16 @@ static uint32_t count_threads(void)
 	return n;
 }
 
+void rt_writer_record(void *w, uint32_t type, uint32_t size)
+{
+	w_record(w, type, size);
+}
+
+struct sprof_buf *rt_writer_room(void *w, size_t n)
+{
+	return w_room(w, n);
+}
+
 static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 {
 	struct rt_thread *t;
@@ -336,6 +346,9 @@ static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 		write_user_data(w, t, now);
 	}
 	rt_sync_write(w);
+	rt_io_write(w);
+	rt_os_write(w);
+	rt_hw_write(w);
 	w_record(w, SPROF_REC_END, 8);
 	sprof_put_u64(w_room(w, 8), w->records - 1);
 	w_flush(w);
@@ -430,6 +443,7 @@ int rt_write_profile(int end_reason, int signo)
 	}
 	if (rt_self)
 		rt_thread_finish(rt_self, now);
+	rt_os_end(rt_self, now); /* before recalibrating: that is not the program's */
 	if (end_reason != SPROF_END_SIGNAL)
 		recalibrate();
 	use_in_run_samples();

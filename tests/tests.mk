@@ -132,6 +132,7 @@ $(UNIT_DYN_ATTACH): tests/unit/test_dyn_attach.c format/protocol.c format/protoc
 
 $(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
 		format/profile_read_sync.c \
+		format/profile_read_io.c \
 		format/profile.h format/profile_read.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
@@ -142,7 +143,8 @@ $(UNIT_COMPENSATE): tests/unit/test_compensate.c tool/analysis/compensate.c \
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
 $(UNIT_TRACE_PROFILE): tests/unit/test_trace_profile.c tool/trace_profile.c tool/util.c \
-		format/trace_read.c format/profile_read.c format/profile_read_sync.c format/profile_codec.c \
+		format/trace_read.c format/profile_read.c format/profile_read_sync.c \
+		format/profile_read_io.c format/profile_codec.c \
 		tool/trace_profile.h format/trace_read.h format/profile_read.h format/profile.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
@@ -208,6 +210,17 @@ $(TEST_BUILD)/patch_corpus_%.so: tests/unit/patch_corpus.c tests/unit/patch_corp
 	@mkdir -p $(dir $@)
 	$(call patch_word,1) -$(call patch_word,2) $(PATCH_FLAGS_$(call patch_word,3)) -fPIC \
 		-shared -o $@ $^
+
+# The I/O, OS and hardware-counter records (format/profile_read_io.c): round trip, hostile input.
+UNIT_FORMAT_IO := $(TEST_BUILD)/test_format_io
+UNIT_BINS += $(UNIT_FORMAT_IO)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_FORMAT_IO)"
+
+$(UNIT_FORMAT_IO): tests/unit/test_format_io.c format/profile_codec.c format/profile_read.c \
+		format/profile_read_sync.c format/profile_read_io.c format/profile.h \
+		format/profile_read.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
 # Last: their prerequisites are expanded when read, so every UNIT_BINS += must come first.
 unit: $(UNIT_BINS)

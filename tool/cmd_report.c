@@ -4,12 +4,13 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "model_io.h"
 #include "report.h"
 #include "util.h"
 
 struct cmd_opts {
 	const char *dir, *diff;
-	int json, csv;
+	int json, csv, files;
 	struct report_opts r;
 	struct model_filter flt;
 };
@@ -26,6 +27,7 @@ static void report_usage(FILE *out)
 		"  --json | --csv           machine-readable output (docs/report-json.md)\n"
 		"  --sync                   only the synchronization objects and compensation\n"
 		"                           (runs of 'sonde run --sync'; with --csv: the objects)\n"
+		"  --files                  with --csv: the files of sonde run --io instead of functions\n"
 		"  --diff OTHER             compare with another run directory\n");
 }
 
@@ -62,6 +64,8 @@ static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 		return o->json = 1;
 	if (!strcmp(argv[*i], "--csv"))
 		return o->csv = 1;
+	if (!strcmp(argv[*i], "--files"))
+		return o->files = 1;
 	if (!strcmp(argv[*i], "--flat"))
 		return o->r.tree = 0, 1;
 	if (!strcmp(argv[*i], "--tree"))
@@ -107,6 +111,8 @@ static int parse_opts(struct cmd_opts *o, int argc, char **argv)
 	}
 	if (o->json && o->csv)
 		return error("report: choose one of --json and --csv");
+	if (o->files && !o->csv)
+		return error("report: --files goes with --csv (the text and JSON reports list files)");
 	if (!o->json && !o->csv && !o->r.limit)
 		o->r.limit = 40;
 	return 0;
@@ -141,6 +147,8 @@ int cmd_report(int argc, char **argv)
 		report_json(stdout, &m, &o.r);
 	else if (o.csv && o.r.sync_only)
 		report_sync_csv(stdout, &m);
+	else if (o.csv && o.files)
+		report_io_csv(stdout, &m);
 	else if (o.csv)
 		report_csv(stdout, &m, &o.r);
 	else

@@ -19,6 +19,7 @@
 #include "dyn/client.h"
 #include "dyn/launch.h"
 #include "elfinfo.h"
+#include "run_io.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -33,6 +34,7 @@ struct run_opts {
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
 	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
 	int ninclude, nexclude, ninclude_file, nexclude_file;
+	struct run_io rio;
 	char **argv; /* the program and its arguments */
 };
 
@@ -63,6 +65,7 @@ static void run_usage(FILE *out)
 		"                         implies --trace\n"
 		"  --sync                 measure pthread locks, condition variables, barriers,\n"
 		"                         semaphores and joins, and compensate waits (docs/runtime.md)\n"
+		RUN_IO_USAGE
 		"  -v, --verbose          say where the profiles went\n");
 }
 
@@ -96,6 +99,8 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->trace_drop = o->trace = 1;
 	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
 		return o->verbose = 1;
+	if ((r = run_io_option(&o->rio, argc, argv, i)))
+		return r;
 	if ((r = opt_value(argc, argv, i, "--trace-buffer", &o->trace_buffer)) ||
 	    (r = opt_value(argc, argv, i, "--trace-rate", &o->trace_rate)))
 		return r < 0 ? r : (o->trace = 1);
@@ -133,7 +138,7 @@ static int check_values(const struct run_opts *o)
 	if (o->trace_rate && (parse_u64(o->trace_rate, &n) || n == 0))
 		return error("run: --trace-rate wants a positive number of events per second, "
 			     "not '%s'", o->trace_rate);
-	return 0;
+	return run_io_check(&o->rio, o->trace);
 }
 
 static int parse_opts(struct run_opts *o, int argc, char **argv)
@@ -362,6 +367,7 @@ static int set_env(const struct run_opts *o, const char *dir, const char *select
 	}
 	if (select)
 		setenv("SONDE_SELECT", select, 1);
+	run_io_env(&o->rio);
 	return set_trace_env(o);
 }
 

@@ -279,6 +279,7 @@ static void merge_file(struct model *m, const struct sprof_file *f, struct symta
 	add_process(m, f, main_oh, other, nother, first);
 	add_user_data(m, f, flt);
 	model_sync_merge(m, f, flt);
+	model_ext_add(m, f, flt);
 	free(other);
 	free(fmap);
 }
@@ -486,6 +487,7 @@ void model_free(struct model *m)
 	free(m->counters);
 	free(m->phases);
 	free(m->func_hash);
+	model_ext_free(m);
 	free(m->dir);
 	model_sync_free(m);
 	memset(m, 0, sizeof(*m));

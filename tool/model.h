@@ -66,6 +66,8 @@ struct m_phase {
 	uint64_t start, end;
 };
 
+struct m_ext; /* I/O, OS and hardware counters (model_io.c) */
+
 struct model {
 	char *dir;
 	int has_cpu;
@@ -80,6 +82,7 @@ struct model {
 	uint32_t *func_hash; /* open addressing over funcs by resource */
 	uint32_t hash_cap;
 	struct model_sync *sync; /* --sync: objects and compensation (model_sync.c), or NULL */
+	struct m_ext *ext;
 };
 
 /* Which threads to read: a pid (0 = all) and a thread index (-1 = all). */
@@ -87,6 +90,10 @@ struct model_filter {
 	uint32_t pid;
 	int thread;
 };
+
+struct sprof_file;
+void model_ext_add(struct model *m, const struct sprof_file *f, const struct model_filter *flt);
+void model_ext_free(struct model *m);
 
 /* 0, or -1 after printing one "sonde: ..." line. */
 int model_load(struct model *m, const char *dir, const struct model_filter *flt);

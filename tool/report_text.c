@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_io.h"
 #include "report.h"
 #include "util.h"
 
@@ -266,4 +267,5 @@ void report_text(FILE *out, const struct model *m, const struct report_opts *o)
 		print_tree(out, m, o);
 	print_user_data(out, m);
 	report_sync_text(out, m, o->limit);
+	report_io_text(out, m);
 }

@@ -2534,6 +2534,184 @@ def t_watch_lib_launch(o):
                  new_dir('watch'), '--', b], stdin=b'')
         expect_error(p, 'no module', 1)
         expect(b"no module 'libnowhere.so'" in p.stderr, p.stderr.decode())
+# I/O, operating system and hardware counters (sonde run --io, --os, --hw)
+
+
+def files_of(js):
+    return {f['path']: f for f in js.get('files', [])}
+
+
+def io_counts(f):
+    return {k: f[k] for k in ('read_calls', 'write_calls', 'open_calls', 'close_calls',
+                              'sync_calls', 'read_bytes', 'write_bytes', 'errors')}
+
+
+def io_expect(f, what, **want):
+    got = io_counts(f)
+    for k, v in want.items():
+        eq(got[k], v, f'{what} {k}')
+
+
+@test()
+def t_io_phases(o):
+    b = build('io_phases')
+    data = os.path.join(TMP, 'io-data')
+    os.makedirs(data, exist_ok=True)
+    p, d = srun(b, [data], ['--io'], tag='io')
+    with check('io_phases: output and status as a direct run'):
+        same_output(p, direct(b, [data]))
+    js = report(d)
+    fs = files_of(js)
+    heavy, light, log = (os.path.join(data, n) for n in ('heavy.dat', 'light.dat', 'log.txt'))
+    with check('io_phases: exact calls and bytes per file'):
+        expect(heavy in fs and light in fs and log in fs, f'files {sorted(fs)}')
+        io_expect(fs[heavy], 'heavy.dat', open_calls=2, write_calls=2000, sync_calls=1,
+                  read_calls=2001, close_calls=2, read_bytes=8192000, write_bytes=8192000,
+                  errors=0)
+        io_expect(fs[light], 'light.dat', open_calls=1, write_calls=3, write_bytes=30,
+                  close_calls=1, read_calls=0, errors=0)
+        io_expect(fs[log], 'log.txt (stdio)', open_calls=1, write_calls=6, write_bytes=38,
+                  close_calls=1, errors=0)
+        eq(fs[heavy]['resource'], '/Files' + heavy, 'resource')
+        eq(fs[heavy]['kind'], 'file', 'kind')
+    with check('io_phases: the report ranks the heavy file first'):
+        eq(js['files'][0]['path'], heavy, 'first file by time')
+        t = run([SONDE, 'report', d])
+        lines = t.stdout.decode().splitlines()
+        i = lines.index(next(x for x in lines if x.startswith('Files by I/O time')))
+        expect(lines[i + 2].endswith(heavy), f'first row of the text table: {lines[i + 2]!r}')
+    with check('io_phases: the I/O phase is singled out, with its file'):
+        ph = {x['name']: x for x in js['io_phases']}
+        eq(sorted(ph), ['compute1', 'compute2', 'io'], 'phases with I/O')
+        eq(js['io_phases'][0]['name'], 'io', 'phase with most I/O time')
+        top = max(ph['io']['files'], key=lambda f: f['time_ns'])
+        eq(top['path'], heavy, 'busiest file of phase io')
+        eq(ph['io']['calls'], 4006, 'calls in phase io')
+        eq(ph['compute1']['calls'], 5, 'calls in phase compute1 (light.dat)')
+        eq(ph['compute2']['calls'], 8, 'calls in phase compute2 (log.txt)')
+        expect(ph['io']['time_ns'] > 0.5 * ph['io']['span_ns'],
+               f'phase io is mostly I/O: {ph["io"]["time_ns"]} of {ph["io"]["span_ns"]} ns')
+    with check('io_phases: CSV of the files'):
+        c = run([SONDE, 'report', '--csv', '--files', d])
+        rows = list(csv.DictReader(io.StringIO(c.stdout.decode())))
+        row = next(r for r in rows if r['path'] == heavy)
+        eq((int(row['write_calls']), int(row['read_bytes'])), (2000, 8192000), 'CSV heavy.dat')
+    with check('io_phases: without --io, no files'):
+        p2, d2 = srun(b, [data], tag='noio')
+        expect('files' not in report(d2), 'a run without --io lists files')
+
+
+@test()
+def t_io_wrappers(o):
+    b = build('io_wrap')
+    vec = os.path.join(TMP, 'io-vec.dat')
+    inp = os.path.join(TMP, 'io-input.txt')
+    with open(inp, 'w') as f:
+        f.write('hello world\n')
+
+    def go(cmd):
+        with open(inp) as f3:
+            return subprocess.run([str(c) for c in cmd], capture_output=True, timeout=120,
+                                  pass_fds=(f3.fileno(),) if f3.fileno() == 3 else (),
+                                  preexec_fn=lambda: (os.dup2(f3.fileno(), 3), no_core()),
+                                  cwd=TMP)
+    d = new_dir('iowrap')
+    ps = go([SONDE, 'run', '--io', '-o', d, '--', b, vec])
+    with check('io_wrap: return values, errno, partial reads and writes, EOF, EINTR as direct'):
+        pd = go([b, vec])
+        expect(b'partial write: yes' in pd.stdout and b'interrupted read: -1 errno 4' in pd.stdout,
+               f'the direct run did not see what the test needs: {pd.stdout[:400]!r}')
+        same_output(ps, pd)
+    js = report(d)
+    fs = files_of(js)
+    with check('io_wrap: a descriptor opened before the program is named by its path'):
+        expect(inp in fs, f'{inp} not among {sorted(fs)}')
+        io_expect(fs[inp], 'input', read_calls=4, read_bytes=12, open_calls=0, errors=0)
+    with check('io_wrap: calls, bytes and errors per file'):
+        io_expect(fs[vec], 'vectors file', open_calls=1, write_calls=2, write_bytes=11,
+                  read_calls=3, read_bytes=10, close_calls=2, errors=0)
+        io_expect(fs['/nonexistent/sonde'], 'missing file', open_calls=2, errors=2)
+        pipes = [f for p, f in fs.items() if p.startswith('pipe:') and f['read_calls']]
+        eq(len(pipes), 2, 'pipes read (stdout is a pipe too)')
+        expect(all(f['kind'] == 'pipe' for f in pipes), 'pipes are named as such')
+        errs = sorted(f['errors'] for f in pipes)
+        eq(errs, [1, 2], 'errors on the pipes (EINTR; EAGAIN and fsync EINVAL)')
+        eq(fs['(untracked)']['errors'], 1, 'the read of a closed descriptor')
+
+
+@test()
+def t_os_faults(o):
+    b = build('faults')
+    p, d = srun(b, opts=['--os', '--os-interval', '20'], tag='os')
+    with check('faults: output and status as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    ths = [t for t in js['os_threads'] if t['thread'] is not None]
+    proc_os = [t for t in js['os_threads'] if t['thread'] is None]
+    with check('faults: per-thread page faults'):
+        eq(len(ths), 2, 'threads with OS counters')
+        main = next(t for t in ths if t['thread'] == 0)
+        worker = next(t for t in ths if t['thread'] == 1)
+        expect(main['minflt'] >= 24 * 4096, f'main thread minflt {main["minflt"]} < 24*4096')
+        between(worker['minflt'], 2048, 2048 + 400, 'worker thread minflt')
+        eq(len(proc_os), 1, 'process record')
+        expect(proc_os[0]['minflt'] >= main['minflt'] + worker['minflt'] - 50,
+               'the process counts its threads')
+        expect(main['wall_ns'] >= 0.5e9, f'main wall {main["wall_ns"]}')
+    with check('faults: the page-fault phase is singled out, exactly'):
+        ph = {x['name']: x for x in js['os_phases']}
+        eq(sorted(ph), ['compute1', 'compute2', 'touch'], 'phases with OS counters')
+        expect(ph['touch']['minflt'] >= 24 * 4096,
+               f'touch phase minflt {ph["touch"]["minflt"]} < 24*4096')
+        for c in ('compute1', 'compute2'):
+            expect(ph[c]['minflt'] < 500, f'{c} minflt {ph[c]["minflt"]} (it touches nothing)')
+        expect(ph['touch']['minflt'] <= main['minflt'], 'a phase holds no more than its thread')
+        top = max(js['os_intervals'], key=lambda v: v['minflt'])
+        eq(top['phase'], 'touch', 'phase of the interval with most faults')
+    with check('faults: intervals tile the run'):
+        iv = js['os_intervals']
+        expect(len(iv) >= 20, f'{len(iv)} intervals of 20 ms in a run of over 0.6 s')
+        for a, c in zip(iv, iv[1:]):
+            eq(c['start_ns'], a['end_ns'], 'intervals follow one another')
+        expect(sum(v['minflt'] for v in iv) >= 24 * 4096, 'intervals hold the faults')
+
+
+@test()
+def t_hw(o):
+    b = build('faults')
+    p, d = srun(b, opts=['--hw', 'cycles,page-faults'], tag='hw')
+    with check('hw: unavailable counters are said once, the run goes on'):
+        eq(p.returncode, 0, 'exit status')
+        eq(p.stdout, direct(b).stdout, 'stdout')
+        err = p.stderr.decode().splitlines()
+        eq(len(err), 1, f'stderr lines {err}')
+        expect(err[0].startswith('sonde: warning: hardware counters are not available on this '
+                                 'machine (cycles: '), f'stderr {err[0]!r}')
+    js = report(d)
+    hw = {h['event']: h for h in js['hw']}
+    with check('hw: records carry the reason, or the count'):
+        eq(hw['cycles']['status'], 'unavailable', 'cycles')
+        expect(hw['cycles']['reason'], 'a reason for cycles')
+        eq(hw['page-faults']['status'], 'counted', 'page-faults (software event)')
+        expect(hw['page-faults']['value'] >= 24 * 4096,
+               f'page-faults {hw["page-faults"]["value"]} < 24*4096')
+        expect(0 < hw['page-faults']['running_ns'] <= hw['page-faults']['enabled_ns'],
+               'running and enabled times')
+
+
+@test()
+def t_io_os_bad_input(o):
+    b = build('recursion')
+    for args, what in [(['--hw', 'bogus'], 'unknown --hw event'),
+                       (['--hw', 'cycles,,x'], 'empty --hw event'),
+                       (['--os-interval', 'x'], 'bad --os-interval'),
+                       (['--os-interval', '70000'], '--os-interval too long'),
+                       (['--trace', '--io'], '--io with --trace')]:
+        with check(f'run: {what}'):
+            expect_error(run([SONDE, 'run', '-o', new_dir('bad')] + args + ['--', b]), what)
+    with check('report: --files without --csv'):
+        p, d = srun(b, opts=['--io'], tag='io-bad')
+        expect_error(run([SONDE, 'report', '--files', d]), '--files without --csv')
 
 
 # ---------------------------------------------------------------------------------------------
