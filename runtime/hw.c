@@ -80,7 +80,7 @@ void rt_hw_init(void)
 		pthread_atfork(NULL, NULL, hw_after_fork);
 }
 
-static void write_event(void *w, const struct hw_event *h)
+static void write_event(struct writer *w, const struct hw_event *h)
 {
 	uint64_t vals[3] = { 0, 0, 0 };
 	uint32_t status = HW_COUNTED;
@@ -100,8 +100,7 @@ static void write_event(void *w, const struct hw_event *h)
 		vals[0] = vals[1] = vals[2] = 0;
 	}
 	why_len = (uint32_t)rt_strlen(why);
-	rt_writer_record(w, SPROF_REC_HW, 32 + 4 + (uint32_t)h->len + 4 + why_len);
-	b = rt_writer_room(w, 32 + 4 + h->len + 4 + why_len);
+	b = rt_writer_record(w, SPROF_REC_HW, 32 + 4 + (uint32_t)h->len + 4 + why_len);
 	sprof_put_u32(b, status);
 	sprof_put_u32(b, (uint32_t)(h->fd < 0 ? h->err : 0));
 	sprof_put_u64(b, vals[0]);
@@ -111,7 +110,7 @@ static void write_event(void *w, const struct hw_event *h)
 	sprof_put_str(b, why, why_len);
 }
 
-void rt_hw_write(void *w)
+void rt_hw_write(struct writer *w)
 {
 	int i;
 

@@ -362,13 +362,13 @@ static void put_row(struct sprof_buf *b, const struct row_ref *r)
 	sprof_put_u64(b, r->s->errors);
 }
 
-static void write_file(void *w, uint32_t fid, const struct row_ref *rows, uint32_t n)
+static void write_file(struct writer *w, uint32_t fid, const struct row_ref *rows, uint32_t n)
 {
 	const struct io_file *f = &files[fid];
 	uint32_t len = f->len > SPROF_MAX_STR ? SPROF_MAX_STR : f->len, i;
 	struct sprof_buf *b;
 
-	rt_writer_record(w, SPROF_REC_FILE, 20 + len + n * ROW_BYTES);
+	rt_writer_header(w, SPROF_REC_FILE, 20 + len + n * ROW_BYTES);
 	b = rt_writer_room(w, 20 + len);
 	sprof_put_u32(b, fid);
 	sprof_put_u32(b, f->kind);
@@ -400,7 +400,7 @@ static void place(struct row_ref *rows, uint32_t key, const struct io_thread *t,
 }
 
 /* Every row of every thread, grouped by file (two passes: count, then place). */
-void rt_io_write(void *w)
+void rt_io_write(struct writer *w)
 {
 	const struct io_thread *t;
 	struct row_ref *rows;

@@ -343,13 +343,12 @@ static void put_vals(struct sprof_buf *b, const struct os_vals *v)
 	sprof_put_u64(b, v->nivcsw);
 }
 
-static void write_os(void *w, uint32_t index, uint32_t tid, uint32_t phase, uint64_t wall_ns,
+static void write_os(struct writer *w, uint32_t index, uint32_t tid, uint32_t phase, uint64_t wall_ns,
 		     const struct os_vals *v)
 {
 	struct sprof_buf *b;
 
-	rt_writer_record(w, SPROF_REC_OS, 72);
-	b = rt_writer_room(w, 72);
+	b = rt_writer_record(w, SPROF_REC_OS, 72);
 	sprof_put_u32(b, index);
 	sprof_put_u32(b, tid);
 	sprof_put_u32(b, phase);
@@ -359,7 +358,7 @@ static void write_os(void *w, uint32_t index, uint32_t tid, uint32_t phase, uint
 }
 
 /* One OS record per phase of the thread whose two ends were seen. */
-static void write_phases(void *w, const struct rt_thread *t, uint64_t end)
+static void write_phases(struct writer *w, const struct rt_thread *t, uint64_t end)
 {
 	const struct os_phase *ps = t->index < OS_THREADS ? phase_tab[t->index] : NULL;
 	uint32_t p;
@@ -376,7 +375,7 @@ static void write_phases(void *w, const struct rt_thread *t, uint64_t end)
 	}
 }
 
-static void write_threads(void *w, uint64_t now)
+static void write_threads(struct writer *w, uint64_t now)
 {
 	struct rt_thread *t;
 
@@ -409,14 +408,13 @@ static uint32_t stable_count(void)
 	return atomic_load(&nsnaps);
 }
 
-static void write_interval(void *w, const struct os_snap *a, const struct os_snap *b)
+static void write_interval(struct writer *w, const struct os_snap *a, const struct os_snap *b)
 {
 	struct os_vals d = b->v;
 	struct sprof_buf *out;
 
 	minus(&d, &a->v);
-	rt_writer_record(w, SPROF_REC_OS_INTERVAL, 64);
-	out = rt_writer_room(w, 64);
+	out = rt_writer_record(w, SPROF_REC_OS_INTERVAL, 64);
 	sprof_put_u64(out, rt_ticks_to_ns(sub(a->ticks, rt_start_ticks)));
 	sprof_put_u64(out, rt_ticks_to_ns(sub(b->ticks, rt_start_ticks)));
 	put_vals(out, &d);
@@ -443,7 +441,7 @@ void rt_os_end(struct rt_thread *self, uint64_t now)
 	last.ticks = now;
 }
 
-void rt_os_write(void *w)
+void rt_os_write(struct writer *w)
 {
 	uint32_t n, i;
 

@@ -338,22 +338,22 @@ extern char rt_cmdline[];
 extern size_t rt_cmdline_len;
 extern uint64_t rt_start_unix_ns;
 
-/* Other records' writers (io.c, os.c, hw.c): a record's header, then its payload in pieces
- * of at most 64 KiB, each from rt_writer_room. */
-void rt_writer_record(void *w, uint32_t type, uint32_t size);
-struct sprof_buf *rt_writer_room(void *w, size_t n);
+/* For records longer than the writer's buffer (io.c): the header alone, then the payload in
+ * pieces of at most 64 KiB, each from rt_writer_room. */
+void rt_writer_header(struct writer *w, uint32_t type, uint32_t size);
+struct sprof_buf *rt_writer_room(struct writer *w, size_t n);
 
 /* ---- I/O, operating system, hardware counters (io.c, os.c, hw.c; issue 5) ---- */
 void rt_io_init(void);
-void rt_io_write(void *w);
+void rt_io_write(struct writer *w);
 void rt_os_init(void);
 void rt_os_start(void);
 void rt_os_thread_end(struct rt_thread *t);
 void rt_os_phase(struct rt_thread *t);
 void rt_os_end(struct rt_thread *self, uint64_t now);
-void rt_os_write(void *w);
+void rt_os_write(struct writer *w);
 void rt_hw_init(void);
-void rt_hw_write(void *w);
+void rt_hw_write(struct writer *w);
 
 /* ---- interposed libc functions (wrap.c, arch/x86_64/setjmp.S) ---- */
 void rt_wrap_init(void);

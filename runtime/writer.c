@@ -320,12 +320,12 @@ static uint32_t count_threads(void)
 	return n;
 }
 
-void rt_writer_record(void *w, uint32_t type, uint32_t size)
+void rt_writer_header(struct writer *w, uint32_t type, uint32_t size)
 {
 	w_record(w, type, size);
 }
 
-struct sprof_buf *rt_writer_room(void *w, size_t n)
+struct sprof_buf *rt_writer_room(struct writer *w, size_t n)
 {
 	return w_room(w, n);
 }
