@@ -273,6 +273,98 @@ static int read_phase(struct reader *r, struct sprof_buf *b)
 	return p->end < p->start ? fail(r, "phase '%s' ends before it starts", p->name) : 0;
 }
 
+#define SAMPLE_HEAD 32
+#define SAMPLE_THREAD 56
+#define SAMPLE_STACK 24
+#define SAMPLE_MAX_DEPTH 4096
+
+static int read_sample_threads(struct reader *r, struct sprof_buf *b, struct sprof_samples *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nthreads; i++) {
+		struct sprof_sample_thread *t = &s->threads[i];
+
+		t->index = sprof_get_u32(b);
+		t->tid = sprof_get_u32(b);
+		t->flags = sprof_get_u32(b);
+		sprof_get_u32(b);
+		t->cpu_ns = sprof_get_u64(b);
+		t->samples = sprof_get_u64(b);
+		t->periods = sprof_get_u64(b);
+		t->dropped = sprof_get_u64(b);
+		t->truncated = sprof_get_u64(b);
+		if (t->index != i || t->periods < t->samples || t->dropped > t->samples)
+			return fail(r, "SAMPLES: sampled thread %u is inconsistent", i);
+	}
+	return 0;
+}
+
+/* Every stack's header and addresses; the addresses go to one block sized by the record. */
+static int read_stacks(struct reader *r, struct sprof_buf *b, struct sprof_samples *s)
+{
+	uint64_t used = 0;
+	uint32_t i, k;
+
+	for (i = 0; i < s->nstacks; i++) {
+		struct sprof_stack *st = &s->stacks[i];
+
+		st->thread = sprof_get_u32(b);
+		st->depth = sprof_get_u32(b);
+		st->samples = sprof_get_u64(b);
+		st->periods = sprof_get_u64(b);
+		if (b->error || st->thread >= s->nthreads || !st->depth ||
+		    st->depth > s->max_depth || !st->samples || st->periods < st->samples ||
+		    (uint64_t)st->depth * 8 > b->cap - b->len)
+			return fail(r, "SAMPLES: stack %u is malformed", i);
+		st->pcs = s->pcs + used;
+		for (k = 0; k < st->depth; k++)
+			s->pcs[used++] = sprof_get_u64(b);
+	}
+	return 0;
+}
+
+static int read_samples(struct reader *r, struct sprof_buf *b, uint32_t size)
+{
+	struct sprof_samples *s;
+
+	if (r->f->samples)
+		return fail(r, "two SAMPLES records");
+	s = r->f->samples = calloc(1, sizeof(*s));
+	if (!s)
+		return fail(r, "out of memory");
+	s->hz = sprof_get_u32(b);
+	s->signo = sprof_get_u32(b);
+	s->nthreads = sprof_get_u32(b);
+	s->nstacks = sprof_get_u32(b);
+	s->max_depth = sprof_get_u32(b);
+	sprof_get_u32(b);
+	s->period_ns = sprof_get_u64(b);
+	if (b->error || !s->hz || s->hz > 100000 || !s->period_ns || !s->max_depth ||
+	    s->max_depth > SAMPLE_MAX_DEPTH || s->nthreads > MAX_ITEMS ||
+	    (uint64_t)s->nthreads * SAMPLE_THREAD + (uint64_t)s->nstacks * SAMPLE_STACK >
+		    size - SAMPLE_HEAD)
+		return fail(r, "SAMPLES record header is malformed");
+	s->threads = calloc(s->nthreads ? s->nthreads : 1, sizeof(*s->threads));
+	s->stacks = calloc(s->nstacks ? s->nstacks : 1, sizeof(*s->stacks));
+	s->pcs = malloc(((size_t)(size - SAMPLE_HEAD) / 8 + 1) * sizeof(*s->pcs));
+	if (!s->threads || !s->stacks || !s->pcs)
+		return fail(r, "out of memory");
+	if (read_sample_threads(r, b, s))
+		return -1;
+	return read_stacks(r, b, s);
+}
+
+static void free_samples(struct sprof_samples *s)
+{
+	if (!s)
+		return;
+	free(s->threads);
+	free(s->stacks);
+	free(s->pcs);
+	free(s);
+}
+
 static const char *rec_name(uint32_t type)
 {
 	static const char *names[] = { "?", "RUN", "CALIB", "MODULE", "FUNC", "THREAD", "COUNTER",
@@ -280,6 +372,8 @@ static const char *rec_name(uint32_t type)
 
 	if (type == SPROF_REC_SYNC || type == SPROF_REC_SYNC_COMP)
 		return type == SPROF_REC_SYNC ? "SYNC" : "SYNC_COMP";
+	if (type == SPROF_REC_SAMPLES)
+		return "SAMPLES";
 	return type < 8 ? names[type] : type == SPROF_REC_END ? "END" : "unknown";
 }
 
@@ -298,6 +392,7 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_PHASE: ret = read_phase(r, b); break;
 	case SPROF_REC_SYNC: ret = sprof_read_sync(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SYNC_COMP: ret = sprof_read_sync_comp(r->f, b, r->err, r->errlen); break;
+	case SPROF_REC_SAMPLES: ret = size < SAMPLE_HEAD ? -2 : read_samples(r, b, size); break;
 	case SPROF_REC_END: r->seen_end = 1; sprof_get_u64(b); break;
 	case SPROF_REC_FILE:
 	case SPROF_REC_OS:
@@ -305,9 +400,9 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_HW: ret = sprof_read_io(r->f, type, b, size, r->err, r->errlen); break;
 	default: b->len = b->cap; /* a newer record type: skip it */
 	}
-	if (ret)
+	if (ret == -1)
 		return ret;
-	if (b->error || b->len != b->cap)
+	if (ret || b->error || b->len != b->cap)
 		return fail(r, "%s record of %u bytes is malformed", rec_name(type), size);
 	return 0;
 }
@@ -438,5 +533,6 @@ void sprof_free(struct sprof_file *f)
 	free(f->func_by_id);
 	sprof_free_sync(f);
 	sprof_free_io(f);
+	free_samples(f->samples);
 	free(f);
 }

@@ -97,6 +97,26 @@ struct sprof_run {
 	char *exe, *cmdline; /* cmdline: arguments separated by spaces */
 };
 
+/* Statistical samples (SAMPLES record, sonde run --sample). */
+struct sprof_sample_thread {
+	uint32_t index, tid, flags; /* flags: 1 = the thread had ended */
+	uint64_t cpu_ns, samples, periods, dropped, truncated;
+};
+
+struct sprof_stack {
+	uint32_t thread, depth;
+	uint64_t samples, periods;
+	const uint64_t *pcs; /* depth code addresses: the interrupted one, then return addresses */
+};
+
+struct sprof_samples {
+	uint32_t hz, signo, nthreads, nstacks, max_depth;
+	uint64_t period_ns;
+	struct sprof_sample_thread *threads;
+	struct sprof_stack *stacks;
+	uint64_t *pcs; /* every stack's addresses, one block */
+};
+
 struct sprof_file {
 	uint16_t version;
 	uint32_t features;
@@ -117,6 +137,7 @@ struct sprof_file {
 	struct sprof_sync *syncs;           /* SYNC records (profile_read_sync.c) */
 	struct sprof_sync_comp *sync_comps; /* SYNC_COMP records */
 	uint32_t nsyncs, nsync_comps;
+	struct sprof_samples *samples; /* NULL when the run was not sampled */
 	uint32_t func_id_cap;
 };
 

@@ -183,6 +183,7 @@ static void after_fork_child(void)
 	rt_thread_after_fork();
 	read_cmdline();
 	rt_trace_after_fork();
+	rt_sample_after_fork();
 }
 
 static uint64_t unix_ns(void)
@@ -272,6 +273,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	install_signals();
 	rt_os_start();
 	rt_hw_init();
+	rt_sample_init();
 	rt_start_ticks = rt_now();
 	rt_busy = 0;
 	atomic_store(&rt_ready, 1);

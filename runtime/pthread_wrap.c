@@ -5,7 +5,9 @@
  * the thread exists; the new thread records THREAD_BEGIN(e) first thing; a thread's stream ends
  * with THREAD_END(its pthread_t), and the joiner records JOIN(pthread_t) once the join returned.
  * With --sync, a new thread starts with its creator's delay and a join takes the joined
- * thread's (sync_comp.c). Without either, both calls go straight through.
+ * thread's (sync_comp.c). With sampling (sample.c) the new thread starts through the
+ * trampoline too, which arms its CPU-time timer first thing. Without any of them, both calls
+ * go straight through.
  */
 #include "rt.h"
 
@@ -31,8 +33,11 @@ static void *trampoline(void *p)
 	struct start s = *(struct start *)p;
 
 	free(p);
+	rt_sample_thread_start();
 	if (rt_trace_on)
 		rt_trace_set_edge(s.edge);
+	if (!(rt_trace_on || rt_sync_on))
+		return s.routine(s.arg);
 	if (!rt_self && !rt_busy)
 		rt_thread_attach();
 	if (rt_self)
@@ -52,15 +57,19 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (!real)
 		real = (create_fn)rt_next_symbol("pthread_create");
 	/* not a probe: pthread_create allocates too; on failure the thread just goes untracked */
-	if (!(rt_trace_on || rt_sync_on) || rt_busy || !atomic_load(&rt_ready) ||
+	if (!(rt_trace_on || rt_sync_on || rt_sample_on) || rt_busy || !atomic_load(&rt_ready) ||
 	    !(s = malloc(sizeof(*s))))
 		return real(thread, attr, routine, arg);
 	edge = rt_trace_on ? atomic_fetch_add(&next_edge, 1) : 0;
+	*s = (struct start){ routine, arg, edge, 0 };
+	if (!(rt_trace_on || rt_sync_on))
+		goto create;
 	if (!t)
 		t = rt_thread_attach();
 	*s = (struct start){ routine, arg, edge, t && rt_sync_on ? rt_sync_x(t) : 0 };
 	if (t && rt_trace_on)
 		rt_trace_record(t, STRC_CREATE, STRC_ID_NONE, &edge, 1);
+create:
 	ret = real(thread, attr, trampoline, s);
 	if (ret != 0)
 		free(s);

@@ -370,4 +370,14 @@ void *rt_map(size_t bytes);
 void rt_unmap(void *p, size_t bytes);
 void rt_log(const char *msg);
 
+/* ---- statistical sampling (sample*.c; docs/runtime.md, "Sampling") ---- */
+struct writer;
+extern int rt_sample_on; /* sonde run --sample: per-thread CPU-time timers are armed */
+void rt_sample_init(void);
+void rt_sample_thread_start(void);
+void rt_sample_stop(void);
+void rt_sample_resume(void);
+void rt_sample_after_fork(void);
+void rt_sample_write(struct writer *w);
+
 #endif

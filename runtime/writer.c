@@ -349,6 +349,7 @@ static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 	rt_io_write(w);
 	rt_os_write(w);
 	rt_hw_write(w);
+	rt_sample_write(w);
 	w_record(w, SPROF_REC_END, 8);
 	sprof_put_u64(w_room(w, 8), w->records - 1);
 	w_flush(w);
@@ -434,6 +435,7 @@ int rt_write_profile(int end_reason, int signo)
 	if (!atomic_load(&rt_used) || atomic_exchange(&writing, 1))
 		return 0;
 	rt_busy = 1;
+	rt_sample_stop();
 	now = rt_now();
 	rt_clock_mark_end();
 	if (rt_trace_on) { /* the trace is the record of this run; `sonde report` reads it */
@@ -486,6 +488,7 @@ void rt_unwrite_profile(void)
 	written[0] = 0;
 	if (t)
 		atomic_store(&t->exited, 0);
+	rt_sample_resume();
 	atomic_store(&writing, 0);
 	rt_busy = 0;
 }

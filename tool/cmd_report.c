@@ -10,7 +10,7 @@
 
 struct cmd_opts {
 	const char *dir, *diff;
-	int json, csv, files;
+	int json, csv, files, folded;
 	struct report_opts r;
 	struct model_filter flt;
 };
@@ -28,7 +28,9 @@ static void report_usage(FILE *out)
 		"  --sync                   only the synchronization objects and compensation\n"
 		"                           (runs of 'sonde run --sync'; with --csv: the objects)\n"
 		"  --files                  with --csv: the files of sonde run --io instead of functions\n"
-		"  --diff OTHER             compare with another run directory\n");
+		"  --diff OTHER             compare with another run directory\n"
+		"  --folded                 sampled stacks, one 'main;f;g COUNT' line each, for\n"
+		"                           FlameGraph or speedscope (a run of sonde run --sample)\n");
 }
 
 static int parse_int(const char *name, const char *v, int min, int *out)
@@ -66,6 +68,8 @@ static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 		return o->csv = 1;
 	if (!strcmp(argv[*i], "--files"))
 		return o->files = 1;
+	if (!strcmp(argv[*i], "--folded"))
+		return o->folded = 1;
 	if (!strcmp(argv[*i], "--flat"))
 		return o->r.tree = 0, 1;
 	if (!strcmp(argv[*i], "--tree"))
@@ -109,8 +113,8 @@ static int parse_opts(struct cmd_opts *o, int argc, char **argv)
 		if (parse_one(o, argc, argv, &i) < 0)
 			return -1;
 	}
-	if (o->json && o->csv)
-		return error("report: choose one of --json and --csv");
+	if (o->json + o->csv + o->folded > 1)
+		return error("report: choose one of --json, --csv and --folded");
 	if (o->files && !o->csv)
 		return error("report: --files goes with --csv (the text and JSON reports list files)");
 	if (!o->json && !o->csv && !o->r.limit)
@@ -141,7 +145,9 @@ int cmd_report(int argc, char **argv)
 	unsetenv("DEBUGINFOD_URLS"); /* symbols come from the files at hand, never the network */
 	if (model_load(&m, o.dir, &o.flt))
 		return 1;
-	if (o.diff)
+	if (o.folded)
+		ret = report_folded(stdout, &m) ? 1 : 0;
+	else if (o.diff)
 		ret = diff(&o, &m);
 	else if (o.json)
 		report_json(stdout, &m, &o.r);

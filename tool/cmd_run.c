@@ -29,6 +29,7 @@ struct run_opts {
 	const char *dir;
 	const char *depth, *throttle;
 	const char *trace_buffer, *trace_rate;
+	const char *sample; /* --sample[=HZ]: the rate, "" for the default */
 	int cpu, follow_exec, verbose, precise, trace, trace_drop, dynamic;
 	int sync; /* --sync: pthread synchronization (runtime/sync_wrap.c) */
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
@@ -66,6 +67,9 @@ static void run_usage(FILE *out)
 		"  --sync                 measure pthread locks, condition variables, barriers,\n"
 		"                         semaphores and joins, and compensate waits (docs/runtime.md)\n"
 		RUN_IO_USAGE
+		"  --sample[=HZ]          statistical sampling of every thread's CPU time at HZ\n"
+		"                         (default 1000): works on programs built without\n"
+		"                         instrumentation too; with it, both profiles side by side\n"
 		"  -v, --verbose          say where the profiles went\n");
 }
 
@@ -101,6 +105,10 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->verbose = 1;
 	if ((r = run_io_option(&o->rio, argc, argv, i)))
 		return r;
+	if (!strcmp(argv[*i], "--sample") || !strncmp(argv[*i], "--sample=", 9)) {
+		o->sample = argv[*i][8] ? argv[*i] + 9 : "";
+		return 1;
+	}
 	if ((r = opt_value(argc, argv, i, "--trace-buffer", &o->trace_buffer)) ||
 	    (r = opt_value(argc, argv, i, "--trace-rate", &o->trace_rate)))
 		return r < 0 ? r : (o->trace = 1);
@@ -135,6 +143,10 @@ static int check_values(const struct run_opts *o)
 	if (o->trace_buffer && (parse_size(o->trace_buffer, &n) || n < 65536 || n > (1ull << 32)))
 		return error("run: --trace-buffer wants a size from 64K to 4G, not '%s'",
 			     o->trace_buffer);
+	if (o->sample && *o->sample && (parse_u64(o->sample, &n) || n == 0 || n > 10000))
+		return error("run: --sample wants a rate from 1 to 10000 Hz, not '%s'", o->sample);
+	if (o->sample && o->trace)
+		return error("run: --sample records into the profile: it does not go with --trace");
 	if (o->trace_rate && (parse_u64(o->trace_rate, &n) || n == 0))
 		return error("run: --trace-rate wants a positive number of events per second, "
 			     "not '%s'", o->trace_rate);
@@ -170,7 +182,7 @@ static int parse_opts(struct run_opts *o, int argc, char **argv)
 }
 
 /* Refuse what cannot be measured, with the reason and the fix. Scripts are let through. */
-static int check_program(const char *name, char *path, size_t cap, int dynamic)
+static int check_program(const char *name, char *path, size_t cap, int uninstrumented_ok)
 {
 	struct elf_info info;
 	int kind;
@@ -186,10 +198,10 @@ static int check_program(const char *name, char *path, size_t cap, int dynamic)
 	if (info.is_static)
 		return error("run: '%s' is statically linked: the runtime cannot be preloaded "
 			     "(link it dynamically)", name);
-	if (!dynamic && !info.has_instrument_hooks && !info.has_sonde_api)
+	if (!uninstrumented_ok && !info.has_instrument_hooks && !info.has_sonde_api)
 		return error("run: '%s' was built without instrumentation: rebuild it with "
-			     "'sonde cc -- gcc ...' (or -finstrument-functions), or use --dynamic",
-			     name);
+			     "'sonde cc -- gcc ...' (or -finstrument-functions), or use --dynamic "
+			     "or --sample", name);
 	return 0;
 }
 
@@ -361,6 +373,8 @@ static int set_env(const struct run_opts *o, const char *dir, const char *select
 		setenv("SONDE_PRECISE", "1", 1);
 	if (o->sync)
 		setenv("SONDE_SYNC", "1", 1);
+	if (o->sample)
+		setenv("SONDE_SAMPLE", *o->sample ? o->sample : "1000", 1);
 	if (o->dynamic) {
 		setenv("SONDE_DYNAMIC", "1", 1);
 		setenv("SONDE_DYNAMIC_HOLD", "1", 1);
@@ -456,7 +470,8 @@ int cmd_run(int argc, char **argv)
 	char path[PATH_MAX], dir[PATH_MAX], exe[PATH_MAX], select[PATH_MAX + 16];
 	int status = 0, nprof;
 
-	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path), o.dynamic))
+	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path),
+						     o.dynamic || o.sample))
 		return EXIT_USAGE;
 	if (prepare_dir(o.dir) || !realpath(o.dir, dir))
 		return 1;

@@ -13,6 +13,7 @@
 #include "elfinfo.h"
 #include "model_sync.h"
 #include "profile_read.h"
+#include "sample_model.h"
 #include "symbols.h"
 #include "trace_profile.h"
 #include "util.h"
@@ -44,8 +45,8 @@ static void rehash(struct model *m)
 }
 
 /* The model's function for a resource path, added on first sight. */
-static uint32_t intern_func(struct model *m, const char *name, const char *file, int line,
-			    int kind)
+uint32_t model_intern_func(struct model *m, const char *name, const char *file, int line,
+			   int kind)
 {
 	char resource[1024];
 	uint32_t h;
@@ -139,7 +140,7 @@ static uint32_t *map_funcs(struct model *m, const struct sprof_file *f, struct s
 		if (fn->kind == SPROF_FUNC)
 			symtab__resolve(st, fn->module >= 0 ? f->modules[fn->module].path : NULL,
 					fn->vaddr, &si);
-		idx = intern_func(m, si.func, si.file, si.line, (int)fn->kind);
+		idx = model_intern_func(m, si.func, si.file, si.line, (int)fn->kind);
 		map[fn->id] = idx;
 		m->funcs[idx].flags |= fn->flags;
 		if (fn->flags & SPROF_FN_THROTTLED) {
@@ -280,6 +281,7 @@ static void merge_file(struct model *m, const struct sprof_file *f, struct symta
 	add_user_data(m, f, flt);
 	model_sync_merge(m, f, flt);
 	model_ext_add(m, f, flt);
+	sample_merge(m, f, st, flt);
 	free(other);
 	free(fmap);
 }
@@ -488,6 +490,7 @@ void model_free(struct model *m)
 	free(m->phases);
 	free(m->func_hash);
 	model_ext_free(m);
+	sample_free(m->samples);
 	free(m->dir);
 	model_sync_free(m);
 	memset(m, 0, sizeof(*m));

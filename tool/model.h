@@ -83,6 +83,7 @@ struct model {
 	uint32_t hash_cap;
 	struct model_sync *sync; /* --sync: objects and compensation (model_sync.c), or NULL */
 	struct m_ext *ext;
+	struct m_samples *samples; /* statistical samples (sample_model.h); NULL when none */
 };
 
 /* Which threads to read: a pid (0 = all) and a thread index (-1 = all). */
@@ -98,5 +99,8 @@ void model_ext_free(struct model *m);
 /* 0, or -1 after printing one "sonde: ..." line. */
 int model_load(struct model *m, const char *dir, const struct model_filter *flt);
 void model_free(struct model *m);
+/* The model's function for (file, name), added on first sight; its index. */
+uint32_t model_intern_func(struct model *m, const char *name, const char *file, int line,
+			   int kind);
 
 #endif

@@ -33,6 +33,11 @@ enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_CSV };
 void report_diff(FILE *out, const struct model *a, const struct model *b, enum diff_format fmt,
 		 int limit);
 
+/* The sampled parts (report_sample.c; sonde run --sample): nothing when the run has no samples. */
+void report_sample_text(FILE *out, const struct model *m, const struct report_opts *o);
+void report_sample_json(FILE *out, const struct model *m);
+int report_folded(FILE *out, const struct model *m); /* 0, or -1 after an error line */
+
 /* "12.345 ms" style, chosen for the magnitude. */
 const char *fmt_time(char *buf, size_t cap, double ns);
 void json_str(FILE *out, const char *s);

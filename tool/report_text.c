@@ -254,18 +254,32 @@ static void print_user_data(FILE *out, const struct model *m)
 	}
 }
 
+/* Whether any function was measured by probes (a sampled-only run has none). */
+static int has_measured(const struct model *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nfuncs; i++)
+		if (m->funcs[i].calls)
+			return 1;
+	return 0;
+}
+
 void report_text(FILE *out, const struct model *m, const struct report_opts *o)
 {
+	int show = has_measured(m) || !m->samples;
+
 	print_header(out, m);
 	if (o->sync_only) {
 		report_sync_text(out, m, o->limit);
 		return;
 	}
-	if (o->flat)
+	if (o->flat && show)
 		print_flat(out, m, o);
-	if (o->tree)
+	if (o->tree && show)
 		print_tree(out, m, o);
 	print_user_data(out, m);
 	report_sync_text(out, m, o->limit);
 	report_io_text(out, m);
+	report_sample_text(out, m, o);
 }

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sampled parts of `sonde report` (sonde run --sample): the flat sampled profile with each
+ * share's statistical error and, when the run was measured too, the measured share beside it;
+ * the sampled call paths; folded stacks (--folded) for FlameGraph and speedscope; JSON.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "sample_model.h"
+#include "util.h"
+
+/* |z| above this: the measured share lies outside what sampling error explains */
+#define AGREE_Z 3.0
+/* sampled call paths below this share of all samples are not printed */
+#define TREE_MIN_SHARE 0.001
+
+static const struct m_samples *cmp_s;
+
+static int cmp_self(const void *a, const void *b)
+{
+	uint64_t x = cmp_s->funcs[*(const uint32_t *)a].self;
+	uint64_t y = cmp_s->funcs[*(const uint32_t *)b].self;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Whether the run has measured (probe) data: then shares are compared. */
+static int measured(const struct model *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nfuncs; i++)
+		if (m->funcs[i].calls)
+			return 1;
+	return 0;
+}
+
+static double measured_total(const struct model *m)
+{
+	double t = 0;
+	uint32_t i;
+
+	for (i = 0; i < m->nthreads; i++)
+		t += m->threads[i].t_a;
+	return t > 0 ? t : 1;
+}
+
+static uint32_t *by_self(const struct m_samples *s, uint32_t *n)
+{
+	uint32_t *idx = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*idx)), i;
+
+	*n = 0;
+	for (i = 0; i < s->nfuncs; i++)
+		if (s->funcs[i].self)
+			idx[(*n)++] = i;
+	cmp_s = s;
+	qsort(idx, *n, sizeof(*idx), cmp_self);
+	return idx;
+}
+
+static void print_threads(FILE *out, const struct m_samples *s)
+{
+	char cpu[32];
+	uint32_t i;
+
+	fprintf(out, "  threads:   pid  index      tid    CPU time   samples   signals   dropped"
+		     " truncated\n");
+	for (i = 0; i < s->nthreads; i++) {
+		const struct ms_thread *t = &s->threads[i];
+
+		fprintf(out, "          %6u %6u %8u %11s %9llu %9llu %9llu %9llu%s\n", t->pid,
+			t->index, t->tid, fmt_time(cpu, sizeof(cpu), (double)t->cpu_ns),
+			(unsigned long long)t->periods, (unsigned long long)t->signals,
+			(unsigned long long)t->dropped, (unsigned long long)t->truncated,
+			t->ended ? "" : "  (running at the end)");
+	}
+}
+
+static void print_agreement(FILE *out, const struct m_func *f, double p, double se, double total)
+{
+	double q = f->excl_c / total, z = se > 0 ? (p - q) / se : 0;
+
+	if (!f->calls) {
+		fprintf(out, " %9s %6s ", "-", "");
+		return;
+	}
+	fprintf(out, " %8.1f%% %6s ", 100 * q, fabs(z) <= AGREE_Z ? "yes" : "NO");
+}
+
+static void print_flat(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	const struct m_samples *s = m->samples;
+	uint32_t n, i, *idx = by_self(s, &n);
+	int both = measured(m);
+	double total = (double)(s->stored_periods ? s->stored_periods : 1), mt = measured_total(m);
+
+	fprintf(out, "\nSampled profile: %llu samples of %s CPU time (%u Hz; %llu signals, %llu "
+		     "dropped), %u thread%s\n",
+		(unsigned long long)s->periods, fmt_time((char[32]){ 0 }, 32, (double)s->period_ns),
+		s->hz, (unsigned long long)s->signals, (unsigned long long)s->dropped, s->nthreads,
+		s->nthreads == 1 ? "" : "s");
+	print_threads(out, s);
+	fprintf(out, "%9s %7s %8s %7s", "samples", "self%", "±err", "total%");
+	if (both)
+		fprintf(out, " %9s %6s ", "measured", "agree");
+	fprintf(out, "  function  (file:line)\n");
+	for (i = 0; i < n && (!o->limit || i < (uint32_t)o->limit); i++) {
+		const struct ms_func *sf = &s->funcs[idx[i]];
+		const struct m_func *f = &m->funcs[idx[i]];
+		double p = (double)sf->self / total, se = sample_stderr(p, s->signals);
+
+		fprintf(out, "%9llu %6.1f%% %s%5.1f%% %6.1f%%", (unsigned long long)sf->self, 100 * p,
+			"± ", 100 * se, 100.0 * (double)sf->total / total);
+		if (both)
+			print_agreement(out, f, p, se, mt);
+		fprintf(out, "  %s  (%s:%d)\n", f->name, f->file, f->line);
+	}
+	fprintf(out, "  a sample is one timer period of a thread's CPU time; ±err is the binomial "
+		     "standard error of self%%, sqrt(p(1-p)/N), N = %llu signals\n",
+		(unsigned long long)s->signals);
+	if (both)
+		fprintf(out, "  measured = compensated exclusive time share; agree: within %.0f "
+			     "standard errors\n", AGREE_Z);
+	free(idx);
+}
+
+static const struct m_samples *cmp_t;
+
+static int cmp_total(const void *a, const void *b)
+{
+	uint64_t x = cmp_t->nodes[*(const uint32_t *)a].total;
+	uint64_t y = cmp_t->nodes[*(const uint32_t *)b].total;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The children of a node, largest first. Caller frees. */
+static uint32_t *children(const struct m_samples *s, uint32_t n, uint32_t *nk)
+{
+	uint32_t c, *kids;
+
+	*nk = 0;
+	for (c = s->nodes[n].first_child; c != M_NONE; c = s->nodes[c].next_sibling)
+		(*nk)++;
+	kids = xmalloc((*nk ? *nk : 1) * sizeof(*kids));
+	*nk = 0;
+	for (c = s->nodes[n].first_child; c != M_NONE; c = s->nodes[c].next_sibling)
+		kids[(*nk)++] = c;
+	cmp_t = s;
+	qsort(kids, *nk, sizeof(*kids), cmp_total);
+	return kids;
+}
+
+static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
+		       const struct report_opts *o)
+{
+	const struct m_samples *s = m->samples;
+	const struct ms_node *x = &s->nodes[n];
+	double total = (double)(s->nodes[0].total ? s->nodes[0].total : 1);
+	uint32_t nk, i, *kids;
+
+	if (n && (double)x->total < TREE_MIN_SHARE * total)
+		return;
+	if (n)
+		fprintf(out, "%6.1f%% %6.1f%% %9llu  %*s%s\n", 100.0 * (double)x->total / total,
+			100.0 * (double)x->self / total, (unsigned long long)x->total,
+			2 * (level < 30 ? level : 30), "", m->funcs[x->func].name);
+	if (o->depth && level >= o->depth)
+		return;
+	kids = children(s, n, &nk);
+	for (i = 0; i < nk; i++)
+		print_node(out, m, kids[i], n ? level + 1 : level, o);
+	free(kids);
+}
+
+void report_sample_text(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	if (!m->samples)
+		return;
+	if (o->flat)
+		print_flat(out, m, o);
+	if (!o->tree)
+		return;
+	fprintf(out, "\nSampled call paths (all threads merged; under %.1f %% not shown)\n",
+		100 * TREE_MIN_SHARE);
+	fprintf(out, "%7s %7s %9s  %s\n", "total%", "self%", "samples", "path");
+	print_node(out, m, 0, 0, o);
+}
+
+/* A frame's name in a folded line: ';' separates frames, so it cannot be in one. */
+static void folded_name(FILE *out, const char *name)
+{
+	for (; *name; name++)
+		fputc(*name == ';' ? ':' : *name, out);
+}
+
+static void folded_node(FILE *out, const struct model *m, uint32_t n, uint32_t *path,
+			uint32_t level)
+{
+	const struct m_samples *s = m->samples;
+	uint32_t c, i;
+
+	if (n) {
+		path[level++] = n;
+		if (s->nodes[n].self) {
+			for (i = 0; i < level; i++) {
+				if (i)
+					fputc(';', out);
+				folded_name(out, m->funcs[s->nodes[path[i]].func].name);
+			}
+			fprintf(out, " %llu\n", (unsigned long long)s->nodes[n].self);
+		}
+	}
+	for (c = s->nodes[n].first_child; c != M_NONE; c = s->nodes[c].next_sibling)
+		folded_node(out, m, c, path, level);
+}
+
+int report_folded(FILE *out, const struct model *m)
+{
+	uint32_t *path;
+
+	if (!m->samples)
+		return error("report: --folded needs a sampled run (sonde run --sample)");
+	path = xmalloc((m->samples->nnodes + 1) * sizeof(*path));
+	folded_node(out, m, 0, path, 0);
+	free(path);
+	return 0;
+}
+
+static void json_tree(FILE *out, const struct model *m, uint32_t n)
+{
+	const struct m_samples *s = m->samples;
+	const struct ms_node *x = &s->nodes[n];
+	uint32_t c;
+	int first = 1;
+
+	fprintf(out, "{\"name\":");
+	json_str(out, n ? m->funcs[x->func].name : "<root>");
+	fprintf(out, ",\"self\":%llu,\"total\":%llu,\"children\":[", (unsigned long long)x->self,
+		(unsigned long long)x->total);
+	for (c = x->first_child; c != M_NONE; c = s->nodes[c].next_sibling) {
+		if (!first)
+			fputc(',', out);
+		json_tree(out, m, c);
+		first = 0;
+	}
+	fprintf(out, "]}");
+}
+
+static void json_threads(FILE *out, const struct m_samples *s)
+{
+	uint32_t i;
+
+	fprintf(out, "\"threads\":[");
+	for (i = 0; i < s->nthreads; i++) {
+		const struct ms_thread *t = &s->threads[i];
+
+		fprintf(out, "%s{\"pid\":%u,\"index\":%u,\"tid\":%u,\"ended\":%s,\"cpu_ns\":%llu,"
+			     "\"samples\":%llu,\"signals\":%llu,\"dropped\":%llu,\"truncated\":%llu}",
+			i ? "," : "", t->pid, t->index, t->tid, t->ended ? "true" : "false",
+			(unsigned long long)t->cpu_ns, (unsigned long long)t->periods,
+			(unsigned long long)t->signals, (unsigned long long)t->dropped,
+			(unsigned long long)t->truncated);
+	}
+	fputc(']', out);
+}
+
+static void json_funcs(FILE *out, const struct model *m)
+{
+	const struct m_samples *s = m->samples;
+	uint32_t n, i, *idx = by_self(s, &n);
+	double total = (double)(s->stored_periods ? s->stored_periods : 1), mt = measured_total(m);
+
+	fprintf(out, ",\"functions\":[");
+	for (i = 0; i < n; i++) {
+		const struct m_func *f = &m->funcs[idx[i]];
+		const struct ms_func *sf = &s->funcs[idx[i]];
+		double p = (double)sf->self / total;
+
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		json_str(out, f->name);
+		fprintf(out, ",\"file\":");
+		json_str(out, f->file);
+		fprintf(out, ",\"line\":%d,\"resource\":", f->line);
+		json_str(out, f->resource);
+		fprintf(out, ",\"self\":%llu,\"total\":%llu,\"self_signals\":%llu,\"share\":%.6f,"
+			     "\"stderr\":%.6f",
+			(unsigned long long)sf->self, (unsigned long long)sf->total,
+			(unsigned long long)sf->self_signals, p, sample_stderr(p, s->signals));
+		if (f->calls)
+			fprintf(out, ",\"measured_share\":%.6f", f->excl_c / mt);
+		fputc('}', out);
+	}
+	fputc(']', out);
+	free(idx);
+}
+
+void report_sample_json(FILE *out, const struct model *m)
+{
+	const struct m_samples *s = m->samples;
+
+	if (!s)
+		return;
+	fprintf(out, ",\"samples\":{\"hz\":%u,\"period_ns\":%llu,\"samples\":%llu,\"signals\":%llu,"
+		     "\"dropped\":%llu,\"truncated\":%llu,\"stored\":%llu,",
+		s->hz, (unsigned long long)s->period_ns, (unsigned long long)s->periods,
+		(unsigned long long)s->signals, (unsigned long long)s->dropped,
+		(unsigned long long)s->truncated, (unsigned long long)s->stored_periods);
+	json_threads(out, s);
+	json_funcs(out, m);
+	fprintf(out, ",\"callpath\":");
+	json_tree(out, m, 0);
+	fputc('}', out);
+}
