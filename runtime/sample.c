@@ -131,6 +131,8 @@ uint64_t smp_thread_cpu(const struct smp_thread *t)
 
 	if (atomic_load(&t->ended))
 		now = t->cpu_end;
+	else if (t->cpu_stop)
+		now = t->cpu_stop;
 	else if (clock_gettime(clk, &ts) == 0)
 		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	else
@@ -162,12 +164,18 @@ void rt_sample_init(void)
 /* Before the profile is written: later signals are ignored (the timers run on). */
 void rt_sample_stop(void)
 {
+	struct smp_thread *t = smp_self;
+
 	atomic_store(&smp_sampling, 0);
+	if (t) /* its CPU time from here on is the writer's (recalibration, writing) */
+		t->cpu_stop = rt_thread_cpu_ns();
 }
 
 /* An exec failed after the profile was written: sampling goes on. */
 void rt_sample_resume(void)
 {
+	if (rt_sample_on && smp_self)
+		smp_self->cpu_stop = 0;
 	if (rt_sample_on)
 		atomic_store(&smp_sampling, 1);
 }

@@ -21,6 +21,7 @@ struct smp_thread {
 	int timer;            /* the kernel's timer id; -1 when none */
 	uintptr_t stack_lo, stack_hi; /* the thread's stack: frames are looked for in it */
 	uint64_t cpu_start, cpu_end; /* thread CPU time (ns) when sampling started and ended */
+	uint64_t cpu_stop;    /* the thread that stopped sampling (the writer's): CPU time then */
 	uint64_t samples;     /* signals taken */
 	uint64_t periods;     /* timer periods they stand for (1 + the kernel's overrun count) */
 	uint64_t dropped;     /* samples not stored: the table or its frame pool was full */

@@ -222,6 +222,18 @@ $(UNIT_FORMAT_IO): tests/unit/test_format_io.c format/profile_codec.c format/pro
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
+# Statistical sampling: the runtime's table of stacks under concurrent inserts and when full; the
+# SAMPLES record read back and refused when hostile.
+UNIT_SAMPLE := $(TEST_BUILD)/test_sample
+UNIT_BINS += $(UNIT_SAMPLE)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_SAMPLE)"
+
+$(UNIT_SAMPLE): tests/unit/test_sample.c runtime/sample_table.c format/profile_codec.c \
+		format/profile_read.c format/profile_read_sync.c format/profile_read_io.c \
+		runtime/sample.h format/profile.h format/profile_read.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
+
 # Last: their prerequisites are expanded when read, so every UNIT_BINS += must come first.
 unit: $(UNIT_BINS)
 	tests/integration/run.sh --no-integration $(UNIT_CMDS)

@@ -79,9 +79,14 @@ static void print_threads(FILE *out, const struct m_samples *s)
 	}
 }
 
-static void print_agreement(FILE *out, const struct m_func *f, double p, double se, double total)
+/*
+ * Inclusive shares are compared: samples are attributed to the code's own function (a symbol),
+ * while -finstrument-functions also measures functions inlined into it apart, so exclusive
+ * shares differ where instrumented code was inlined; inclusive ones do not.
+ */
+static void print_agreement(FILE *out, const struct m_func *f, double p, uint64_t n, double total)
 {
-	double q = f->excl_c / total, z = se > 0 ? (p - q) / se : 0;
+	double q = f->incl_c / total, se = sample_stderr(p, n), z = se > 0 ? (p - q) / se : 0;
 
 	if (!f->calls) {
 		fprintf(out, " %9s %6s ", "-", "");
@@ -105,7 +110,7 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 	print_threads(out, s);
 	fprintf(out, "%9s %7s %8s %7s", "samples", "self%", "±err", "total%");
 	if (both)
-		fprintf(out, " %9s %6s ", "measured", "agree");
+		fprintf(out, " %9s %6s ", "meas.incl", "agree");
 	fprintf(out, "  function  (file:line)\n");
 	for (i = 0; i < n && (!o->limit || i < (uint32_t)o->limit); i++) {
 		const struct ms_func *sf = &s->funcs[idx[i]];
@@ -115,15 +120,15 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 		fprintf(out, "%9llu %6.1f%% %s%5.1f%% %6.1f%%", (unsigned long long)sf->self, 100 * p,
 			"± ", 100 * se, 100.0 * (double)sf->total / total);
 		if (both)
-			print_agreement(out, f, p, se, mt);
+			print_agreement(out, f, (double)sf->total / total, s->signals, mt);
 		fprintf(out, "  %s  (%s:%d)\n", f->name, f->file, f->line);
 	}
 	fprintf(out, "  a sample is one timer period of a thread's CPU time; ±err is the binomial "
 		     "standard error of self%%, sqrt(p(1-p)/N), N = %llu signals\n",
 		(unsigned long long)s->signals);
 	if (both)
-		fprintf(out, "  measured = compensated exclusive time share; agree: within %.0f "
-			     "standard errors\n", AGREE_Z);
+		fprintf(out, "  meas.incl = measured (compensated) inclusive share, beside total%%; "
+			     "agree: within %.0f standard errors\n", AGREE_Z);
 	free(idx);
 }
 
@@ -278,7 +283,7 @@ static void json_funcs(FILE *out, const struct model *m)
 	for (i = 0; i < n; i++) {
 		const struct m_func *f = &m->funcs[idx[i]];
 		const struct ms_func *sf = &s->funcs[idx[i]];
-		double p = (double)sf->self / total;
+		double p = (double)sf->self / total, q = (double)sf->total / total;
 
 		fprintf(out, "%s{\"name\":", i ? "," : "");
 		json_str(out, f->name);
@@ -287,11 +292,13 @@ static void json_funcs(FILE *out, const struct model *m)
 		fprintf(out, ",\"line\":%d,\"resource\":", f->line);
 		json_str(out, f->resource);
 		fprintf(out, ",\"self\":%llu,\"total\":%llu,\"self_signals\":%llu,\"share\":%.6f,"
-			     "\"stderr\":%.6f",
+			     "\"stderr\":%.6f,\"total_share\":%.6f,\"total_stderr\":%.6f",
 			(unsigned long long)sf->self, (unsigned long long)sf->total,
-			(unsigned long long)sf->self_signals, p, sample_stderr(p, s->signals));
+			(unsigned long long)sf->self_signals, p, sample_stderr(p, s->signals), q,
+			sample_stderr(q, s->signals));
 		if (f->calls)
-			fprintf(out, ",\"measured_share\":%.6f", f->excl_c / mt);
+			fprintf(out, ",\"measured_share\":%.6f,\"measured_incl_share\":%.6f",
+				f->excl_c / mt, f->incl_c / mt);
 		fputc('}', out);
 	}
 	fputc(']', out);

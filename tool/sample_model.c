@@ -64,7 +64,7 @@ static uint32_t tree_child(struct m_samples *ms, uint32_t parent, uint32_t func)
 
 /*
  * Where a stack starts to be shown: at its outermost main (libc's start-up above it is left
- * out), else above the runtime's thread trampoline (a thread's start routine is the root).
+ * out); other threads' stacks as walked (from libc's start_thread, with frame pointers).
  */
 static uint32_t stack_root(const struct model *m, const uint32_t *fn, uint32_t depth)
 {
@@ -73,10 +73,6 @@ static uint32_t stack_root(const struct model *m, const uint32_t *fn, uint32_t d
 	for (i = depth; i-- > 0;)
 		if (!strcmp(m->funcs[fn[i]].name, "main"))
 			return i;
-	for (i = depth; i-- > 0;)
-		if (!strcmp(m->funcs[fn[i]].name, "trampoline") &&
-		    !strcmp(m->funcs[fn[i]].file, "pthread_wrap.c"))
-			return i ? i - 1 : 0;
 	return depth - 1;
 }
 

@@ -15,6 +15,7 @@ Each check prints "ok - NAME" or "not ok - NAME: REASON"; the last line is "N pa
 and the exit status is 1 when M > 0.
 """
 import csv
+import glob
 import io
 import json
 import os
@@ -2318,6 +2319,14 @@ def t_watch_errors(o):
             eq(t.finish(), untouched(b, 3), 'status, stdout, stderr')
     finally:
         t.kill()
+
+
+# Tests kept in files of their own (tests/integration/tests_*.py) run in this module's namespace,
+# with its helpers, and register like the ones above.
+for _path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           'tests_*.py'))):
+    with open(_path) as _f:
+        exec(compile(_f.read(), _path, 'exec'))
 
 
 # ---------------------------------------------------------------------------------------------
