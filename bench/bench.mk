@@ -8,7 +8,7 @@
 # dynamic instrumentation (about 1.5 more minutes): BENCH_DYN_N (callheavy under sonde run
 # --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
 # BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
-.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io
+.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io bench-sampling
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
@@ -19,6 +19,7 @@ bench: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/dynamic.sh
 	BUILD=$(BUILD) ./bench/sync.sh
 	BUILD=$(BUILD) ./bench/io_cost.sh
+	./bench/sampling.sh
 
 # Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
 # accuracy of `sonde analyze` on bench/kernels/.
@@ -43,3 +44,9 @@ bench-sync: all
 # sonde run --io (and by the wrappers without it), the cost of --os interval sampling.
 bench-io: all
 	BUILD=$(BUILD) ./bench/io_cost.sh
+
+# Statistical sampling (docs/benchmarks.md, "Sampling"; about 1.5 minutes): sonde run --sample at
+# 1 kHz against the program alone, perf record and gperftools; sampled against measured shares.
+# BENCH_SAMPLE_R (work of bench/sampled.c, default 150: about 1 s of CPU per run).
+bench-sampling: all
+	./bench/sampling.sh

@@ -125,16 +125,22 @@ int rt_calib_sample(struct rt_thread *scratch, double *full, double *in)
 }
 
 /* Measure everything with a private, unpublished thread state standing in for the caller's. */
+/* The clock's part alone: all a program without probes needs (sampled only). */
+void rt_calibrate_clock(struct sprof_calib *c)
+{
+	c->clock_kind = rt_clock_tsc ? SPROF_CLOCK_TSC : SPROF_CLOCK_MONOTONIC;
+	c->ticks_per_ns = rt_ticks_per_ns();
+	c->samples = BATCHES;
+	clock_cost(c);
+}
+
 void rt_calibrate(struct sprof_calib *c, int cpu)
 {
 	struct rt_thread *saved = rt_self, *t;
 	struct rt_func *f;
 	double plain[BATCHES], unused;
 
-	c->clock_kind = rt_clock_tsc ? SPROF_CLOCK_TSC : SPROF_CLOCK_MONOTONIC;
-	c->ticks_per_ns = rt_ticks_per_ns();
-	c->samples = BATCHES;
-	clock_cost(c);
+	rt_calibrate_clock(c);
 	t = rt_thread_new(0);
 	if (!t)
 		return;

@@ -267,7 +267,10 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_os_init();
 	rt_start_ticks = rt_now();
 	rt_trace_init(); /* before calibrating: the trace probes are the ones to measure */
-	rt_calibrate(&rt_calib, rt_cfg.cpu);
+	if (rt_sample_only())
+		rt_calibrate_clock(&rt_calib);
+	else
+		rt_calibrate(&rt_calib, rt_cfg.cpu);
 	rt_sync_init(); /* after the probes' costs: the compensation uses them */
 	pthread_atfork(NULL, NULL, after_fork_child);
 	install_signals();

@@ -326,6 +326,7 @@ void dyn_server_hold(unsigned seconds); /* until the tool's RESUME */
 /* ---- calibration (calibrate.c) ---- */
 extern struct sprof_calib rt_calib;
 void rt_calibrate(struct sprof_calib *out, int cpu);
+void rt_calibrate_clock(struct sprof_calib *out);
 void rt_trimmed_stats(double *v, int n, double *mean, double *sd);
 int rt_calib_sample(struct rt_thread *scratch, double *full, double *in);
 
@@ -373,6 +374,7 @@ void rt_log(const char *msg);
 /* ---- statistical sampling (sample*.c; docs/runtime.md, "Sampling") ---- */
 struct writer;
 extern int rt_sample_on; /* sonde run --sample: per-thread CPU-time timers are armed */
+int rt_sample_only(void); /* the program has no probes (SONDE_SAMPLE_ONLY): no probe calibration */
 void rt_sample_init(void);
 void rt_sample_thread_start(void);
 void rt_sample_stop(void);

@@ -42,6 +42,23 @@ static uint32_t hz_from_env(void)
 	return *end || x > 100000 ? 0 : (uint32_t)x;
 }
 
+/*
+ * Set by sonde run for a program built without instrumentation: there are no probes to
+ * calibrate, and calibrating them (tens of ms at start and at exit) would cost more than
+ * sampling does.
+ */
+int rt_sample_only(void)
+{
+	static int v = -1;
+	const char *e;
+
+	if (v < 0) {
+		e = getenv("SONDE_SAMPLE_ONLY");
+		v = e && *e == '1' && hz_from_env() != 0;
+	}
+	return v;
+}
+
 /* Where this thread's stack lies (pthread_getattr_np: the main thread's too). */
 static void stack_bounds(struct smp_thread *t)
 {

@@ -446,7 +446,7 @@ int rt_write_profile(int end_reason, int signo)
 	if (rt_self)
 		rt_thread_finish(rt_self, now);
 	rt_os_end(rt_self, now); /* before recalibrating: that is not the program's */
-	if (end_reason != SPROF_END_SIGNAL)
+	if (end_reason != SPROF_END_SIGNAL && !rt_sample_only())
 		recalibrate();
 	use_in_run_samples();
 	if (end_reason != SPROF_END_SIGNAL) { /* the loader's lock may be held where a signal hit */

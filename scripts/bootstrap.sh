@@ -4,8 +4,9 @@
 set -e
 need="gcc make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutils libotf2-trace-dev libzydis-dev"
 # peers for `make bench`, otf2-print for the OTF2 export's tests (optional: skipped when missing)
-optional="uftrace otf2-tools clang libclang-rt-dev"
-# (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`)
+optional="uftrace otf2-tools clang libclang-rt-dev libgoogle-perftools-dev"
+# (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`;
+# gperftools' CPU profiler: a peer of sonde run --sample in bench/sampling.sh)
 
 missing=""
 for p in $need $optional; do

@@ -182,7 +182,8 @@ static int parse_opts(struct run_opts *o, int argc, char **argv)
 }
 
 /* Refuse what cannot be measured, with the reason and the fix. Scripts are let through. */
-static int check_program(const char *name, char *path, size_t cap, int uninstrumented_ok)
+static int check_program(const char *name, char *path, size_t cap, int uninstrumented_ok,
+			 int *probes)
 {
 	struct elf_info info;
 	int kind;
@@ -191,6 +192,7 @@ static int check_program(const char *name, char *path, size_t cap, int uninstrum
 		return errno == EACCES ? error("run: '%s' is not an executable file", name)
 				       : error("run: '%s': no such program", name);
 	kind = elfinfo__read(path, &info);
+	*probes = 1;
 	if (kind == ELFK_NOT_ELF)
 		return 0;
 	if (kind != 0)
@@ -198,6 +200,7 @@ static int check_program(const char *name, char *path, size_t cap, int uninstrum
 	if (info.is_static)
 		return error("run: '%s' is statically linked: the runtime cannot be preloaded "
 			     "(link it dynamically)", name);
+	*probes = info.has_instrument_hooks || info.has_sonde_api;
 	if (!uninstrumented_ok && !info.has_instrument_hooks && !info.has_sonde_api)
 		return error("run: '%s' was built without instrumentation: rebuild it with "
 			     "'sonde cc -- gcc ...' (or -finstrument-functions), or use --dynamic "
@@ -468,10 +471,10 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
 	char path[PATH_MAX], dir[PATH_MAX], exe[PATH_MAX], select[PATH_MAX + 16];
-	int status = 0, nprof;
+	int status = 0, nprof, probes = 1;
 
 	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path),
-						     o.dynamic || o.sample))
+						     o.dynamic || o.sample, &probes))
 		return EXIT_USAGE;
 	if (prepare_dir(o.dir) || !realpath(o.dir, dir))
 		return 1;
@@ -481,6 +484,9 @@ int cmd_run(int argc, char **argv)
 	if (set_env(&o, dir, o.ninclude + o.nexclude + o.ninclude_file + o.nexclude_file ? select
 											    : NULL))
 		return 1;
+	/* sampling alone: there are no probes to calibrate (docs/runtime.md) */
+	if (o.sample && !o.dynamic && !o.sync && !o.rio.io && !o.rio.os && !o.rio.hw && !probes)
+		setenv("SONDE_SAMPLE_ONLY", "1", 1);
 	if (launch(&o, o.argv, path, dir, &status))
 		return 1;
 	nprof = count_profiles(dir);
