@@ -201,22 +201,30 @@ static char *symtab__demangle(struct symtab *st, const char *name)
 /*
  * DW_AT_decl_line of the subprogram at 'entry': stable across -O levels, unlike the line table
  * whose row at the entry is the '{' line at -O0 but often the first statement at -O2.
+ * When the entry lies in code inlined from another function, the scopes also hold that
+ * function's abstract definition (no code address of its own): the concrete subprogram, the
+ * one with a low_pc, is the function at 'entry'.
  */
 static int module__decl_line(struct module *m, Dwarf_Addr entry)
 {
 	Dwarf_Die *cu, *scopes = NULL;
-	int i, n, line = 0;
-	Dwarf_Addr bias;
+	int i, n, line = 0, first = -1;
+	Dwarf_Addr bias, low;
 
 	cu = dwfl_module_addrdie(m->mod, entry, &bias);
 	n = cu ? dwarf_getscopes(cu, entry - bias, &scopes) : 0;
 	for (i = 0; i < n; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
 			continue;
-		if (dwarf_decl_line(&scopes[i], &line))
-			line = 0;
-		break;
+		if (first < 0)
+			first = i;
+		if (dwarf_lowpc(&scopes[i], &low) == 0) {
+			first = i;
+			break;
+		}
 	}
+	if (first >= 0 && dwarf_decl_line(&scopes[first], &line))
+		line = 0;
 	free(scopes);
 	return line;
 }
