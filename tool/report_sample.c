@@ -16,6 +16,8 @@
 #define AGREE_Z 3.0
 /* sampled call paths below this share of all samples are not printed */
 #define TREE_MIN_SHARE 0.001
+/* source lines shown in the text report */
+#define TEXT_LINES 15
 
 static const struct m_samples *cmp_s;
 
@@ -132,6 +134,52 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 	free(idx);
 }
 
+static const struct m_samples *cmp_l;
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct ms_line *x = &cmp_l->lines[*(const uint32_t *)a];
+	const struct ms_line *y = &cmp_l->lines[*(const uint32_t *)b];
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return x->line - y->line;
+}
+
+/* The source lines, most sampled first. Caller frees. */
+static uint32_t *by_line(const struct m_samples *s)
+{
+	uint32_t *idx = xmalloc((s->nlines ? s->nlines : 1) * sizeof(*idx)), i;
+
+	for (i = 0; i < s->nlines; i++)
+		idx[i] = i;
+	cmp_l = s;
+	qsort(idx, s->nlines, sizeof(*idx), cmp_line);
+	return idx;
+}
+
+static void print_lines(FILE *out, const struct model *m)
+{
+	const struct m_samples *s = m->samples;
+	double total = (double)(s->stored_periods ? s->stored_periods : 1);
+	uint32_t *idx = by_line(s), i;
+
+	if (!s->nlines) {
+		free(idx);
+		return;
+	}
+	fprintf(out, "\nSampled source lines (the interrupted instruction's; the %d most sampled)\n",
+		TEXT_LINES);
+	fprintf(out, "%9s %7s  %s\n", "samples", "self%", "file:line  function");
+	for (i = 0; i < s->nlines && i < TEXT_LINES; i++) {
+		const struct ms_line *l = &s->lines[idx[i]];
+
+		fprintf(out, "%9llu %6.1f%%  %s:%d  %s\n", (unsigned long long)l->self,
+			100.0 * (double)l->self / total, l->file, l->line, m->funcs[l->func].name);
+	}
+	free(idx);
+}
+
 static const struct m_samples *cmp_t;
 
 static int cmp_total(const void *a, const void *b)
@@ -185,8 +233,10 @@ void report_sample_text(FILE *out, const struct model *m, const struct report_op
 {
 	if (!m->samples)
 		return;
-	if (o->flat)
+	if (o->flat) {
 		print_flat(out, m, o);
+		print_lines(out, m);
+	}
 	if (!o->tree)
 		return;
 	fprintf(out, "\nSampled call paths (all threads merged; under %.1f %% not shown)\n",
@@ -305,6 +355,25 @@ static void json_funcs(FILE *out, const struct model *m)
 	free(idx);
 }
 
+static void json_lines(FILE *out, const struct model *m)
+{
+	const struct m_samples *s = m->samples;
+	uint32_t *idx = by_line(s), i;
+
+	fprintf(out, ",\"lines\":[");
+	for (i = 0; i < s->nlines; i++) {
+		const struct ms_line *l = &s->lines[idx[i]];
+
+		fprintf(out, "%s{\"file\":", i ? "," : "");
+		json_str(out, l->file);
+		fprintf(out, ",\"line\":%d,\"function\":", l->line);
+		json_str(out, m->funcs[l->func].name);
+		fprintf(out, ",\"self\":%llu}", (unsigned long long)l->self);
+	}
+	fputc(']', out);
+	free(idx);
+}
+
 void report_sample_json(FILE *out, const struct model *m)
 {
 	const struct m_samples *s = m->samples;
@@ -318,6 +387,7 @@ void report_sample_json(FILE *out, const struct model *m)
 		(unsigned long long)s->truncated, (unsigned long long)s->stored_periods);
 	json_threads(out, s);
 	json_funcs(out, m);
+	json_lines(out, m);
 	fprintf(out, ",\"callpath\":");
 	json_tree(out, m, 0);
 	fputc('}', out);

@@ -25,6 +25,66 @@ static struct m_samples *samples_of(struct model *m, const struct sprof_samples 
 	return ms;
 }
 
+static uint32_t line_hash(const char *file, int line, uint32_t func)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)line * 16777619u ^ func * 2654435761u;
+
+	while (*file)
+		h = (h ^ (uint8_t)*file++) * 16777619u;
+	return h;
+}
+
+static void lines_rehash(struct m_samples *ms)
+{
+	uint32_t i, cap = ms->cap_hash ? ms->cap_hash * 2 : 256;
+
+	free(ms->line_hash);
+	ms->line_hash = xmalloc(cap * sizeof(*ms->line_hash));
+	memset(ms->line_hash, 0xff, cap * sizeof(*ms->line_hash));
+	ms->cap_hash = cap;
+	for (i = 0; i < ms->nlines; i++) {
+		const struct ms_line *l = &ms->lines[i];
+		uint32_t h = line_hash(l->file, l->line, l->func) & (cap - 1);
+
+		while (ms->line_hash[h] != M_NONE)
+			h = (h + 1) & (cap - 1);
+		ms->line_hash[h] = i;
+	}
+}
+
+/* Count the innermost instruction's source line (when the line table knows it). */
+static void add_line(struct m_samples *ms, const struct sprof_file *f, struct symtab *st,
+		     uint64_t pc, uint32_t func, uint64_t periods)
+{
+	const char *file;
+	int line = 0;
+	uint32_t i, h;
+
+	for (i = 0; i < f->nmodules; i++)
+		if (pc >= f->modules[i].lo && pc < f->modules[i].hi)
+			break;
+	if (i == f->nmodules ||
+	    symtab__srcline(st, f->modules[i].path, pc - f->modules[i].bias, &file, &line))
+		return;
+	if ((ms->nlines + 1) * 2 > ms->cap_hash)
+		lines_rehash(ms);
+	for (h = line_hash(file, line, func) & (ms->cap_hash - 1); ms->line_hash[h] != M_NONE;
+	     h = (h + 1) & (ms->cap_hash - 1)) {
+		struct ms_line *l = &ms->lines[ms->line_hash[h]];
+
+		if (l->line == line && l->func == func && !strcmp(l->file, file)) {
+			l->self += periods;
+			return;
+		}
+	}
+	if (ms->nlines == ms->cap_lines) {
+		ms->cap_lines = ms->cap_lines ? 2 * ms->cap_lines : 64;
+		ms->lines = xrealloc(ms->lines, ms->cap_lines * sizeof(*ms->lines));
+	}
+	ms->lines[ms->nlines] = (struct ms_line){ xstrdup(file), line, func, periods };
+	ms->line_hash[h] = ms->nlines++;
+}
+
 /* Function of one code address: its module's symbols, else "[unknown]". */
 static uint32_t func_at(struct model *m, const struct sprof_file *f, struct symtab *st,
 			uint64_t pc, int leaf)
@@ -111,6 +171,7 @@ static void add_stack(struct model *m, const struct sprof_file *f, struct symtab
 	ms->funcs[fn[0]].self += s->periods;
 	ms->funcs[fn[0]].self_signals += s->samples;
 	ms->stored_periods += s->periods;
+	add_line(ms, f, st, s->pcs[0], fn[0], s->periods);
 }
 
 static int selected(const struct model_filter *flt, uint32_t thread)
@@ -172,8 +233,14 @@ void sample_merge(struct model *m, const struct sprof_file *f, struct symtab *st
 
 void sample_free(struct m_samples *s)
 {
+	uint32_t i;
+
 	if (!s)
 		return;
+	for (i = 0; i < s->nlines; i++)
+		free(s->lines[i].file);
+	free(s->lines);
+	free(s->line_hash);
 	free(s->funcs);
 	free(s->nodes);
 	free(s->threads);

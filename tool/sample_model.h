@@ -25,6 +25,14 @@ struct ms_node {
 	uint64_t self, total;        /* periods */
 };
 
+/* A source line where samples fell (the interrupted instruction's, from the line table). */
+struct ms_line {
+	char *file;
+	int line;
+	uint32_t func;               /* the model function it lies in */
+	uint64_t self;               /* periods */
+};
+
 struct ms_thread {
 	uint32_t pid, index, tid, ended;
 	uint64_t cpu_ns, signals, periods, dropped, truncated;
@@ -41,6 +49,10 @@ struct m_samples {
 	uint32_t nnodes, cap_nodes;
 	struct ms_thread *threads;
 	uint32_t nthreads;
+	struct ms_line *lines;
+	uint32_t nlines, cap_lines;
+	uint32_t *line_hash;         /* open addressing over lines; cap_hash slots */
+	uint32_t cap_hash;
 };
 
 struct sprof_file;

@@ -198,32 +198,43 @@ static char *symtab__demangle(struct symtab *st, const char *name)
 	return res;
 }
 
+/* The CU's top-level subprogram whose code holds 'pc' (file address); 0 when found. */
+static int cu_subprogram(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	if (dwarf_child(cu, out) != 0)
+		return -1;
+	do {
+		if (dwarf_tag(out) == DW_TAG_subprogram && dwarf_haspc(out, pc) == 1)
+			return 0;
+	} while (dwarf_siblingof(out, out) == 0);
+	return -1;
+}
+
 /*
  * DW_AT_decl_line of the subprogram at 'entry': stable across -O levels, unlike the line table
  * whose row at the entry is the '{' line at -O0 but often the first statement at -O2.
- * When the entry lies in code inlined from another function, the scopes also hold that
- * function's abstract definition (no code address of its own): the concrete subprogram, the
- * one with a low_pc, is the function at 'entry'.
+ * When the entry lies in code inlined from another function, the scopes go from the inlined
+ * instance to the inlined function's abstract definition and skip the function at 'entry':
+ * that one is then looked up among the CU's subprograms by its code.
  */
 static int module__decl_line(struct module *m, Dwarf_Addr entry)
 {
-	Dwarf_Die *cu, *scopes = NULL;
-	int i, n, line = 0, first = -1;
-	Dwarf_Addr bias, low;
+	Dwarf_Die *cu, *scopes = NULL, fn;
+	int i, n, line = 0, inlined = 0;
+	Dwarf_Addr bias;
 
 	cu = dwfl_module_addrdie(m->mod, entry, &bias);
 	n = cu ? dwarf_getscopes(cu, entry - bias, &scopes) : 0;
 	for (i = 0; i < n; i++) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+		inlined |= dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram || inlined)
 			continue;
-		if (first < 0)
-			first = i;
-		if (dwarf_lowpc(&scopes[i], &low) == 0) {
-			first = i;
-			break;
-		}
+		if (dwarf_decl_line(&scopes[i], &line))
+			line = 0;
+		break;
 	}
-	if (first >= 0 && dwarf_decl_line(&scopes[first], &line))
+	if (inlined && !line && cu_subprogram(cu, entry - bias, &fn) == 0 &&
+	    dwarf_decl_line(&fn, &line))
 		line = 0;
 	free(scopes);
 	return line;
@@ -399,4 +410,19 @@ uint64_t symtab__lookup(struct symtab *st, const char *module_path, const char *
 		return 0;
 	symtab__foreach(st, module_path, lookup_cb, &l);
 	return l.vaddr;
+}
+
+int symtab__srcline(struct symtab *st, const char *module_path, uint64_t vaddr,
+		    const char **file, int *line)
+{
+	struct module *m = module_path ? symtab__module(st, module_path) : NULL;
+	Dwfl_Line *l = m && m->mod ? dwfl_module_getsrc(m->mod, vaddr + m->bias) : NULL;
+	const char *src = l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+	const char *slash;
+
+	if (!src || !*src || *line <= 0)
+		return -1;
+	slash = strrchr(src, '/');
+	*file = slash ? slash + 1 : src;
+	return 0;
 }

@@ -30,6 +30,13 @@ void symtab__delete(struct symtab *st);
 int symtab__resolve(struct symtab *st, const char *module_path, uint64_t vaddr,
 		    struct sym_info *out);
 
+/*
+ * Source file (basename) and line of the instruction at 'vaddr' (as above), from the line table;
+ * 0, or -1 when unknown. *file is owned by st (valid until symtab__delete).
+ */
+int symtab__srcline(struct symtab *st, const char *module_path, uint64_t vaddr,
+		    const char **file, int *line);
+
 /* Address of a function symbol by name in a module (vaddr as above), or 0. */
 uint64_t symtab__lookup(struct symtab *st, const char *module_path, const char *func_name);
 

@@ -37,6 +37,13 @@ def build_fp(prog, instrumented=False, fp=True):
     return out
 
 
+def loop_lines(prog):
+    """Lines of spin()'s loop (its for and its body) in tests/programs/PROG.c."""
+    with open(os.path.join(PROGS, prog + '.c')) as f:
+        return {i for i, line in enumerate(f, 1)
+                if 'for (i = 0; i < n; i++)' in line or 'x = x * 6364136223846793005ul' in line}
+
+
 def sampled(js):
     expect('samples' in js, 'the report has no "samples" section')
     return js['samples']
@@ -116,6 +123,15 @@ def t_sample_ratio(o):
             eq(fs['hot_a']['file'], 'sample_ratio.c', 'hot_a file')
             eq(fs['hot_a']['line'], def_line('sample_ratio', 'hot_a'), 'hot_a line')
             counts_follow_cpu(s)
+            # source lines: hot_a's samples fall on the loop of spin() inlined into it
+            loop = loop_lines('sample_ratio')
+            in_a = [ln for ln in s['lines'] if ln['function'] == 'hot_a']
+            expect(in_a, 'no source line of hot_a')
+            eq(in_a[0]['file'], 'sample_ratio.c', 'file of the hottest line')
+            on_loop = sum(ln['self'] for ln in in_a if ln['line'] in loop)
+            expect(on_loop >= 0.8 * fs['hot_a']['self'],
+                   f'{on_loop} of hot_a\'s {fs["hot_a"]["self"]} samples on the loop lines {loop}'
+                   f': {in_a[:4]}')
 
 
 @test()
@@ -188,6 +204,10 @@ def t_sample_threads(o):
             expect(top['self'] >= 0.9 * st['stored'],
                    f'thread {t["index"]}: {top["name"]} holds {top["self"]} of {st["stored"]}')
             expect(top['name'] not in owners, f'{top["name"]} tops two threads')
+            # its entry lies in the inlined spin(): still its own line, not spin's
+            eq((top['file'], top['line']), ('sample_threads.c', def_line('sample_threads',
+                                                                         top['name'])),
+               f'{top["name"]}: file and line')
             owners[top['name']] = t
         eq(sorted(owners), ['spin_main', 'spin_one', 'spin_two'], 'each thread its function')
         expect(owners['spin_two']['samples'] > owners['spin_one']['samples'] >
