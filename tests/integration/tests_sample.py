@@ -240,3 +240,26 @@ def t_sample_errors(o):
         _, d = srun(build('recursion'), tag='unsampled')
         expect_error(run([SONDE, 'report', '--folded', d]), 'unsampled', 1)
         expect_error(run([SONDE, 'report', '--folded', '--json', d]), 'two formats', 2)
+
+
+@test()
+def t_sample_fork(o):
+    """A forked child is sampled apart: its own profile, its own function, from zero."""
+    b = build_fp('sample_fork')
+    with check('sample a forked child'):
+        p, d = srun(b, opts=['--sample'], tag='sample-fork')
+        same_output(p, direct(b))
+        files = profiles(d)
+        eq(len(files), 2, 'profiles (parent and child)')
+        seen = {}
+        for f in files:
+            s = sampled(report(os.path.join(d, f)))
+            eq(len(s['threads']), 1, f'{f}: sampled threads')
+            counts_follow_cpu(s)
+            fs = sfuncs(s)
+            top = max(fs.values(), key=lambda x: x['self'])
+            expect(top['self'] >= 0.9 * s['stored'], f'{f}: {top["name"]} holds {top["self"]} '
+                   f'of {s["stored"]}')
+            seen[top['name']] = s['stored']
+        eq(sorted(seen), ['spin_child', 'spin_parent'], 'each process its own function')
+        expect(seen['spin_child'] > seen['spin_parent'], 'the child worked twice as long')
