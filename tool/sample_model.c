@@ -104,6 +104,20 @@ static uint32_t func_at(struct model *m, const struct sprof_file *f, struct symt
 	return model_intern_func(m, si.func, si.file, si.line, SPROF_FUNC);
 }
 
+/* Whether a return address lies in sonde's own runtime (its thread-start trampoline). */
+static int in_runtime(const struct sprof_file *f, uint64_t pc)
+{
+	uint32_t i;
+	size_t n;
+
+	for (i = 0; i < f->nmodules; i++)
+		if (pc >= f->modules[i].lo && pc < f->modules[i].hi) {
+			n = strlen(f->modules[i].path);
+			return n >= 11 && !strcmp(f->modules[i].path + n - 11, "libsonde.so");
+		}
+	return 0;
+}
+
 static uint32_t tree_child(struct m_samples *ms, uint32_t parent, uint32_t func)
 {
 	struct ms_node *n;
@@ -150,12 +164,15 @@ static void add_stack(struct model *m, const struct sprof_file *f, struct symtab
 		      const struct sprof_stack *s, uint32_t *fn, uint8_t *seen)
 {
 	struct m_samples *ms = m->samples;
-	uint32_t i, root, node = 0;
+	uint32_t i, root, node = 0, depth = 0;
 
+	/* the runtime's frames between the program's (the pthread_create trampoline) are left out;
+	 * an innermost one stays: it is where the time went (a probe) */
 	for (i = 0; i < s->depth; i++)
-		fn[i] = func_at(m, f, st, s->pcs[i], i == 0);
+		if (i == 0 || !in_runtime(f, s->pcs[i]))
+			fn[depth++] = func_at(m, f, st, s->pcs[i], i == 0);
 	grow_funcs(ms, m->nfuncs);
-	root = stack_root(m, fn, s->depth);
+	root = stack_root(m, fn, depth);
 	for (i = root + 1; i-- > 0;) {
 		node = tree_child(ms, node, fn[i]);
 		ms->nodes[node].total += s->periods;
