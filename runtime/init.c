@@ -176,6 +176,7 @@ static void install_signals(void)
 
 static void after_fork_child(void)
 {
+	rt_busy++; /* the runtime's own work (reading /proc/self/cmdline) is not the program's */
 	rt_pid = getpid();
 	rt_start_ticks = rt_now();
 	rt_start_unix_ns = (uint64_t)time(NULL) * 1000000000ull;
@@ -184,6 +185,7 @@ static void after_fork_child(void)
 	read_cmdline();
 	rt_trace_after_fork();
 	rt_sample_after_fork();
+	rt_busy--;
 }
 
 static uint64_t unix_ns(void)

@@ -21,6 +21,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -140,6 +141,122 @@ RT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	if (io_skip())
 		return REAL(writev)(fd, iov, n);
 	TIMED(fd, IO_WRITE, r, REAL(writev)(fd, iov, n), r);
+	return r;
+}
+
+static ssize_t (*real_preadv)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_pwritev)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_preadv64)(int, const struct iovec *, int, off64_t);
+static ssize_t (*real_pwritev64)(int, const struct iovec *, int, off64_t);
+
+RT_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(preadv)(fd, iov, n, off);
+	TIMED(fd, IO_READ, r, REAL(preadv)(fd, iov, n, off), r);
+	return r;
+}
+
+RT_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(pwritev)(fd, iov, n, off);
+	TIMED(fd, IO_WRITE, r, REAL(pwritev)(fd, iov, n, off), r);
+	return r;
+}
+
+RT_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int n, off64_t off)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(preadv64)(fd, iov, n, off);
+	TIMED(fd, IO_READ, r, REAL(preadv64)(fd, iov, n, off), r);
+	return r;
+}
+
+RT_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int n, off64_t off)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(pwritev64)(fd, iov, n, off);
+	TIMED(fd, IO_WRITE, r, REAL(pwritev64)(fd, iov, n, off), r);
+	return r;
+}
+
+/* ---- sockets: data moved by send and recv count as writes and reads on the socket ---- */
+
+static ssize_t (*real_send)(int, const void *, size_t, int);
+static ssize_t (*real_recv)(int, void *, size_t, int);
+static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
+static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
+
+RT_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(send)(fd, buf, n, flags);
+	TIMED(fd, IO_WRITE, r, REAL(send)(fd, buf, n, flags), r);
+	return r;
+}
+
+RT_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(recv)(fd, buf, n, flags);
+	TIMED(fd, IO_READ, r, REAL(recv)(fd, buf, n, flags), r);
+	return r;
+}
+
+RT_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
+			 socklen_t tolen)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(sendto)(fd, buf, n, flags, to, tolen);
+	TIMED(fd, IO_WRITE, r, REAL(sendto)(fd, buf, n, flags, to, tolen), r);
+	return r;
+}
+
+RT_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
+			   socklen_t *fromlen)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(recvfrom)(fd, buf, n, flags, from, fromlen);
+	TIMED(fd, IO_READ, r, REAL(recvfrom)(fd, buf, n, flags, from, fromlen), r);
+	return r;
+}
+
+RT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(sendmsg)(fd, msg, flags);
+	TIMED(fd, IO_WRITE, r, REAL(sendmsg)(fd, msg, flags), r);
+	return r;
+}
+
+RT_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	ssize_t r;
+
+	if (io_skip())
+		return REAL(recvmsg)(fd, msg, flags);
+	TIMED(fd, IO_READ, r, REAL(recvmsg)(fd, msg, flags), r);
 	return r;
 }
 

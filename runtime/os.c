@@ -424,7 +424,8 @@ static void write_interval(struct writer *w, const struct os_snap *a, const stru
  * The process is ending (exit, signal, exec): the writing thread's and the process's usage are
  * taken now, before the writer's own work (recalibration) adds to them.
  */
-static struct os_snap last;
+static struct os_snap last;     /* the process at the end, as the sampler counts it */
+static struct os_vals process;  /* the same less the runtime's start-up */
 static uint64_t end_ticks;
 static int have_last;
 
@@ -437,8 +438,9 @@ void rt_os_end(struct rt_thread *self, uint64_t now)
 		rt_os_thread_end(self);
 	have_last = usage(RUSAGE_SELF, &last.v) == 0;
 	minus(&last.v, &sampler_own);
-	minus(&last.v, &base_self);
 	last.ticks = now;
+	process = last.v;
+	minus(&process, &base_self);
 }
 
 void rt_os_write(struct writer *w)
@@ -451,7 +453,7 @@ void rt_os_write(struct writer *w)
 	if (!have_last)
 		return;
 	write_os(w, NO_INDEX, (uint32_t)rt_pid, NO_INDEX, rt_ticks_to_ns(end_ticks - rt_start_ticks),
-		 &last.v);
+		 &process);
 	n = stable_count();
 	for (i = 0; i + 1 < n; i++)
 		write_interval(w, &snaps[i], &snaps[i + 1]);

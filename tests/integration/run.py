@@ -2649,6 +2649,46 @@ def t_io_wrappers(o):
 
 
 @test()
+def t_io_fork(o):
+    b = build('io_fork')
+    data = os.path.join(TMP, 'io-fork')
+    os.makedirs(data, exist_ok=True)
+    p, d = srun(b, [data], ['--io', '--os', '--hw', 'page-faults'], tag='iofork')
+    with check('io_fork: output and status as a direct run'):
+        eq(p.returncode, 0, 'exit status')
+        eq(p.stdout, direct(b, [data]).stdout, 'stdout')
+    js = report(d)
+    ps = js['processes']
+    parent = next(x for x in ps if x['pid'] in {y['ppid'] for y in ps})
+    child = next(x for x in ps if x is not parent)
+    pf, cf = (files_of(report(d, '--pid', str(x['pid']))) for x in (parent, child))
+    ptxt, ctxt = os.path.join(data, 'parent.txt'), os.path.join(data, 'child.txt')
+    with check('io_fork: each process has its own files, and only its own calls'):
+        expect(ptxt in pf, f'{ptxt} not among {sorted(pf)}')
+        io_expect(pf[ptxt], 'parent.txt', open_calls=1, write_calls=2, write_bytes=12,
+                  close_calls=1)
+        expect(ctxt not in pf, 'the child\'s file in the parent\'s profile')
+        io_expect(cf[ctxt], 'child.txt', open_calls=1, write_calls=3, write_bytes=15,
+                  close_calls=1)
+        expect(ptxt not in cf, 'the parent\'s file in the child\'s profile')
+        expect(not any('/proc/' in k for k in cf), f'the runtime\'s own reads counted: {sorted(cf)}')
+    with check('io_fork: send, recv and sendto count on the sockets'):
+        ps_ = [f for k, f in pf.items() if k.startswith('socket:')]
+        cs_ = [f for k, f in cf.items() if k.startswith('socket:')]
+        eq([(f['read_calls'], f['read_bytes'], f['write_calls'], f['write_bytes']) for f in ps_],
+           [(1, 5, 1, 4)], 'parent socket: recv 5 bytes, sendto 4')
+        eq([(f['read_calls'], f['write_calls'], f['write_bytes']) for f in cs_], [(0, 1, 5)],
+           'child socket: send 5 bytes')
+        eq(all(f['kind'] == 'socket' for f in ps_ + cs_), True, 'named as sockets')
+    with check('io_fork: OS counters in both, hardware counters not claimed for the child'):
+        pids = {t['pid'] for t in js['os_threads']}
+        eq(pids, {parent['pid'], child['pid']}, 'processes with OS records')
+        hw = {h['pid']: h for h in js['hw']}
+        eq(hw[child['pid']]['status'], 'forked', 'child page-faults')
+        eq(hw[parent['pid']]['status'], 'counted', 'parent page-faults')
+
+
+@test()
 def t_os_faults(o):
     b = build('faults')
     p, d = srun(b, opts=['--os', '--os-interval', '20'], tag='os')
