@@ -6,7 +6,8 @@ Called by bench/io_cost.sh. Variants, one run each per round, the order rotating
   sonde            the `sonde cc` build under `sonde run` (the I/O wrappers are there but pass
                    the calls through: what every run pays)
   sonde --io       the same with --io: each call timed and counted on its file
-and for --os, the arithmetic loop under `sonde run`, `--os` (100 ms) and `--os --os-interval 1`
+the same in one process (io_cost paired: write() against syscall(SYS_write) in alternating
+blocks, so that the machine's noise falls on both alike), and for --os, the arithmetic loop under `sonde run`, `--os` (100 ms) and `--os --os-interval 1`
 (1000 samples a second, so that a sample's cost stands out of the noise).
 Figures are the program's own timings of its loops; medians over rounds of per-round
 differences against the uninstrumented run (I/O) or against plain `sonde run` (OS).
@@ -60,6 +61,22 @@ def io_part():
     return out
 
 
+def paired_part():
+    args = ["paired", N_IO]
+    res = bl.rounds([bl.Variant("uninstrumented", [base] + args), srun("sonde", [], args),
+                     srun("sonde --io", ["--io"], args)])
+    print("\nThe same inside one process: write() against syscall(SYS_write) in alternating "
+          "blocks\n(ns per call, medians of blocks, then of rounds; the uninstrumented row is "
+          "libc's own wrapper)")
+    out = {}
+    for name in ("uninstrumented", "sonde", "sonde --io"):
+        w = bl.median([num(o, "write_wrap_ns") for _, o in res[name]])
+        r = bl.median([num(o, "read_wrap_ns") for _, o in res[name]])
+        out[name] = (w, r)
+        print("%-16s %10.1f %10.1f" % (name, w, r))
+    return out
+
+
 def os_part():
     args = ["compute", N_OS]
     res = bl.rounds([bl.Variant("uninstrumented", [base] + args), srun("sonde", [], args),
@@ -83,10 +100,15 @@ def os_part():
 try:
     print("bench/io_cost: " + bl.machine())
     io = io_part()
+    pair = paired_part()
     osr = os_part()
-    print("\nio_cost: --io adds %.1f ns per write and %.1f ns per read; without --io the wrappers "
-          "add %.1f / %.1f ns; an --os sample costs %.2f us (%.4f %% of a CPU at 100 ms)" %
-          (io["sonde --io"][0], io["sonde --io"][1], io["sonde"][0], io["sonde"][1],
-           osr / 1e3, 100 * osr / 100e6))
+    print("\nio_cost: --io adds %.1f ns per write and %.1f ns per read (in one process: %.1f / "
+          "%.1f); without --io the wrappers add %.1f / %.1f ns (in one process: %.1f / %.1f); "
+          "an --os sample costs %.2f us (%.4f %% of a CPU at 100 ms)" %
+          (io["sonde --io"][0], io["sonde --io"][1],
+           pair["sonde --io"][0] - pair["uninstrumented"][0],
+           pair["sonde --io"][1] - pair["uninstrumented"][1], io["sonde"][0], io["sonde"][1],
+           pair["sonde"][0] - pair["uninstrumented"][0],
+           pair["sonde"][1] - pair["uninstrumented"][1], osr / 1e3, 100 * osr / 100e6))
 finally:
     shutil.rmtree(work, ignore_errors=True)
