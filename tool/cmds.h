@@ -13,5 +13,6 @@ int cmd_analyze(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_consult(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "attach", cmd_attach, "load the runtime into a running process: sonde attach PID" },
 	{ "metrics", cmd_metrics, "the metric library, or a metric's plan: sonde metrics [--plan M]" },
 	{ "watch", cmd_watch, "instrument a running process for a metric: sonde watch PID --metric M" },
+	{ "consult", cmd_consult, "search a trace for bottlenecks (why, where, when): sonde consult [DIR]" },
 };
 
 static void usage(FILE *out)

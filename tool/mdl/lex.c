@@ -90,6 +90,33 @@ static int lex_word(struct lexer *lx, enum tok t)
 	return 0;
 }
 
+/* Expression mode: a decimal number, with a fraction or exponent a real (T_REAL). */
+static int lex_number(struct lexer *lx)
+{
+	char *end;
+	const char *q = lx->p;
+
+	while (isdigit((unsigned char)*q))
+		q++;
+	if (*q != '.' && *q != 'e' && *q != 'E') {
+		errno = 0;
+		lx->ival = strtoll(lx->p, &end, 10);
+		if (errno || is_ident((unsigned char)*end, 0))
+			return lex_error_at(lx, lx->tline, lx->tcol, "bad number");
+		lx->dval = (double)lx->ival;
+		lx->t = T_INT;
+	} else {
+		errno = 0;
+		lx->dval = strtod(lx->p, &end);
+		if (errno || end == lx->p || is_ident((unsigned char)*end, 0) || *end == '.')
+			return lex_error_at(lx, lx->tline, lx->tcol, "bad number");
+		lx->t = T_REAL;
+	}
+	while (lx->p < end)
+		advance(lx);
+	return 0;
+}
+
 static int lex_int(struct lexer *lx)
 {
 	char *end;
@@ -136,8 +163,21 @@ static int lex_punct(struct lexer *lx)
 		{ "(", T_LPAREN }, { ")", T_RPAREN }, { ";", T_SEMI }, { ",", T_COMMA },
 		{ "/", T_SLASH }, { "*", T_STAR }, { "=", T_ASSIGN }, { "<", T_LT }, { ">", T_GT },
 	};
+	static const struct { const char *s; enum tok t; } expr_ops[] = {
+		{ "&&", T_ANDAND }, { "||", T_OROR }, { "+", T_PLUS }, { "-", T_MINUS },
+		{ "!", T_NOT },
+	};
 	size_t i, n;
 
+	for (i = 0; lx->exprs && i < sizeof(expr_ops) / sizeof(expr_ops[0]); i++) {
+		n = strlen(expr_ops[i].s);
+		if (!strncmp(lx->p, expr_ops[i].s, n) && strncmp(lx->p, "!=", 2)) {
+			while (n--)
+				advance(lx);
+			lx->t = expr_ops[i].t;
+			return 0;
+		}
+	}
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		n = strlen(ops[i].s);
 		if (!strncmp(lx->p, ops[i].s, n)) {
@@ -172,7 +212,9 @@ int lex_next(struct lexer *lx)
 		rc = lex_word(lx, T_IDENT);
 	} else if (c == '$') {
 		rc = lex_word(lx, T_DOLLAR);
-	} else if (isdigit(c) || (c == '-' && isdigit((unsigned char)lx->p[1]))) {
+	} else if (lx->exprs && isdigit(c)) {
+		rc = lex_number(lx);
+	} else if (!lx->exprs && (isdigit(c) || (c == '-' && isdigit((unsigned char)lx->p[1])))) {
 		rc = lex_int(lx);
 	} else if (c == '"') {
 		rc = lex_string(lx);
@@ -196,6 +238,7 @@ const char *lex_describe(const struct lexer *lx, char *buf, size_t cap)
 	case T_STRING:
 		return "a string";
 	case T_INT:
+	case T_REAL:
 		return "a number";
 	default:
 		snprintf(buf, cap, "'%.*s'", (int)(lx->len > 40 ? 40 : lx->len), lx->start);

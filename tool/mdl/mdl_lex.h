@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The MDL lexer (docs/mdl.md, "Lexical structure"): internal to tool/mdl/parse.c. */
+/* The MDL lexer (docs/mdl.md, "Lexical structure"): internal to tool/mdl/parse.c, and shared by
+ * the hypothesis language of tool/consult/ (expression mode). */
 #ifndef SONDE_MDL_LEX_H
 #define SONDE_MDL_LEX_H
 
@@ -10,7 +11,9 @@ enum tok {
 	T_EOF, T_IDENT, T_DOLLAR, T_STRING, T_INT,
 	T_LBRACE, T_RBRACE, T_LBRACK, T_RBRACK, T_LPAREN, T_RPAREN,
 	T_SEMI, T_COMMA, T_ARROW, T_SLASH, T_STAR, T_ASSIGN,
-	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE
+	T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE,
+	/* expression mode only (lx->exprs: the hypothesis language, docs/consult.md) */
+	T_REAL, T_PLUS, T_MINUS, T_ANDAND, T_OROR, T_NOT
 };
 
 struct lexer {
@@ -22,6 +25,8 @@ struct lexer {
 	size_t len;
 	int tline, tcol;
 	int64_t ival; /* T_INT */
+	double dval;  /* T_REAL, and T_INT's value too in expression mode */
+	int exprs;    /* expression mode: reals, + - && || !, and '-' is never part of a number */
 	char *sval;   /* T_STRING, unescaped; owned by the lexer until the next token */
 	/* the first error: "file:line:column: message" */
 	char *err;

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A planted bottleneck for `sonde consult` (docs/consult.md): one CPU-hot procedure.
+ * `hot_loop` does about 80 % of the work; `prepare` and `check` a few per cent each, and
+ * `tiny` is called a few thousand times. The consultant should find CPUBound at
+ * /Code/consult_cpu.c/hot_loop over the whole run, and nothing else.
+ *   sonde cc -- gcc -O1 -g -o consult_cpu examples/consult_cpu.c
+ *   sonde run --trace -o run -- ./consult_cpu && sonde consult run
+ * An argument scales the work (default 1.0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+static volatile double sink;
+
+/* n rounds of a short dependent floating-point chain. Not instrumented: its time is its
+ * caller's own time. */
+__attribute__((no_instrument_function)) static double spin(long n)
+{
+	double x = 1.0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		x = x * 1.0000001 + 1e-9;
+	return x;
+}
+
+static double tiny(long i)
+{
+	return (double)(i & 7);
+}
+
+static void prepare(long n)
+{
+	long i;
+
+	for (i = 0; i < 1000; i++)
+		sink += tiny(i);
+	sink += spin(n / 20);
+}
+
+static void hot_loop(long n)
+{
+	sink += spin(n);
+}
+
+static void check(long n)
+{
+	long i;
+
+	for (i = 0; i < 1000; i++)
+		sink += tiny(i);
+	sink += spin(n / 20);
+}
+
+int main(int argc, char **argv)
+{
+	double scale = argc > 1 ? atof(argv[1]) : 1.0;
+	long n = (long)(150000000 * (scale > 0 ? scale : 1.0));
+	int round;
+
+	for (round = 0; round < 4; round++) {
+		prepare(n / 4);
+		hot_loop(n / 4);
+		check(n / 4);
+	}
+	printf("consult_cpu: %.3f\n", sink > 0 ? 1.0 : 0.0);
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A planted bottleneck that changes mid-run, for `sonde consult` (docs/consult.md): in the
+ * phase "assemble" the procedure `assemble` takes nearly all the time, in the phase "solve"
+ * the procedure `solve`. Over the whole run each is about half; inside its phase each is the
+ * bottleneck, and the other is not. Phases are marked with sonde.h (SONDE_PHASE).
+ *   sonde cc -- gcc -O1 -g -o consult_phases examples/consult_phases.c
+ *   sonde run --trace -o run -- ./consult_phases && sonde consult run
+ * An argument scales the work (default 1.0).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sonde.h"
+
+static volatile double sink;
+
+/* n rounds of floating-point work; not instrumented: its time is its caller's. */
+__attribute__((no_instrument_function)) static double spin(long n)
+{
+	double x = 1.0;
+	long i;
+
+	for (i = 0; i < n; i++)
+		x = x * 1.0000001 + 1e-9;
+	return x;
+}
+
+static void assemble(long n)
+{
+	sink += spin(n);
+}
+
+static void solve(long n)
+{
+	sink += spin(n);
+}
+
+static void report(void)
+{
+	sink += spin(1000);
+}
+
+int main(int argc, char **argv)
+{
+	double scale = argc > 1 ? atof(argv[1]) : 1.0;
+	long n = (long)(250000000 * (scale > 0 ? scale : 1.0));
+	int i;
+
+	SONDE_PHASE("assemble");
+	for (i = 0; i < 10; i++)
+		assemble(n / 10);
+	SONDE_PHASE("solve");
+	for (i = 0; i < 10; i++)
+		solve(n / 10);
+	SONDE_PHASE(NULL);
+	report();
+	printf("consult_phases: %.3f\n", sink > 0 ? 1.0 : 0.0);
+	return 0;
+}

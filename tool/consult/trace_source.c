@@ -1,0 +1,837 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The post-mortem source (trace_source.h). Metrics it measures from enter/exit events:
+ *   cpu_time        seconds inside the focus's procedures, their own time (callees that are
+ *                   instrumented count to themselves): the trace has no CPU clock, and no
+ *                   blocking events yet, so time in a procedure is taken as computing;
+ *   calls           calls of the focus's procedures;
+ *   observed_cost   the recording's own probes: events in the focus x alpha (o_full / 2);
+ *   active_threads  thread-seconds alive in the focus's threads (not narrowed by Code).
+ * Synchronization, I/O and page-fault metrics are not in such traces: not supported.
+ */
+#include "trace_source.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../mdl/cost.h"
+#include "symbols.h"
+#include "trace_profile.h"
+#include "util.h"
+
+enum ts_metric { M_CPU, M_CALLS, M_COST, M_THREADS, M_COUNT };
+static const char *const metric_names[M_COUNT] = { "cpu_time", "calls", "observed_cost",
+						    "active_threads" };
+
+/* What one call-path node did in one sample period. */
+struct ts_entry {
+	uint32_t bucket;
+	uint32_t calls, events;
+	double secs;
+};
+
+struct ts_node {
+	uint32_t parent; /* UINT32_MAX: a thread's root */
+	uint32_t thread; /* index in threads */
+	uint32_t proc;   /* index in procs, UINT32_MAX: the root */
+	uint32_t first_kid, next_sib;
+	uint32_t first_bucket;
+	struct ts_entry *e;
+	uint32_t ne, cape;
+};
+
+struct ts_proc {
+	char *module, *name;
+	uint32_t first_bucket; /* when it was first called */
+};
+
+struct ts_thread {
+	uint32_t tid;
+	uint64_t start, end; /* ns since the origin */
+	double *alive;       /* seconds alive per bucket */
+};
+
+struct ts_req {
+	int used;
+	enum ts_metric m;
+	uint32_t *nodes, nnodes;
+	uint32_t *cursor;
+	uint32_t thread; /* UINT32_MAX: every thread */
+};
+
+struct ts_phase_ev {
+	uint64_t t;
+	const char *name; /* NULL: ends the phase */
+};
+
+struct tsrc {
+	struct cs_source pub;
+	const struct strc_file *f;
+	uint64_t period, run_ns, origin;
+	uint32_t nbuckets, cur; /* the next bucket to deliver */
+	double alpha_s;
+	struct ts_node *nodes;
+	uint32_t nnodes, capnodes;
+	struct ts_proc *procs;
+	uint32_t nprocs;
+	uint32_t *proc_of_func; /* by index in f->funcs */
+	struct ts_thread *threads;
+	uint32_t nthreads;
+	uint64_t *seen_by; /* [b]: call-path nodes and threads first seen before period b */
+	double *flush; /* seconds the runtime flushed, per bucket, all threads */
+	struct ts_phase_ev *ph;
+	uint32_t nph;
+	struct ts_req *reqs;
+	uint32_t nreqs;
+	struct cost_params cost;
+	uint64_t events;
+	/* replay state */
+	uint32_t th, root; /* the thread replayed, its root node */
+	uint64_t last;
+	double ticks_per_ns;
+};
+
+static struct tsrc *T(struct cs_source *s)
+{
+	return s->impl;
+}
+
+static uint64_t ns_of(const struct tsrc *t, uint64_t ticks)
+{
+	double ns = ticks > t->origin ? (double)(ticks - t->origin) / t->ticks_per_ns : 0;
+
+	return (uint64_t)llround(ns);
+}
+
+/* ---- building: procedures, call-path nodes, time per sample period ---- */
+
+static uint32_t proc_index(struct tsrc *t, const char *module, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nprocs; i++)
+		if (!strcmp(t->procs[i].name, name) && !strcmp(t->procs[i].module, module))
+			return i;
+	t->procs = xrealloc(t->procs, (t->nprocs + 1) * sizeof(*t->procs));
+	t->procs[t->nprocs] = (struct ts_proc){ xstrdup(module), xstrdup(name), UINT32_MAX };
+	return t->nprocs++;
+}
+
+/* Names from the symbols of the traced modules: module = source file (DWARF) or library. */
+static void name_procs(struct tsrc *t)
+{
+	const struct strc_file *f = t->f;
+	struct symtab *st = symtab__new();
+	uint32_t i;
+
+	t->proc_of_func = xmalloc((f->nfuncs ? f->nfuncs : 1) * sizeof(uint32_t));
+	for (i = 0; i < f->nfuncs; i++) {
+		const struct strc_func *fn = &f->funcs[i];
+		struct sym_info si = { fn->name && *fn->name ? fn->name : "?", "?", "", 0 };
+		int32_t m = fn->module;
+
+		if (fn->kind == SPROF_FUNC) {
+			symtab__resolve(st, m >= 0 && (uint32_t)m < f->nmodules ? f->modules[m].path
+										   : NULL,
+					fn->vaddr, &si);
+			t->proc_of_func[i] = proc_index(t, si.file && *si.file ? si.file : "?",
+							si.func);
+		} else {
+			t->proc_of_func[i] = proc_index(t, "regions", si.func);
+		}
+	}
+	symtab__delete(st);
+}
+
+static uint32_t node_new(struct tsrc *t, uint32_t parent, uint32_t proc)
+{
+	struct ts_node *n;
+
+	if (t->nnodes == t->capnodes) {
+		t->capnodes = t->capnodes ? t->capnodes * 2 : 256;
+		t->nodes = xrealloc(t->nodes, t->capnodes * sizeof(*t->nodes));
+	}
+	n = &t->nodes[t->nnodes];
+	*n = (struct ts_node){ .parent = parent, .thread = t->th, .proc = proc,
+			       .first_kid = UINT32_MAX, .next_sib = UINT32_MAX,
+			       .first_bucket = UINT32_MAX };
+	if (parent != UINT32_MAX) {
+		n->next_sib = t->nodes[parent].first_kid;
+		t->nodes[parent].first_kid = t->nnodes;
+	}
+	return t->nnodes++;
+}
+
+static uint32_t child_of(struct tsrc *t, uint32_t parent, uint32_t proc)
+{
+	uint32_t k;
+
+	for (k = t->nodes[parent].first_kid; k != UINT32_MAX; k = t->nodes[k].next_sib)
+		if (t->nodes[k].proc == proc)
+			return k;
+	return node_new(t, parent, proc);
+}
+
+static struct ts_entry *entry(struct tsrc *t, uint32_t node, uint32_t bucket)
+{
+	struct ts_node *n = &t->nodes[node];
+
+	if (bucket >= t->nbuckets)
+		bucket = t->nbuckets - 1;
+	if (n->ne && n->e[n->ne - 1].bucket == bucket)
+		return &n->e[n->ne - 1];
+	if (n->ne == n->cape) {
+		n->cape = n->cape ? n->cape * 2 : 4;
+		n->e = xrealloc(n->e, n->cape * sizeof(*n->e));
+	}
+	if (n->first_bucket == UINT32_MAX)
+		n->first_bucket = bucket;
+	n->e[n->ne] = (struct ts_entry){ .bucket = bucket };
+	return &n->e[n->ne++];
+}
+
+static uint32_t bucket_of(const struct tsrc *t, uint64_t ns)
+{
+	uint64_t b = ns / t->period;
+
+	return b < t->nbuckets ? (uint32_t)b : t->nbuckets - 1;
+}
+
+/* Seconds [a, b) ns spread over the sample periods, into a node or a per-bucket array. */
+static void spread(struct tsrc *t, uint32_t node, double *arr, uint64_t a, uint64_t b)
+{
+	while (a < b) {
+		uint32_t k = bucket_of(t, a);
+		uint64_t end = (uint64_t)(k + 1) * t->period;
+		uint64_t upto = b < end || k == t->nbuckets - 1 ? b : end;
+
+		if (arr)
+			arr[k] += (double)(upto - a) / 1e9;
+		else
+			entry(t, node, k)->secs += (double)(upto - a) / 1e9;
+		a = upto;
+	}
+}
+
+static uint32_t top(const struct replay *r, uint32_t root, int below)
+{
+	int d = (int)r->depth - 1 - below;
+
+	return d >= 0 ? r->stack[d].data : root;
+}
+
+/* The time since the thread's last event belongs to the call open until now. */
+static void advance_to(struct tsrc *t, uint32_t node, uint64_t ticks)
+{
+	uint64_t now = ns_of(t, ticks);
+
+	if (now > t->last)
+		spread(t, node, NULL, t->last, now);
+	if (now > t->last)
+		t->last = now;
+}
+
+static void on_open(struct replay *r, const struct strc_event *e)
+{
+	struct tsrc *t = r->arg;
+	uint32_t fi = e->id < t->f->func_id_cap ? t->f->func_by_id[e->id] : UINT32_MAX;
+	uint32_t proc = fi != UINT32_MAX ? t->proc_of_func[fi] : proc_index(t, "?", "?");
+	uint32_t parent = top(r, t->root, 1), n;
+	struct ts_entry *en;
+
+	advance_to(t, parent, e->t);
+	n = child_of(t, parent, proc);
+	r->stack[r->depth - 1].data = n;
+	en = entry(t, n, bucket_of(t, t->last));
+	en->calls++;
+	en->events++;
+	if (t->procs[proc].first_bucket == UINT32_MAX)
+		t->procs[proc].first_bucket = bucket_of(t, t->last);
+}
+
+static void on_close(struct replay *r, const struct replay_frame *f, uint64_t ticks)
+{
+	struct tsrc *t = r->arg;
+
+	advance_to(t, f->data, ticks);
+	entry(t, f->data, bucket_of(t, t->last))->events++;
+}
+
+static void add_phase(struct tsrc *t, uint64_t ns, const char *name)
+{
+	t->ph = xrealloc(t->ph, (t->nph + 1) * sizeof(*t->ph));
+	t->ph[t->nph++] = (struct ts_phase_ev){ ns, name };
+}
+
+static void on_other(struct replay *r, const struct strc_event *e)
+{
+	struct tsrc *t = r->arg;
+	uint32_t n = top(r, t->root, 0);
+
+	advance_to(t, n, e->t);
+	if (e->type == STRC_FLUSH) {
+		uint64_t end = t->last + (uint64_t)llround((double)e->arg / t->ticks_per_ns);
+
+		spread(t, 0, t->flush, t->last, end < t->run_ns ? end : t->run_ns);
+		t->last = end;
+		return;
+	}
+	if (e->type == STRC_PHASE) {
+		const struct strc_func *fn = strc_func_of(t->f, e->id);
+
+		add_phase(t, t->last, e->id == STRC_ID_NONE ? NULL
+					: fn && fn->name && *fn->name ? fn->name : "?");
+	}
+	entry(t, n, bucket_of(t, t->last))->events++;
+}
+
+static int cmp_phase(const void *a, const void *b)
+{
+	const struct ts_phase_ev *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static void replay_all(struct tsrc *t)
+{
+	struct replay r = { .arg = t, .open = on_open, .close = on_close, .other = on_other };
+	uint32_t i;
+
+	for (i = 0; i < t->f->nthreads; i++) {
+		const struct strc_thread *st = &t->f->threads[i];
+		struct ts_thread *th = &t->threads[i];
+
+		t->th = i;
+		th->tid = st->tid;
+		th->start = st->nev ? ns_of(t, st->ev[0].t) : 0;
+		th->end = st->nev ? ns_of(t, st->ev[st->nev - 1].t) : 0;
+		th->alive = xcalloc(t->nbuckets, sizeof(double));
+		spread(t, 0, th->alive, th->start, th->end);
+		t->last = th->start;
+		t->root = node_new(t, UINT32_MAX, UINT32_MAX);
+		entry(t, t->root, bucket_of(t, th->start));
+		replay_thread(&r, st);
+		t->events += st->nev;
+	}
+	replay_free(&r);
+	qsort(t->ph, t->nph, sizeof(*t->ph), cmp_phase);
+}
+
+static void count_seen(struct tsrc *t)
+{
+	uint32_t i;
+
+	t->seen_by = xcalloc(t->nbuckets + 1, sizeof(uint64_t));
+	for (i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].first_bucket < t->nbuckets)
+			t->seen_by[t->nodes[i].first_bucket + 1]++;
+	for (i = 0; i < t->nthreads; i++)
+		t->seen_by[bucket_of(t, t->threads[i].start) + 1]++;
+	for (i = 1; i <= t->nbuckets; i++)
+		t->seen_by[i] += t->seen_by[i - 1];
+}
+
+/* ---- foci ---- */
+
+static int thread_of_focus(const struct tsrc *t, const struct cs_focus *f, uint32_t *out)
+{
+	const char *p = f->part[H_THREADS];
+	uint32_t i;
+
+	*out = UINT32_MAX;
+	if (!p)
+		return 0;
+	if (strncmp(p, "/Threads/", 9))
+		return -1;
+	for (i = 0; i < t->nthreads; i++)
+		if ((unsigned long)t->threads[i].tid == strtoul(p + 9, NULL, 10)) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* A node's call path: procedure names from the thread's first call down, joined by '>'. */
+static void path_of(const struct tsrc *t, uint32_t node, char *buf, size_t cap)
+{
+	uint32_t chain[256], n = 0, k = node;
+	size_t len = 0;
+
+	while (k != UINT32_MAX && t->nodes[k].proc != UINT32_MAX && n < 256) {
+		chain[n++] = k;
+		k = t->nodes[k].parent;
+	}
+	buf[0] = 0;
+	while (n-- > 0 && len < cap) {
+		const char *name = t->procs[t->nodes[chain[n]].proc].name;
+
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ">" : "", name);
+	}
+}
+
+/* Splits "/Code/M/P/PATH" into its parts (pointers into a copy in buf). */
+static int code_parts(const char *p, char *buf, size_t cap, const char **mod, const char **proc,
+		      const char **path)
+{
+	char *s, *slash;
+
+	*mod = *proc = *path = NULL;
+	if (!p)
+		return 0;
+	if (strncmp(p, "/Code/", 6) || snprintf(buf, cap, "%s", p + 6) >= (int)cap)
+		return -1;
+	s = buf;
+	*mod = s;
+	if ((slash = strchr(s, '/'))) {
+		*slash = 0;
+		*proc = slash + 1;
+		if ((slash = strchr(*proc, '/'))) {
+			*slash = 0;
+			*path = slash + 1;
+		}
+	}
+	return 0;
+}
+
+/* Does a node belong to the focus's Code part? */
+static int node_in_code(const struct tsrc *t, uint32_t k, const char *mod, const char *proc,
+			const char *path)
+{
+	const struct ts_node *n = &t->nodes[k];
+	char buf[4096];
+
+	if (!mod)
+		return 1;
+	if (n->proc == UINT32_MAX || strcmp(t->procs[n->proc].module, mod))
+		return 0;
+	if (proc && strcmp(t->procs[n->proc].name, proc))
+		return 0;
+	if (path) {
+		path_of(t, k, buf, sizeof(buf));
+		return !strcmp(buf, path);
+	}
+	return 1;
+}
+
+/* The nodes a focus covers (for every metric but active_threads); -1 for a bad focus. */
+static int focus_nodes(const struct tsrc *t, const struct cs_focus *f, uint32_t **out,
+		       uint32_t *n, uint32_t *thread)
+{
+	char buf[4096];
+	const char *mod, *proc, *path;
+	uint32_t k;
+	int h;
+
+	for (h = 0; h < H_COUNT; h++)
+		if (f->part[h] && h != H_CODE && h != H_THREADS)
+			return -1;
+	if (thread_of_focus(t, f, thread) ||
+	    code_parts(f->part[H_CODE], buf, sizeof(buf), &mod, &proc, &path))
+		return -1;
+	*out = NULL;
+	*n = 0;
+	for (k = 0; k < t->nnodes; k++) {
+		if (*thread != UINT32_MAX && t->nodes[k].thread != *thread)
+			continue;
+		if (!node_in_code(t, k, mod, proc, path))
+			continue;
+		*out = xrealloc(*out, (*n + 1) * sizeof(uint32_t));
+		(*out)[(*n)++] = k;
+	}
+	return 0;
+}
+
+static int metric_of(const char *name)
+{
+	int m;
+
+	for (m = 0; m < M_COUNT; m++)
+		if (!strcmp(name, metric_names[m]))
+			return m;
+	return -1;
+}
+
+/* ---- the source's operations ---- */
+
+static int ts_supports(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	struct tsrc *t = T(s);
+	uint32_t *nodes = NULL, n, th;
+	int ok;
+
+	if (metric_of(metric) < 0)
+		return 0;
+	ok = focus_nodes(t, f, &nodes, &n, &th) == 0;
+	free(nodes);
+	return ok;
+}
+
+static void push_name(char ***out, uint32_t *n, const char *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*out)[i], s))
+			return;
+	*out = xrealloc(*out, (*n + 1) * sizeof(char *));
+	(*out)[(*n)++] = xstrdup(s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Resources seen by now: modules, procedures, call paths (two or more), threads. */
+static uint32_t ts_children(struct cs_source *s, const struct cs_focus *f, int h, char ***out)
+{
+	struct tsrc *t = T(s);
+	char buf[4096], name[4200], path[4096];
+	const char *mod, *proc, *cpath;
+	uint32_t n = 0, k, th;
+
+	*out = NULL;
+	if (h == H_THREADS) {
+		if (f->part[H_THREADS])
+			return 0;
+		for (k = 0; k < t->nthreads; k++)
+			if (t->threads[k].start < (uint64_t)t->cur * t->period) {
+				snprintf(name, sizeof(name), "/Threads/%u", t->threads[k].tid);
+				push_name(out, &n, name);
+			}
+		return n;
+	}
+	if (h != H_CODE || code_parts(f->part[H_CODE], buf, sizeof(buf), &mod, &proc, &cpath) ||
+	    cpath || thread_of_focus(t, f, &th))
+		return 0;
+	for (k = 0; k < t->nnodes; k++) {
+		const struct ts_node *nd = &t->nodes[k];
+
+		if (nd->proc == UINT32_MAX || nd->first_bucket >= t->cur ||
+		    (th != UINT32_MAX && nd->thread != th) || !node_in_code(t, k, mod, proc, NULL))
+			continue;
+		if (!mod) {
+			snprintf(name, sizeof(name), "/Code/%s", t->procs[nd->proc].module);
+		} else if (!proc) {
+			snprintf(name, sizeof(name), "/Code/%s/%s", mod, t->procs[nd->proc].name);
+		} else {
+			path_of(t, k, path, sizeof(path));
+			snprintf(name, sizeof(name), "/Code/%s/%s/%s", mod, proc, path);
+		}
+		push_name(out, &n, name);
+	}
+	if (proc && n < 2) { /* one call path is no refinement */
+		for (k = 0; k < n; k++)
+			free((*out)[k]);
+		free(*out);
+		*out = NULL;
+		return 0;
+	}
+	qsort(*out, n, sizeof(char *), cmp_str);
+	return n;
+}
+
+static int ts_request(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	struct tsrc *t = T(s);
+	struct ts_req *r;
+	int m = metric_of(metric);
+
+	if (m < 0)
+		return -1;
+	t->reqs = xrealloc(t->reqs, (t->nreqs + 1) * sizeof(*t->reqs));
+	r = &t->reqs[t->nreqs];
+	*r = (struct ts_req){ .used = 1, .m = (enum ts_metric)m };
+	if (focus_nodes(t, f, &r->nodes, &r->nnodes, &r->thread) != 0)
+		return -1;
+	r->cursor = xcalloc(r->nnodes ? r->nnodes : 1, sizeof(uint32_t));
+	/* values count from the next period */
+	for (uint32_t i = 0; i < r->nnodes; i++) {
+		const struct ts_node *n = &t->nodes[r->nodes[i]];
+
+		while (r->cursor[i] < n->ne && n->e[r->cursor[i]].bucket < t->cur)
+			r->cursor[i]++;
+	}
+	return (int)t->nreqs++;
+}
+
+static void ts_cancel(struct cs_source *s, int id)
+{
+	struct tsrc *t = T(s);
+
+	if (id < 0 || (uint32_t)id >= t->nreqs || !t->reqs[id].used)
+		return;
+	t->reqs[id].used = 0;
+	free(t->reqs[id].nodes);
+	free(t->reqs[id].cursor);
+	t->reqs[id].nodes = t->reqs[id].cursor = NULL;
+}
+
+/* The calls per second of the focus's procedures so far (static 1000/s each before any). */
+static double ts_cost(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	struct tsrc *t = T(s);
+	const struct cost_params *c = &t->cost;
+	double per_call = c->prim_ns[MDL_START_CPU] + c->prim_ns[MDL_STOP_CPU] +
+			  c->tramp_ns[MDL_ENTRY] + c->tramp_ns[MDL_EXIT];
+	double elapsed = (double)t->cur * (double)t->period / 1e9, calls = 0;
+	uint32_t *nodes = NULL, n = 0, th, i, k;
+
+	if (!f->part[H_CODE] || metric_of(metric) == M_THREADS)
+		return 0; /* readings of the whole program or of threads: no instrumentation */
+	if (focus_nodes(t, f, &nodes, &n, &th) != 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < t->nodes[nodes[i]].ne && t->nodes[nodes[i]].e[k].bucket < t->cur; k++)
+			calls += t->nodes[nodes[i]].e[k].calls;
+	free(nodes);
+	if (elapsed <= 0 || calls == 0)
+		return c->freq_user * per_call / 1e9;
+	return calls / elapsed * per_call / 1e9;
+}
+
+static double ts_max_rate(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	struct tsrc *t = T(s);
+	uint32_t th;
+
+	if (metric_of(metric) == M_CALLS)
+		return INFINITY;
+	if (thread_of_focus(t, f, &th) == 0 && th != UINT32_MAX)
+		return 1;
+	return t->nthreads ? (double)t->nthreads : 1;
+}
+
+static uint32_t phase_events_in(const struct tsrc *t, uint64_t t0, uint64_t t1,
+				struct cs_step *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nph; i++)
+		if (t->ph[i].t >= t0 && t->ph[i].t < t1 && st->nphase < CS_MAX_PHASE_EVENTS) {
+			st->phase[st->nphase].t = t->ph[i].t;
+			st->phase[st->nphase++].name = t->ph[i].name;
+		}
+	return st->nphase;
+}
+
+static int ts_step(struct cs_source *s, struct cs_step *st)
+{
+	struct tsrc *t = T(s);
+	double alive = 0;
+	uint32_t i;
+
+	if (t->cur >= t->nbuckets)
+		return -1;
+	st->t0 = (uint64_t)t->cur * t->period;
+	st->t1 = st->t0 + t->period;
+	if (st->t1 > t->run_ns || t->cur == t->nbuckets - 1)
+		st->t1 = t->run_ns > st->t0 ? t->run_ns : st->t0 + 1;
+	for (i = 0; i < t->nthreads; i++)
+		alive += t->threads[i].alive[t->cur];
+	st->load = alive > 0 ? 1 - t->flush[t->cur] / alive : 1;
+	phase_events_in(t, st->t0, t->cur == t->nbuckets - 1 ? UINT64_MAX : st->t1, st);
+	t->cur++;
+	st->last = t->cur >= t->nbuckets;
+	return 0;
+}
+
+static double ts_read(struct cs_source *s, int id)
+{
+	struct tsrc *t = T(s);
+	struct ts_req *r;
+	uint32_t b = t->cur - 1, i;
+	double v = 0;
+
+	if (id < 0 || (uint32_t)id >= t->nreqs || !t->reqs[id].used || !t->cur)
+		return 0;
+	r = &t->reqs[id];
+	if (r->m == M_THREADS) {
+		for (i = 0; i < t->nthreads; i++)
+			if (r->thread == UINT32_MAX || r->thread == i)
+				v += t->threads[i].alive[b];
+		return v;
+	}
+	for (i = 0; i < r->nnodes; i++) {
+		const struct ts_node *n = &t->nodes[r->nodes[i]];
+
+		while (r->cursor[i] < n->ne && n->e[r->cursor[i]].bucket < b)
+			r->cursor[i]++;
+		if (r->cursor[i] < n->ne && n->e[r->cursor[i]].bucket == b) {
+			const struct ts_entry *e = &n->e[r->cursor[i]];
+
+			v += r->m == M_CPU ? e->secs : r->m == M_CALLS ? e->calls
+							: e->events * t->alpha_s;
+		}
+	}
+	return v;
+}
+
+static uint64_t ts_run_end(struct cs_source *s)
+{
+	return T(s)->run_ns;
+}
+
+static uint64_t ts_phase_end(struct cs_source *s, uint64_t start)
+{
+	struct tsrc *t = T(s);
+	uint32_t i;
+
+	for (i = 0; i < t->nph; i++)
+		if (t->ph[i].t > start)
+			return t->ph[i].t;
+	return t->run_ns;
+}
+
+/* Resources seen before the next period: procedures called, call paths, threads started. */
+static uint64_t ts_generation(struct cs_source *s)
+{
+	struct tsrc *t = T(s);
+
+	return t->cur < t->nbuckets ? t->seen_by[t->cur] : t->seen_by[t->nbuckets];
+}
+
+static const struct cs_source_ops trace_ops = {
+	.supports = ts_supports, .children = ts_children, .request = ts_request,
+	.cancel = ts_cancel, .cost = ts_cost, .max_rate = ts_max_rate, .step = ts_step,
+	.read = ts_read, .run_end = ts_run_end, .phase_end = ts_phase_end,
+	.generation = ts_generation,
+	.sample_bytes = 12, /* the thesis's: counter id, time stamp, value (seed 003 §4.2) */
+};
+
+struct cs_source *trace_source_new(const struct strc_file *f, uint64_t period_ns, char *err,
+				   size_t cap)
+{
+	struct tsrc *t;
+	uint64_t first = UINT64_MAX, last = 0;
+	uint32_t i;
+
+	for (i = 0; i < f->nthreads; i++) {
+		const struct strc_thread *st = &f->threads[i];
+
+		if (!st->nev)
+			continue;
+		first = st->ev[0].t < first ? st->ev[0].t : first;
+		last = st->ev[st->nev - 1].t > last ? st->ev[st->nev - 1].t : last;
+	}
+	if (first == UINT64_MAX || last <= first) {
+		snprintf(err, cap, "the trace holds no events to search");
+		return NULL;
+	}
+	t = xcalloc(1, sizeof(*t));
+	t->pub = (struct cs_source){ &trace_ops, t };
+	t->f = f;
+	t->origin = first;
+	t->ticks_per_ns = f->ticks_per_ns > 0 ? f->ticks_per_ns : 1;
+	t->run_ns = ns_of(t, last);
+	t->period = period_ns ? period_ns : 50000000;
+	t->nbuckets = (uint32_t)((t->run_ns + t->period - 1) / t->period);
+	if (!t->nbuckets)
+		t->nbuckets = 1;
+	t->alpha_s = f->has_calib ? f->calib.o_full / 2 / 1e9 : 0;
+	t->flush = xcalloc(t->nbuckets, sizeof(double));
+	t->nthreads = f->nthreads;
+	t->threads = xcalloc(f->nthreads ? f->nthreads : 1, sizeof(*t->threads));
+	cost_defaults(&t->cost);
+	name_procs(t);
+	replay_all(t);
+	count_seen(t);
+	return &t->pub;
+}
+
+void trace_source_free(struct cs_source *s)
+{
+	struct tsrc *t;
+	uint32_t i;
+
+	if (!s)
+		return;
+	t = T(s);
+	for (i = 0; i < t->nnodes; i++)
+		free(t->nodes[i].e);
+	for (i = 0; i < t->nprocs; i++) {
+		free(t->procs[i].module);
+		free(t->procs[i].name);
+	}
+	for (i = 0; i < t->nthreads; i++)
+		free(t->threads[i].alive);
+	for (i = 0; i < t->nreqs; i++)
+		ts_cancel(s, (int)i);
+	free(t->nodes);
+	free(t->procs);
+	free(t->proc_of_func);
+	free(t->threads);
+	free(t->flush);
+	free(t->seen_by);
+	free(t->ph);
+	free(t->reqs);
+	free(t);
+}
+
+void trace_source_info(struct cs_source *s, struct trace_source_info *out)
+{
+	struct tsrc *t = T(s);
+	uint32_t i, mods = 0, paths = 0, j;
+
+	for (i = 0; i < t->nprocs; i++) {
+		for (j = 0; j < i && strcmp(t->procs[j].module, t->procs[i].module); j++)
+			;
+		mods += j == i && t->procs[i].first_bucket != UINT32_MAX;
+	}
+	for (i = 0; i < t->nnodes; i++)
+		paths += t->nodes[i].proc != UINT32_MAX;
+	*out = (struct trace_source_info){ .events = t->events, .run_ns = t->run_ns,
+					   .threads = t->nthreads, .modules = mods,
+					   .call_paths = paths, .metrics = M_COUNT,
+					   .period_ns = t->period };
+	for (i = 0; i < t->nprocs; i++)
+		out->procedures += t->procs[i].first_bucket != UINT32_MAX;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct ts_row *x = a, *y = b;
+
+	if (x->secs != y->secs)
+		return x->secs > y->secs ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+uint32_t trace_source_profile(struct cs_source *s, const struct cs_focus *f, uint64_t t0,
+			      uint64_t t1, struct ts_row *rows, uint32_t max, double *span)
+{
+	struct tsrc *t = T(s);
+	struct ts_row *all = xcalloc(t->nprocs ? t->nprocs : 1, sizeof(*all));
+	uint32_t *nodes = NULL, n = 0, th, i, k, nr = 0;
+	uint64_t b0 = t0 / t->period, b1 = (t1 + t->period - 1) / t->period;
+
+	if (b1 > t->nbuckets)
+		b1 = t->nbuckets;
+	*span = (double)((b1 < t->nbuckets ? b1 * t->period : t->run_ns) -
+			 (b0 < b1 ? b0 * t->period : 0)) / 1e9;
+	if (b0 >= b1)
+		*span = 0;
+	for (i = 0; i < t->nprocs; i++)
+		all[i] = (struct ts_row){ t->procs[i].module, t->procs[i].name, 0, 0 };
+	if (focus_nodes(t, f, &nodes, &n, &th) == 0) {
+		for (i = 0; i < n; i++) {
+			const struct ts_node *nd = &t->nodes[nodes[i]];
+
+			if (nd->proc == UINT32_MAX)
+				continue;
+			for (k = 0; k < nd->ne; k++)
+				if (nd->e[k].bucket >= b0 && nd->e[k].bucket < b1) {
+					all[nd->proc].secs += nd->e[k].secs;
+					all[nd->proc].calls += nd->e[k].calls;
+				}
+		}
+	}
+	free(nodes);
+	qsort(all, t->nprocs, sizeof(*all), cmp_row);
+	for (i = 0; i < t->nprocs && nr < max; i++)
+		if (all[i].secs > 0 || all[i].calls)
+			rows[nr++] = all[i];
+	free(all);
+	return nr;
+}
