@@ -234,6 +234,19 @@ $(UNIT_SAMPLE): tests/unit/test_sample.c runtime/sample_table.c format/profile_c
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
 
+# The Performance Consultant (tool/consult/): the hypothesis language, and the W3 search engine
+# on a synthetic data source (exact Search History Graphs).
+UNIT_CONSULT := $(TEST_BUILD)/test_consult
+UNIT_BINS += $(UNIT_CONSULT)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_CONSULT)"
+
+$(UNIT_CONSULT): tests/unit/test_consult.c tool/consult/engine.c tool/consult/focus.c \
+		tool/consult/hyp.c tool/mdl/lex.c tool/util.c $(wildcard tool/consult/*.h) \
+		tool/mdl/mdl_lex.h share/sonde/hypotheses.hyp
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -DHYP_BUILTIN='"$(CURDIR)/share/sonde/hypotheses.hyp"' -o $@ \
+		$(filter %.c,$^) $(TEST_LIBS)
+
 # Last: their prerequisites are expanded when read, so every UNIT_BINS += must come first.
 unit: $(UNIT_BINS)
 	tests/integration/run.sh --no-integration $(UNIT_CMDS)

@@ -536,6 +536,7 @@ static void flip(struct cs_engine *e, struct cs_node *n, int to_true)
 {
 	if (n->nflips < CS_MAX_FLIPS)
 		n->flips[n->nflips++] = (struct cs_flip){ e->now, to_true };
+	n->transitions++;
 	n->state = to_true ? CS_TRUE : CS_FALSE;
 	if (!n->t_decided)
 		n->t_decided = e->now;

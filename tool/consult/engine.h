@@ -62,8 +62,9 @@ struct cs_node {
 	double share;        /* the share expression's value at the last evaluation, -1: none */
 	double values[CS_MAX_TERMS]; /* each metric's cumulative average then */
 	uint64_t samples;    /* samples this node's requests delivered while it used them */
-	struct cs_flip flips[CS_MAX_FLIPS];
+	struct cs_flip flips[CS_MAX_FLIPS]; /* the first transitions */
 	uint32_t nflips;
+	uint32_t transitions; /* all of them */
 	int was_true;        /* it was true at some point */
 	const char *why;     /* why it stopped: "sufficient observation time", ... */
 };

@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Performance Consultant (tool/consult/): the hypothesis language, and the W3 search
+ * engine driven by a synthetic data source whose metrics are exact functions of time, so each
+ * test can assert the Search History Graph exactly: which node is true, false, deferred,
+ * never concluded or unavailable, and at which sample.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "consult/engine.h"
+#include "consult/hyp.h"
+
+/* ---- a synthetic source: 50 ms periods; rates given by a function of (metric, focus) ---- */
+
+#define PERIOD 50000000ull
+
+struct syn {
+	struct cs_source pub;
+	uint32_t nsteps, cur;
+	int known_end;
+	double load;
+	double cost;            /* CPUs per request at a procedure */
+	const char *unsupported; /* a metric it cannot measure */
+	double (*rate)(const char *metric, const char *code, uint32_t step);
+	const char *const *procs; /* "/Code/m/<name>" children of /Code/m, NULL-terminated */
+	struct { uint32_t step; const char *name; } ph[4];
+	uint32_t nph;
+	struct { char metric[32], code[128]; } req[256];
+	uint32_t nreq;
+};
+
+static struct syn *S(struct cs_source *s)
+{
+	return s->impl;
+}
+
+static int syn_supports(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	(void)f;
+	return !S(s)->unsupported || strcmp(metric, S(s)->unsupported);
+}
+
+static uint32_t syn_children(struct cs_source *s, const struct cs_focus *f, int h, char ***out)
+{
+	const char *code = f->part[H_CODE];
+	uint32_t n = 0, i;
+
+	*out = NULL;
+	if (h != H_CODE)
+		return 0;
+	if (!code) {
+		*out = malloc(sizeof(char *));
+		(*out)[0] = strdup("/Code/m");
+		return 1;
+	}
+	if (strcmp(code, "/Code/m"))
+		return 0;
+	for (i = 0; S(s)->procs && S(s)->procs[i]; i++)
+		n++;
+	*out = calloc(n ? n : 1, sizeof(char *));
+	for (i = 0; i < n; i++) {
+		char buf[128];
+
+		snprintf(buf, sizeof(buf), "/Code/m/%s", S(s)->procs[i]);
+		(*out)[i] = strdup(buf);
+	}
+	return n;
+}
+
+static int syn_request(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	struct syn *y = S(s);
+
+	snprintf(y->req[y->nreq].metric, sizeof(y->req[0].metric), "%s", metric);
+	snprintf(y->req[y->nreq].code, sizeof(y->req[0].code), "%s",
+		 f->part[H_CODE] ? f->part[H_CODE] : "/");
+	return (int)y->nreq++;
+}
+
+static void syn_cancel(struct cs_source *s, int id)
+{
+	(void)s;
+	(void)id;
+}
+
+static double syn_cost(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	if (strcmp(metric, "busy"))
+		return 0;
+	return f->part[H_CODE] && strchr(f->part[H_CODE] + 6, '/') ? S(s)->cost : 0;
+}
+
+static double syn_max_rate(struct cs_source *s, const char *metric, const struct cs_focus *f)
+{
+	(void)s;
+	(void)metric;
+	(void)f;
+	return 1;
+}
+
+static int syn_step(struct cs_source *s, struct cs_step *st)
+{
+	struct syn *y = S(s);
+	uint32_t i;
+
+	if (y->cur >= y->nsteps)
+		return -1;
+	st->t0 = y->cur * PERIOD;
+	st->t1 = st->t0 + PERIOD;
+	st->load = y->load;
+	for (i = 0; i < y->nph; i++)
+		if (y->ph[i].step == y->cur) {
+			st->phase[st->nphase].t = st->t0;
+			st->phase[st->nphase++].name = y->ph[i].name;
+		}
+	y->cur++;
+	st->last = y->cur == y->nsteps;
+	return 0;
+}
+
+static double syn_read(struct cs_source *s, int id)
+{
+	struct syn *y = S(s);
+	double dt = (double)PERIOD / 1e9;
+
+	if (!strcmp(y->req[id].metric, "active_threads"))
+		return dt;
+	return y->rate(y->req[id].metric, y->req[id].code, y->cur - 1) * dt;
+}
+
+static uint64_t syn_run_end(struct cs_source *s)
+{
+	return S(s)->known_end ? S(s)->nsteps * PERIOD : 0;
+}
+
+static uint64_t syn_phase_end(struct cs_source *s, uint64_t start)
+{
+	struct syn *y = S(s);
+	uint32_t i;
+
+	if (!y->known_end)
+		return 0;
+	for (i = 0; i < y->nph; i++)
+		if (y->ph[i].step * PERIOD > start)
+			return y->ph[i].step * PERIOD;
+	return y->nsteps * PERIOD;
+}
+
+static uint64_t syn_generation(struct cs_source *s)
+{
+	(void)s;
+	return 1;
+}
+
+static const struct cs_source_ops syn_ops = {
+	syn_supports, syn_children, syn_request, syn_cancel, syn_cost, syn_max_rate, syn_step,
+	syn_read, syn_run_end, syn_phase_end, syn_generation, 12,
+};
+
+static void syn_init(struct syn *y, uint32_t nsteps,
+		     double (*rate)(const char *, const char *, uint32_t))
+{
+	static const char *const procs[] = { "hot", "cold", NULL };
+
+	memset(y, 0, sizeof(*y));
+	y->pub = (struct cs_source){ &syn_ops, y };
+	y->nsteps = nsteps;
+	y->known_end = 1;
+	y->load = 1;
+	y->rate = rate;
+	y->procs = procs;
+	y->unsupported = "sync_time";
+}
+
+/* A small why axis: the root, Hot (busy > T), and one the source cannot measure. */
+static const char *const HYPS =
+	"threshold T = 0.2;\n"
+	"hypothesis Top { }\n"
+	"hypothesis Hot { parent Top; test busy / active_threads > T; share busy; }\n"
+	"hypothesis Locks { parent Top; test sync_time > T; }\n";
+
+static struct hyp_lib *lib_of(const char *text)
+{
+	struct hyp_lib *lib = hyp_lib_new();
+
+	if (hyp_load_string(lib, "test.hyp", text) != 0) {
+		fprintf(stderr, "%s\n", lib->err);
+		fail();
+	}
+	return lib;
+}
+
+static const struct cs_node *node_at(const struct cs_engine *e, const char *hyp,
+				     const char *focus, const char *phase)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nnodes; i++) {
+		const struct cs_node *n = &e->nodes[i];
+		char f[256];
+
+		cs_focus_str(f, sizeof(f), &n->focus);
+		if (strcmp(e->lib->hyps[n->hyp].name, hyp) || strcmp(f, focus))
+			continue;
+		if (!phase ? n->phase < 0 : n->phase >= 0 && !strcmp(e->phases[n->phase].name, phase))
+			return n;
+	}
+	return NULL;
+}
+
+static enum cs_state state_of(const struct cs_engine *e, const char *hyp, const char *focus,
+			      const char *phase)
+{
+	const struct cs_node *n = node_at(e, hyp, focus, phase);
+
+	return n ? n->state : CS_STATE_COUNT;
+}
+
+static uint32_t step_of(uint64_t t)
+{
+	return (uint32_t)(t / PERIOD);
+}
+
+/* ---- the hypothesis language ---- */
+
+static void expect_error(const char *text, const char *msg)
+{
+	struct hyp_lib *lib = hyp_lib_new();
+
+	assert_int_equal(hyp_load_string(lib, "bad.hyp", text), -1);
+	if (!strstr(lib->err, msg)) {
+		fprintf(stderr, "got: %s\nwanted: %s\n", lib->err, msg);
+		fail();
+	}
+	hyp_lib_free(lib);
+}
+
+static void test_language(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	char buf[256];
+	int h;
+
+	(void)state;
+	assert_int_equal(lib->nhyps, 3);
+	h = hyp_find(lib, "Hot");
+	assert_int_equal(h, 1);
+	assert_int_equal(lib->hyps[0].nchildren, 2);
+	assert_int_equal(lib->hyps[h].nmetrics, 2);
+	hx_print(buf, sizeof(buf), lib, lib->hyps[h].test);
+	assert_string_equal(buf, "busy / active_threads > T");
+	assert_int_equal(hyp_set_threshold(lib, "T=0.35"), 0);
+	assert_true(lib->thresholds[0].value == 0.35);
+	assert_int_equal(hyp_set_threshold(lib, "U=1"), -1);
+	assert_non_null(strstr(lib->err, "unknown threshold 'U'"));
+	assert_int_equal(hyp_set_threshold(lib, "T=-1"), -1);
+	/* a later file sets a threshold again; hypotheses cannot be redefined */
+	assert_int_equal(hyp_load_string(lib, "user.hyp", "threshold T = 0.5 \"mine\";"), 0);
+	assert_true(lib->thresholds[0].value == 0.5);
+	assert_int_equal(hyp_load_string(lib, "user.hyp", "\nhypothesis Hot { }"), -1);
+	assert_string_equal(lib->err, "user.hyp:2:12: 'Hot' is already defined");
+	hyp_lib_free(lib);
+
+	expect_error("hypothesis Top { }\nhypothesis A { parent Nope; test x > 1; }",
+		     "bad.hyp:2:23: unknown hypothesis 'Nope'");
+	expect_error("hypothesis Top { }\nhypothesis A { parent Top; test x + 1; }",
+		     "bad.hyp:2:35: expected a comparison here, found a number");
+	expect_error("hypothesis Top { }\nhypothesis A { parent Top; test (x > 1) > 2; }",
+		     "bad.hyp:2:36: expected a number here, found a comparison");
+	expect_error("hypothesis Top { }\nhypothesis A { parent Top; test x > 1 @; }",
+		     "bad.hyp:2:39: unexpected character '@'");
+	expect_error("hypothesis Top { }\nhypothesis A { parent Top; }",
+		     "bad.hyp:2:12: hypothesis 'A' has a parent but no test");
+	expect_error("hypothesis A { test x > 1; }", "has a test but no parent");
+	expect_error("threshold X = 1.5.2;", "bad.hyp:1:15: bad number");
+	expect_error("hypothesis Top { hint Disks; }", "bad.hyp:1:23: unknown hierarchy");
+	expect_error("hypothesis Top { name \"open; }", "bad.hyp:1:23: unterminated string");
+}
+
+static void test_builtin_file(void **state)
+{
+	struct hyp_lib *lib = hyp_lib_new();
+	static const char *const names[] = {
+		"TopLevel", "CPUBound", "SyncBottleneck", "ExcessiveSyncWaitingTime",
+		"FrequentSyncOps", "IOBottleneck", "ExcessiveIOBlockingTime", "TooManySmallIOOps",
+		"VirtualMemory", "InstrumentationOverhead",
+	};
+	size_t i;
+
+	(void)state;
+	if (hyp_load_file(lib, HYP_BUILTIN) != 0) {
+		fprintf(stderr, "%s\n", lib->err);
+		fail();
+	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		assert_int_equal(hyp_find(lib, names[i]), (int)i);
+	assert_int_equal(lib->hyps[hyp_find(lib, "ExcessiveSyncWaitingTime")].parents[0],
+			 hyp_find(lib, "SyncBottleneck"));
+	assert_int_equal(lib->hyps[hyp_find(lib, "ExcessiveSyncWaitingTime")].hint, H_SYNC);
+	assert_true(lib->thresholds[hyp_find_threshold(lib, "SmallIOBytes")].fixed);
+	hyp_lib_free(lib);
+}
+
+/* ---- the search ---- */
+
+/* The whole program is busy; "hot" 0.8 of it, "cold" 0.05. */
+static double rate_cpu(const char *metric, const char *code, uint32_t step)
+{
+	(void)step;
+	if (strcmp(metric, "busy"))
+		return 0;
+	if (!strcmp(code, "/Code/m/hot"))
+		return 0.8;
+	if (!strcmp(code, "/Code/m/cold"))
+		return 0.05;
+	return 0.9;
+}
+
+static struct cs_engine *search(struct syn *y, struct hyp_lib *lib, const struct cs_params *p)
+{
+	struct cs_engine *e = cs_engine_new(lib, p, &y->pub);
+
+	cs_engine_run(e);
+	return e;
+}
+
+static void test_magnify(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *n;
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 60, rate_cpu);
+	e = search(&y, lib, &p);
+	/* why: Hot at the whole program after the minimum observation time (5 periods) */
+	n = node_at(e, "Hot", "/", NULL);
+	assert_non_null(n);
+	assert_int_equal(n->state, CS_TRUE);
+	assert_int_equal(step_of(n->t_decided), 5);
+	assert_int_equal(state_of(e, "Locks", "/", NULL), CS_UNAVAILABLE);
+	/* where: the module, then its procedures, each after 5 more periods */
+	n = node_at(e, "Hot", "/Code/m", NULL);
+	assert_int_equal(n->state, CS_TRUE);
+	assert_int_equal(step_of(n->t_decided), 10);
+	n = node_at(e, "Hot", "/Code/m/hot", NULL);
+	assert_int_equal(n->state, CS_TRUE);
+	assert_int_equal(step_of(n->t_decided), 15);
+	assert_true(fabs(n->share - 0.8) < 1e-9);
+	assert_true(cs_node_is_bottleneck(e, n));
+	assert_false(cs_node_is_bottleneck(e, node_at(e, "Hot", "/Code/m", NULL)));
+	/* cold: never above 0.2; the run's end is known, so false once the rest of the run
+	 * could not lift its average over 0.2 -- but the sufficient observation time (1 s, 20
+	 * periods from its start at 10) comes first: given up, not false */
+	n = node_at(e, "Hot", "/Code/m/cold", NULL);
+	assert_int_equal(n->state, CS_NEVER);
+	assert_int_equal(step_of(n->t_end), 30);
+	assert_int_equal(e->nnodes, 6);
+	cs_engine_free(e);
+
+	/* with a long sufficient time, cold is false when even the busiest rest of the run
+	 * could not lift it: busy / active_threads at most (0.05 O + R) / O (busy all the R s
+	 * to come, active_threads as low as it could be), <= 0.2 when R <= 0.15 O, with
+	 * O = t - 0.5 s observed and R = 3 s - t: t >= 2.674 s, period 54 */
+	p.suff_obs = 100;
+	syn_init(&y, 60, rate_cpu);
+	e = search(&y, lib, &p);
+	n = node_at(e, "Hot", "/Code/m/cold", NULL);
+	assert_int_equal(n->state, CS_FALSE);
+	assert_int_equal(step_of(n->t_decided), 54);
+	cs_engine_free(e);
+
+	/* live: the end is unknown, so nothing is ever false before it */
+	syn_init(&y, 60, rate_cpu);
+	y.known_end = 0;
+	e = search(&y, lib, &p);
+	n = node_at(e, "Hot", "/Code/m/cold", NULL);
+	assert_int_equal(n->state, CS_FALSE);
+	assert_int_equal(step_of(n->t_decided), 60); /* at the end, on all its data */
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+/* 0.31 for 10 periods, then nothing: the cumulative average falls below the threshold. */
+static double rate_fall(const char *metric, const char *code, uint32_t step)
+{
+	(void)code;
+	return !strcmp(metric, "busy") && step < 10 ? 0.31 : 0;
+}
+
+static void test_hysteresis(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *n;
+
+	(void)state;
+	cs_params_default(&p);
+	/* without hysteresis: 3.1 / (10 + k) <= 2 from k = 6: false after period 16 */
+	p.hyst = 1;
+	syn_init(&y, 40, rate_fall);
+	e = search(&y, lib, &p);
+	n = node_at(e, "Hot", "/", NULL);
+	assert_int_equal(n->state, CS_FALSE);
+	assert_true(n->was_true);
+	assert_int_equal(n->nflips, 2);
+	assert_int_equal(step_of(n->flips[0].t), 5);
+	assert_int_equal(step_of(n->flips[1].t), 16);
+	cs_engine_free(e);
+	/* hysteresis 0.9: true turns false below 0.18: 3.1 / (10 + k) < 1.8 from k = 8 */
+	p.hyst = 0.9;
+	syn_init(&y, 40, rate_fall);
+	e = search(&y, lib, &p);
+	n = node_at(e, "Hot", "/", NULL);
+	assert_int_equal(n->nflips, 2);
+	assert_int_equal(step_of(n->flips[1].t), 18);
+	/* a true node that turned false is re-tested, and stays in the graph as was-true */
+	assert_int_equal(n->state, CS_FALSE);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+/* A cumulative average that hovers around the threshold: 0.3 for 10 periods, then 0.21 and
+ * 0.19 in turn, 10 periods each (the rates that give it; some are negative, which only this
+ * synthetic source can do). */
+static double avg_wobble(uint32_t n)
+{
+	return n <= 10 ? 0.3 : ((n - 11) / 10) % 2 ? 0.19 : 0.21;
+}
+
+static double rate_wobble(const char *metric, const char *code, uint32_t step)
+{
+	(void)code;
+	if (strcmp(metric, "busy"))
+		return 0;
+	return avg_wobble(step + 1) * (step + 1) - (step ? avg_wobble(step) * step : 0);
+}
+
+static void test_damping(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	uint32_t flips_plain;
+
+	(void)state;
+	cs_params_default(&p);
+	p.hyst = 1;
+	syn_init(&y, 200, rate_wobble);
+	y.known_end = 0;
+	e = search(&y, lib, &p);
+	flips_plain = node_at(e, "Hot", "/", NULL)->transitions;
+	cs_engine_free(e);
+	p.hyst = 0.9;
+	syn_init(&y, 200, rate_wobble);
+	y.known_end = 0;
+	e = search(&y, lib, &p);
+	/* appendix A: with hysteresis the test stops oscillating */
+	assert_int_equal(flips_plain, 19);
+	assert_int_equal(node_at(e, "Hot", "/", NULL)->transitions, 1);
+	assert_int_equal(node_at(e, "Hot", "/", NULL)->state, CS_TRUE);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+static double rate_three(const char *metric, const char *code, uint32_t step)
+{
+	(void)step;
+	if (strcmp(metric, "busy"))
+		return 0;
+	if (!strncmp(code, "/Code/m/", 8))
+		return !strcmp(code, "/Code/m/b") ? 0.5 : 0.01;
+	return 0.9;
+}
+
+static void test_budget_and_ignore(void **state)
+{
+	static const char *const procs[] = { "a", "b", "c", NULL };
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *a, *b, *c;
+
+	(void)state;
+	cs_params_default(&p);
+	p.suff_obs = 0.5;
+	syn_init(&y, 80, rate_three);
+	y.procs = procs;
+	y.cost = 0.06; /* one procedure at a time fits the budget of 0.10 */
+	e = cs_engine_new(lib, &p, &y.pub);
+	while (e->now < 11 * PERIOD)
+		cs_engine_step(e);
+	assert_int_equal(state_of(e, "Hot", "/Code/m/a", NULL), CS_TESTING);
+	assert_int_equal(state_of(e, "Hot", "/Code/m/b", NULL), CS_DEFERRED);
+	assert_int_equal(state_of(e, "Hot", "/Code/m/c", NULL), CS_DEFERRED);
+	cs_engine_run(e);
+	a = node_at(e, "Hot", "/Code/m/a", NULL);
+	b = node_at(e, "Hot", "/Code/m/b", NULL);
+	c = node_at(e, "Hot", "/Code/m/c", NULL);
+	/* in order, each after the one before gave up (0.5 s) */
+	assert_int_equal(step_of(a->t_start), 10);
+	assert_int_equal(step_of(b->t_start), 20);
+	assert_int_equal(b->state, CS_TRUE);
+	assert_int_equal(step_of(c->t_start), 25);
+	/* b, true, keeps its instrumentation; c still starts: nothing else is under test */
+	assert_true(fabs(e->st.cost_max - 0.12) < 1e-12);
+	cs_engine_free(e);
+
+	/* ignore a: tested after the others; priority c: first */
+	p.ignore = (const char *[]){ "/Code/m/a" };
+	p.nignore = 1;
+	p.priority = (const char *[]){ "/Code/m/c" };
+	p.npriority = 1;
+	syn_init(&y, 80, rate_three);
+	y.procs = procs;
+	y.cost = 0.06;
+	e = search(&y, lib, &p);
+	a = node_at(e, "Hot", "/Code/m/a", NULL);
+	b = node_at(e, "Hot", "/Code/m/b", NULL);
+	c = node_at(e, "Hot", "/Code/m/c", NULL);
+	assert_true(c->t_start < b->t_start);
+	assert_true(b->t_start < a->t_start);
+	assert_int_equal(step_of(c->t_start), 10);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+/* The procedure "hot" is busy only in phase B (periods 30 to 59), "cold" only in A. */
+static double rate_phases(const char *metric, const char *code, uint32_t step)
+{
+	int in_b = step >= 30;
+
+	if (strcmp(metric, "busy"))
+		return 0;
+	if (!strcmp(code, "/Code/m/hot"))
+		return in_b ? 0.9 : 0;
+	if (!strcmp(code, "/Code/m/cold"))
+		return in_b ? 0 : 0.9;
+	return 0.95;
+}
+
+static void test_phases(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *n;
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 60, rate_phases);
+	y.ph[0].step = 0;
+	y.ph[0].name = "A";
+	y.ph[1].step = 30;
+	y.ph[1].name = "B";
+	y.nph = 2;
+	e = search(&y, lib, &p);
+	assert_int_equal(e->nphases, 2);
+	assert_int_equal(state_of(e, "Top", "/", "A"), CS_TRUE);
+	n = node_at(e, "Hot", "/Code/m/cold", "A");
+	assert_int_equal(n->state, CS_TRUE);
+	assert_true(cs_node_is_bottleneck(e, n));
+	n = node_at(e, "Hot", "/Code/m/hot", "B");
+	assert_int_equal(n->state, CS_TRUE);
+	assert_int_equal(step_of(n->t_decided), 31 + 15);
+	assert_true(cs_node_is_bottleneck(e, n));
+	/* the other procedure in each phase: false (the phase's end is known) or given up */
+	assert_true(state_of(e, "Hot", "/Code/m/hot", "A") == CS_FALSE ||
+		    state_of(e, "Hot", "/Code/m/hot", "A") == CS_NEVER);
+	assert_true(state_of(e, "Hot", "/Code/m/cold", "B") == CS_FALSE ||
+		    state_of(e, "Hot", "/Code/m/cold", "B") == CS_NEVER);
+	assert_false(node_at(e, "Hot", "/Code/m/hot", "A")->was_true);
+	assert_false(node_at(e, "Hot", "/Code/m/cold", "B")->was_true);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+/* Late refinements: the fraction of the interval observed holds a conclusion back. */
+static double rate_late(const char *metric, const char *code, uint32_t step)
+{
+	(void)step;
+	if (strcmp(metric, "busy"))
+		return 0;
+	return !strcmp(code, "/Code/m/hot") ? 0.8 : 0.9;
+}
+
+static void test_min_fraction(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *n;
+
+	(void)state;
+	cs_params_default(&p);
+	p.min_fraction = 0.5; /* hot starts at period 10: observed >= half of elapsed at 20 */
+	syn_init(&y, 60, rate_late);
+	e = search(&y, lib, &p);
+	n = node_at(e, "Hot", "/Code/m", NULL);
+	/* the module starts at 5 and needs 5 observed of 10 elapsed */
+	assert_int_equal(step_of(n->t_decided), 10);
+	n = node_at(e, "Hot", "/Code/m/hot", NULL);
+	assert_int_equal(step_of(n->t_start), 10);
+	assert_int_equal(step_of(n->t_decided), 20);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+/* Load compensation: the program runs half the time; 0.15 busy is 0.30 of what it could. */
+static double rate_load(const char *metric, const char *code, uint32_t step)
+{
+	(void)code;
+	(void)step;
+	return !strcmp(metric, "busy") ? 0.15 : 0;
+}
+
+static void test_load(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 40, rate_load);
+	y.load = 0.5;
+	e = search(&y, lib, &p);
+	assert_int_equal(state_of(e, "Hot", "/", NULL), CS_TRUE);
+	cs_engine_free(e);
+	p.load_comp = 0;
+	syn_init(&y, 40, rate_load);
+	y.load = 0.5;
+	e = search(&y, lib, &p);
+	assert_false(node_at(e, "Hot", "/", NULL)->was_true);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+/* Hints order where-refinements; a hypothesis with refinements of its own is refined along
+ * why only. */
+static void test_why_then_where(void **state)
+{
+	struct hyp_lib *lib = lib_of("threshold T = 0.2;\n"
+				      "hypothesis Top { }\n"
+				      "hypothesis Hot { parent Top; test busy > T; }\n"
+				      "hypothesis Hotter { parent Hot; test busy > 0.5; hint Code; }\n");
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 60, rate_cpu);
+	e = search(&y, lib, &p);
+	assert_int_equal(state_of(e, "Hot", "/", NULL), CS_TRUE);
+	assert_null(node_at(e, "Hot", "/Code/m", NULL));
+	assert_int_equal(state_of(e, "Hotter", "/", NULL), CS_TRUE);
+	assert_int_equal(state_of(e, "Hotter", "/Code/m/hot", NULL), CS_TRUE);
+	assert_int_equal(node_at(e, "Hotter", "/Code/m/hot", NULL)->axis, CS_WHERE);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
+static void test_focus(void **state)
+{
+	struct cs_focus f, g;
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(cs_focus_parse(&f, "/Threads/12,/Code/app.c/solve"), 0);
+	cs_focus_str(buf, sizeof(buf), &f);
+	assert_string_equal(buf, "/Code/app.c/solve,/Threads/12");
+	cs_focus_copy(&g, &f);
+	assert_true(cs_focus_equal(&f, &g));
+	cs_focus_free(&g);
+	assert_int_equal(cs_focus_parse(&g, "/Code"), 0);
+	cs_focus_str(buf, sizeof(buf), &g);
+	assert_string_equal(buf, "/");
+	assert_false(cs_focus_equal(&f, &g));
+	assert_int_equal(cs_focus_parse(&g, "/Disks/1"), -1);
+	cs_focus_free(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_language),
+		cmocka_unit_test(test_builtin_file),
+		cmocka_unit_test(test_focus),
+		cmocka_unit_test(test_magnify),
+		cmocka_unit_test(test_hysteresis),
+		cmocka_unit_test(test_damping),
+		cmocka_unit_test(test_budget_and_ignore),
+		cmocka_unit_test(test_phases),
+		cmocka_unit_test(test_min_fraction),
+		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_why_then_where),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
