@@ -2764,6 +2764,169 @@ def t_io_os_bad_input(o):
 
 
 # ---------------------------------------------------------------------------------------------
+# The Performance Consultant (sonde consult, docs/consult.md) on the planted programs of
+# examples/, post mortem: what it finds is asserted exactly; the same trace gives the same graph.
+
+EXAMPLES = os.path.join(ROOT, 'examples')
+
+
+def build_example(name):
+    """examples/NAME.c built with `sonde cc` at -O1 (as their comments say)."""
+    key = ('example', name)
+    if key in BUILT:
+        if BUILT[key] is None:
+            raise Fail(f'{name} did not build')
+        return BUILT[key]
+    out = os.path.join(TMP, 'bin', name)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    cmd = [SONDE, 'cc', '--', CC, '-O1', '-g', '-o', out, os.path.join(EXAMPLES, name + '.c')]
+    BUILT[key] = None
+    with check(f'build example {name}') as c:
+        p = run(cmd, cwd=ROOT)
+        expect(p.returncode == 0, f'{shlex.join(cmd)}: {describe(p)}')
+        expect(b'warning' not in p.stderr, f'compiler warnings: {first_line(p.stderr)}')
+    if not c.ok:
+        raise Fail(f'{name} did not build')
+    BUILT[key] = out
+    return out
+
+
+def consult(d, *opts, status=0):
+    """`sonde consult D --json F OPTS`: (text output, the JSON)."""
+    js = os.path.join(TMP, f'consult-{RUNS[0]}-{len(opts)}.json')
+    RUNS[0] += 1
+    p = run([SONDE, 'consult', d, '-q', '--json', js] + list(opts), timeout=300)
+    expect(p.returncode == status, f'sonde consult {d}: {describe(p)}')
+    with open(js) as f:
+        return p.stdout.decode(), json.load(f)
+
+
+def findings(js, phases=None):
+    """The bottlenecks as (hypothesis, focus, phase)."""
+    out = set()
+    for i in js['bottlenecks']:
+        n = js['nodes'][i]
+        expect(n['bottleneck'] and n['was_true'], f'bottleneck node {i} not marked')
+        if phases is None or (n['phase'] is not None) == phases:
+            out.add((n['hypothesis'], n['focus'], n['phase']))
+    return out
+
+
+def shg_node(js, hyp, focus, phase=None):
+    for n in js['nodes']:
+        if n['hypothesis'] == hyp and n['focus'] == focus and n['phase'] == phase:
+            return n
+    raise Fail(f'no node {hyp} {focus} {phase}')
+
+
+@test()
+def t_consult_cpu(o):
+    """A CPU-hot procedure: CPUBound, magnified from / to the module to hot_loop, and only it."""
+    b = build_example('consult_cpu')
+    with check('consult cpu: recorded'):
+        d = trun(b, tag='consult-cpu')
+    with check('consult cpu: finds CPUBound at hot_loop, nothing else'):
+        text, js = consult(d)
+        eq(findings(js), {('CPUBound', '/Code/consult_cpu.c/hot_loop', None)}, 'bottlenecks')
+        for h in ('SyncBottleneck', 'IOBottleneck', 'VirtualMemory'):
+            eq(shg_node(js, h, '/')['state'], 'unavailable', f'{h} (no such data in a trace)')
+        eq(shg_node(js, 'CPUBound', '/')['state'], 'true', 'CPUBound at /')
+        eq(shg_node(js, 'CPUBound', '/Code/consult_cpu.c')['axis'], 'where', 'axis of the module')
+        for proc in ('prepare', 'check', 'main', 'tiny'):
+            expect(not shg_node(js, 'CPUBound', f'/Code/consult_cpu.c/{proc}')['was_true'],
+                   f'{proc} was true')
+        hot = shg_node(js, 'CPUBound', '/Code/consult_cpu.c/hot_loop')
+        between(hot['share'], 0.6, 1.0, 'share of hot_loop')
+        expect('where: /Code/consult_cpu.c/hot_loop' in text, 'explanation: ' + text[-800:])
+        expect('* ' in text and 'hot_loop (consult_cpu.c)' in text, 'profile table')
+    with check('consult cpu: the same trace gives the same graph'):
+        _, js2 = consult(d)
+        eq(js2['nodes'], js['nodes'], 'nodes of a second search')
+    with check('consult cpu: data volume against the trace'):
+        dv = js['data']
+        expect(0 < dv['samples'] < dv['full_sampling_samples'], f'samples {dv}')
+        eq(dv['bytes'], dv['samples'] * 12, 'bytes at 12 a sample')
+        eq(dv['trace_bytes'], os.path.getsize(os.path.join(d, traces(d)[0])), 'trace size')
+        expect(dv['trace_bytes'] > 10 * dv['bytes'], f'trace vs search {dv}')
+    with check('consult cpu: a threshold above its share hides it'):
+        _, js3 = consult(d, '--threshold', 'CPUBoundThreshold=0.97')
+        expect(('CPUBound', '/Code/consult_cpu.c/hot_loop', None) not in findings(js3),
+               'hot_loop found above 97 %')
+        eq(js3['thresholds']['CPUBoundThreshold'], 0.97, 'threshold in the JSON')
+
+
+@test()
+def t_consult_phases(o):
+    """A bottleneck that changes mid-run: assemble in its phase, solve in its phase."""
+    b = build_example('consult_phases')
+    with check('consult phases: recorded'):
+        d = trun(b, tag='consult-phases')
+    with check('consult phases: each phase its own procedure'):
+        _, js = consult(d)
+        eq([p['name'] for p in js['phases']], ['assemble', 'solve'], 'phases')
+        eq(findings(js, phases=True),
+           {('CPUBound', '/Code/consult_phases.c/assemble', 'assemble'),
+            ('CPUBound', '/Code/consult_phases.c/solve', 'solve')}, 'bottlenecks in phases')
+        eq(shg_node(js, 'TopLevel', '/', 'solve')['axis'], 'when', 'a phase refines the root')
+        expect(not shg_node(js, 'CPUBound', '/Code/consult_phases.c/assemble', 'solve')['was_true'],
+               'assemble true in solve')
+        for n in js['nodes']:
+            if n['phase'] == 'assemble':
+                expect(not n['focus'].endswith('/solve'), 'solve refined inside assemble')
+
+
+@test()
+def t_consult_probes(o):
+    """Instrumentation as the bottleneck (seed 003 §4.3): the probes of a tiny procedure."""
+    b = build_example('consult_probes')
+    with check('consult probes: recorded'):
+        d = trun(b, tag='consult-probes')
+    with check('consult probes: InstrumentationOverhead at step'):
+        _, js = consult(d, '--period', '5', '--min-obs', '0.025', '--sufficient', '0.1',
+                        '--budget', '0.5', '--priority', 'InstrumentationOverhead')
+        eq({f for f in findings(js) if f[0] == 'InstrumentationOverhead'},
+           {('InstrumentationOverhead', '/Code/consult_probes.c/step', None)}, 'found')
+        eq(js['params']['budget'], 0.5, 'budget')
+
+
+@test()
+def t_consult_errors(o):
+    """Bad input: one line, the right status; the graph as DOT."""
+    b = build_example('consult_cpu')
+    d = trun(b, tag='consult-errors')
+    bad = os.path.join(TMP, 'bad.hyp')
+    with open(bad, 'w') as f:
+        f.write('threshold X = 0.1;\nhypothesis Y { parent Nope; test x > X; }\n')
+    cases = [
+        (['--threshold', 'Nope=1'], "unknown threshold 'Nope'", 1),
+        (['--threshold', 'CPUBoundThreshold=-2'], 'not a number >= 0', 1),
+        (['--file', bad], f"{bad}:2:23: unknown hypothesis 'Nope'", 1),
+        (['--hysteresis', '2'], '--hysteresis wants a number', 2),
+        (['--bogus'], "unknown option '--bogus'", 2),
+    ]
+    for args, what, status in cases:
+        with check(f'consult errors: {what}'):
+            p = run([SONDE, 'consult', d] + args)
+            expect_error(p, what, status)
+            expect(what.encode() in p.stderr, p.stderr.decode())
+    with check('consult errors: no trace, a live target'):
+        expect_error(run([SONDE, 'consult', os.path.join(TMP, 'nowhere')]), 'no such', 1)
+        empty = new_dir('empty')
+        os.makedirs(empty)
+        expect_error(run([SONDE, 'consult', empty]), 'holds no trace', 1)
+        expect_error(run([SONDE, 'consult', '--', 'true']), 'live search', 2)
+        expect_error(run([SONDE, 'consult', '424242']), 'live search', 2)
+    with check('consult: --dot writes the graph'):
+        dot = os.path.join(TMP, 'shg.dot')
+        p = run([SONDE, 'consult', d, '-q', '--dot', dot])
+        eq(p.returncode, 0, f'status ({describe(p)})')
+        with open(dot) as f:
+            text = f.read()
+        expect(text.startswith('digraph shg {') and 'CPUBound' in text and '->' in text,
+               text[:200])
+
+
+# ---------------------------------------------------------------------------------------------
 # Unit tests (cmocka, TAP output)
 
 

@@ -568,17 +568,24 @@ static void ts_cancel(struct cs_source *s, int id)
 	t->reqs[id].nodes = t->reqs[id].cursor = NULL;
 }
 
-/* The calls per second of the focus's procedures so far (static 1000/s each before any). */
+/*
+ * What measuring a metric at a procedure would cost live (the cost model's defaults,
+ * tool/mdl/cost.c): a process timer started at entry and stopped at exit for cpu_time, a
+ * counter added at entry for calls and observed_cost; times the calls per second of the
+ * focus's procedures so far (Paradyn's static 1000/s for one not called yet).
+ */
 static double ts_cost(struct cs_source *s, const char *metric, const struct cs_focus *f)
 {
 	struct tsrc *t = T(s);
 	const struct cost_params *c = &t->cost;
-	double per_call = c->prim_ns[MDL_START_CPU] + c->prim_ns[MDL_STOP_CPU] +
-			  c->tramp_ns[MDL_ENTRY] + c->tramp_ns[MDL_EXIT];
+	int m = metric_of(metric);
+	double per_call = m == M_CPU ? c->prim_ns[MDL_START_CPU] + c->prim_ns[MDL_STOP_CPU] +
+					       c->tramp_ns[MDL_ENTRY] + c->tramp_ns[MDL_EXIT]
+				     : c->prim_ns[MDL_ADD] + c->tramp_ns[MDL_ENTRY];
 	double elapsed = (double)t->cur * (double)t->period / 1e9, calls = 0;
 	uint32_t *nodes = NULL, n = 0, th, i, k;
 
-	if (!f->part[H_CODE] || metric_of(metric) == M_THREADS)
+	if (!f->part[H_CODE] || m == M_THREADS)
 		return 0; /* readings of the whole program or of threads: no instrumentation */
 	if (focus_nodes(t, f, &nodes, &n, &th) != 0)
 		return 0;
