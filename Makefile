@@ -92,6 +92,7 @@ install: all
 	install -m 755 $(BUILD)/lib/libsonde.so $(DESTDIR)$(PREFIX)/lib/libsonde.so
 	install -m 644 include/sonde.h $(DESTDIR)$(PREFIX)/include/sonde.h
 	install -m 644 share/sonde/metrics.mdl $(DESTDIR)$(PREFIX)/share/sonde/metrics.mdl
+	install -m 644 share/sonde/hypotheses.hyp $(DESTDIR)$(PREFIX)/share/sonde/hypotheses.hyp
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' sonde.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/sonde.pc
 
@@ -103,5 +104,5 @@ help:
 	@echo "make check      build and run every test"
 	@echo "make bench      run the benchmarks (figures, not pass/fail)"
 	@echo "make demo       install missing Debian packages, build, profile the bundled example"
-	@echo "make install    PREFIX=/usr/local: tool, runtime, header, pkg-config file, metrics"
+	@echo "make install    PREFIX=/usr/local: tool, runtime, header, pkg-config file, metrics, hypotheses"
 	@echo "DEBUG=1 (-O0 -Werror), ASAN=1 (address+undefined sanitizers)"

@@ -8,6 +8,10 @@ optional="uftrace otf2-tools clang libclang-rt-dev libgoogle-perftools-dev"
 # (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`;
 # gperftools' CPU profiler: a peer of sonde run --sample in bench/sampling.sh)
 
+optional="uftrace otf2-tools clang libclang-rt-dev graphviz"
+# (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`;
+# graphviz: `dot` draws the SVG of `sonde consult --dot`)
+
 missing=""
 for p in $need $optional; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
