@@ -8,7 +8,7 @@
 # dynamic instrumentation (about 1.5 more minutes): BENCH_DYN_N (callheavy under sonde run
 # --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
 # BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
-.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io bench-sampling
+.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io bench-sampling bench-consult
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
@@ -20,6 +20,7 @@ bench: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/sync.sh
 	BUILD=$(BUILD) ./bench/io_cost.sh
 	./bench/sampling.sh
+	BUILD=$(BUILD) ./bench/consult.sh
 
 # Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
 # accuracy of `sonde analyze` on bench/kernels/.
@@ -50,3 +51,8 @@ bench-io: all
 # BENCH_SAMPLE_R (work of bench/sampled.c, default 150: about 1 s of CPU per run).
 bench-sampling: all
 	./bench/sampling.sh
+
+# The Performance Consultant post mortem (docs/benchmarks.md, "Consultant"): time to isolate
+# each planted bottleneck of examples/, data used against the trace and full sampling.
+bench-consult: all
+	BUILD=$(BUILD) ./bench/consult.sh

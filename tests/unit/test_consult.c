@@ -32,6 +32,7 @@ struct syn {
 	const char *unsupported; /* a metric it cannot measure */
 	double (*rate)(const char *metric, const char *code, uint32_t step);
 	const char *const *procs; /* "/Code/m/<name>" children of /Code/m, NULL-terminated */
+	int threads;              /* /Threads/1 and /Threads/2 exist */
 	struct { uint32_t step; const char *name; } ph[4];
 	uint32_t nph;
 	struct { char metric[32], code[128]; } req[256];
@@ -55,6 +56,12 @@ static uint32_t syn_children(struct cs_source *s, const struct cs_focus *f, int 
 	uint32_t n = 0, i;
 
 	*out = NULL;
+	if (h == H_THREADS && S(s)->threads && !f->part[H_THREADS]) {
+		*out = malloc(2 * sizeof(char *));
+		(*out)[0] = strdup("/Threads/1");
+		(*out)[1] = strdup("/Threads/2");
+		return 2;
+	}
 	if (h != H_CODE)
 		return 0;
 	if (!code) {
@@ -680,6 +687,42 @@ static void test_why_then_where(void **state)
 	hyp_lib_free(lib);
 }
 
+/* Refinements to threads come last (seed 003 §8.1): only when nothing else waits or is
+ * under test. */
+static void test_threads_last(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *t1, *cold;
+	uint32_t i;
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 80, rate_cpu);
+	y.threads = 1;
+	e = search(&y, lib, &p);
+	t1 = node_at(e, "Hot", "/Threads/1", NULL);
+	cold = node_at(e, "Hot", "/Code/m/cold", NULL);
+	assert_non_null(t1);
+	assert_int_equal(t1->rank, 2);
+	assert_int_equal(step_of(cold->t_end), 30);
+	for (i = 0; i < e->nnodes; i++)
+		if (e->nodes[i].focus.part[H_THREADS] && e->nodes[i].state != CS_NEVER)
+			assert_true(e->nodes[i].t_start >= cold->t_end);
+	assert_int_equal(step_of(t1->t_start), 30);
+	/* --priority /Threads: first */
+	p.priority = (const char *[]){ "/Threads" };
+	p.npriority = 1;
+	syn_init(&y, 80, rate_cpu);
+	y.threads = 1;
+	e = (cs_engine_free(e), search(&y, lib, &p));
+	assert_int_equal(step_of(node_at(e, "Hot", "/Threads/1", NULL)->t_start), 5);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
 static void test_focus(void **state)
 {
 	struct cs_focus f, g;
@@ -714,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_min_fraction),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_why_then_where),
+		cmocka_unit_test(test_threads_last),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
