@@ -36,7 +36,10 @@ static void values(FILE *out, const struct cs_engine *e, const struct cs_node *n
 	if (!h->test || n->observed <= 0)
 		return;
 	hx_print(test, sizeof(test), e->lib, h->test);
-	fprintf(out, "  (%.3g: %s, over %.2f s)", n->value, test, n->observed);
+	if (isfinite(n->value))
+		fprintf(out, "  (%.3g: %s, over %.2f s)", n->value, test, n->observed);
+	else /* 0/0: nothing of it in the window (a thread that had ended) */
+		fprintf(out, "  (no data: %s, over %.2f s)", test, n->observed);
 }
 
 void cs_view_progress(struct cs_engine *e, void *arg)
