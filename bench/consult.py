@@ -22,6 +22,8 @@ RUNS = max(1, int(os.environ.get('BENCH_RUNS', '3')))
 PROGRAMS = [
     ('consult_cpu', [], ('CPUBound', '/Code/consult_cpu.c/hot_loop', None)),
     ('consult_phases', [], ('CPUBound', '/Code/consult_phases.c/solve', 'solve')),
+    ('consult_locks', [], ('ExcessiveSyncWaitingTime',
+                           '/Code/consult_locks.c/update_shared,/SyncObject/mutex/hot_lock', None)),
     ('consult_probes', ['--period', '5', '--min-obs', '0.025', '--sufficient', '0.1',
                         '--budget', '0.5', '--priority', 'InstrumentationOverhead'],
      ('InstrumentationOverhead', '/Code/consult_probes.c/step', None)),
@@ -39,7 +41,8 @@ def one(tmp, name, opts, want, i):
     exe = os.path.join(tmp, name)
     run = os.path.join(tmp, f'{name}-{i}')
     js = run + '.json'
-    sh([SONDE, 'run', '--trace', '-o', run, '--', exe])
+    sync = ['--sync'] if name == 'consult_locks' else []
+    sh([SONDE, 'run', '--trace'] + sync + ['-o', run, '--', exe])
     sh([SONDE, 'consult', run, '-q', '--json', js] + opts)
     with open(js) as f:
         d = json.load(f)
@@ -68,7 +71,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix='sonde-bench-consult-') as tmp:
         for name, opts, want in PROGRAMS:
             sh([SONDE, 'cc', '--', os.environ.get('CC', 'gcc'), '-O1', '-g', '-o',
-                os.path.join(tmp, name), os.path.join('examples', name + '.c')])
+                os.path.join(tmp, name), os.path.join('examples', name + '.c'), '-lpthread'])
             rows = [one(tmp, name, opts, want, i) for i in range(RUNS)]
             hits = sum(r['found'] is not None for r in rows)
             f = med(rows, 'found')

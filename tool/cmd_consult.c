@@ -249,7 +249,7 @@ static void volume_of(const struct cs_engine *e, const struct trace_source_info 
 		      const char *trace, double sample_bytes, struct volume *v)
 {
 	struct stat sb;
-	uint64_t foci = 1 + ti->modules + ti->procedures + ti->call_paths;
+	uint64_t foci = 1 + ti->modules + ti->procedures + ti->call_paths + ti->sync_objects;
 
 	memset(v, 0, sizeof(*v));
 	v->samples = e->st.samples;

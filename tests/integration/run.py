@@ -2890,6 +2890,29 @@ def t_consult_probes(o):
 
 
 @test()
+def t_consult_locks(o):
+    """One hot mutex among many (--trace --sync): waiting on hot_lock, in update_shared."""
+    b = build_example('consult_locks')
+    with check('consult locks: recorded'):
+        p, d = srun(b, opts=['--trace', '--sync'], tag='consult-locks')
+        eq(p.returncode, 0, f'status ({describe(p)})')
+        expect(traces(d), 'no trace')
+    with check('consult locks: ExcessiveSyncWaitingTime at hot_lock in update_shared'):
+        _, js = consult(d)
+        eq(shg_node(js, 'SyncBottleneck', '/')['state'], 'true', 'SyncBottleneck at /')
+        eq(shg_node(js, 'ExcessiveSyncWaitingTime', '/SyncObject/mutex/hot_lock')['state'], 'true',
+           'hot_lock')
+        sync = {f for f in findings(js) if f[0] == 'ExcessiveSyncWaitingTime'}
+        eq(sync, {('ExcessiveSyncWaitingTime',
+                   '/Code/consult_locks.c/update_shared,/SyncObject/mutex/hot_lock', None)},
+           'sync bottlenecks')
+        for n in js['nodes']:
+            if 'quiet_locks' in n['focus']:
+                expect(not n['was_true'], f'{n["hypothesis"]} {n["focus"]} was true')
+        expect(not shg_node(js, 'FrequentSyncOps', '/')['was_true'], 'FrequentSyncOps true')
+
+
+@test()
 def t_consult_errors(o):
     """Bad input: one line, the right status; the graph as DOT."""
     b = build_example('consult_cpu')

@@ -384,7 +384,11 @@ static void refine_why(struct cs_engine *e, uint32_t id)
 	}
 }
 
-/* Magnify along one hierarchy: the node's hypothesis at each child of its focus there. */
+static int supported(struct cs_engine *e, const struct cs_node *n);
+static int supported_at(struct cs_engine *e, uint32_t hyp, const struct cs_focus *f);
+
+/* Magnify along one hierarchy: the node's hypothesis at each child of its focus there that
+ * the source can measure it at (CPU time is not per lock: no such refinement is made). */
 static void refine_where(struct cs_engine *e, uint32_t id, int hier, int order)
 {
 	char **kids = NULL;
@@ -399,8 +403,9 @@ static void refine_where(struct cs_engine *e, uint32_t id, int hier, int order)
 			cs_focus_copy(&f, &e->nodes[id].focus);
 			free(f.part[hier]);
 			f.part[hier] = xstrdup(kids[i]);
-			add_node(e, (int)id, e->nodes[id].hyp, &f, e->nodes[id].phase, CS_WHERE,
-				 hier, order);
+			if (supported_at(e, e->nodes[id].hyp, &f))
+				add_node(e, (int)id, e->nodes[id].hyp, &f, e->nodes[id].phase,
+					 CS_WHERE, hier, order);
 			cs_focus_free(&f);
 		}
 		free(kids[i]);
@@ -643,17 +648,22 @@ static int before(const struct cs_node *a, const struct cs_node *b)
 	return a->id < b->id;
 }
 
-static int supported(struct cs_engine *e, const struct cs_node *n)
+static int supported_at(struct cs_engine *e, uint32_t hyp, const struct cs_focus *f)
 {
-	const struct hypothesis *h = hyp_of(e, n);
+	const struct hypothesis *h = &e->lib->hyps[hyp];
 	uint32_t i;
 
 	if (h->nmetrics > CS_MAX_TERMS)
 		return 0;
 	for (i = 0; i < h->nmetrics; i++)
-		if (!e->src->ops->supports(e->src, e->lib->metrics[h->metrics[i]], &n->focus))
+		if (!e->src->ops->supports(e->src, e->lib->metrics[h->metrics[i]], f))
 			return 0;
 	return 1;
+}
+
+static int supported(struct cs_engine *e, const struct cs_node *n)
+{
+	return supported_at(e, n->hyp, &n->focus);
 }
 
 static int interval_over(const struct cs_engine *e, const struct cs_node *n)

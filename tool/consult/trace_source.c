@@ -2,12 +2,14 @@
 /*
  * The post-mortem source (trace_source.h). Metrics it measures from enter/exit events:
  *   cpu_time        seconds inside the focus's procedures, their own time (callees that are
- *                   instrumented count to themselves): the trace has no CPU clock, and no
- *                   blocking events yet, so time in a procedure is taken as computing;
+ *                   instrumented count to themselves), less the time blocked on locks: the
+ *                   trace has no CPU clock, so the rest is taken as computing;
  *   calls           calls of the focus's procedures;
  *   observed_cost   the recording's own probes: events in the focus x alpha (o_full / 2);
- *   active_threads  thread-seconds alive in the focus's threads (not narrowed by Code).
- * Synchronization, I/O and page-fault metrics are not in such traces: not supported.
+ *   active_threads  thread-seconds alive in the focus's threads (not narrowed by Code);
+ * and from the synchronization events of `--trace --sync` (trace_sync.c): sync_wait_time,
+ * sync_time (the same: uncontended operations record no time), sync_ops. I/O and page-fault
+ * metrics are not in traces: not supported.
  */
 #include "trace_source.h"
 
@@ -15,82 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mdl/cost.h"
 #include "symbols.h"
 #include "trace_profile.h"
+#include "trace_source_int.h"
 #include "util.h"
 
-enum ts_metric { M_CPU, M_CALLS, M_COST, M_THREADS, M_COUNT };
 static const char *const metric_names[M_COUNT] = { "cpu_time", "calls", "observed_cost",
-						    "active_threads" };
-
-/* What one call-path node did in one sample period. */
-struct ts_entry {
-	uint32_t bucket;
-	uint32_t calls, events;
-	double secs;
-};
-
-struct ts_node {
-	uint32_t parent; /* UINT32_MAX: a thread's root */
-	uint32_t thread; /* index in threads */
-	uint32_t proc;   /* index in procs, UINT32_MAX: the root */
-	uint32_t first_kid, next_sib;
-	uint32_t first_bucket;
-	struct ts_entry *e;
-	uint32_t ne, cape;
-};
-
-struct ts_proc {
-	char *module, *name;
-	uint32_t first_bucket; /* when it was first called */
-};
-
-struct ts_thread {
-	uint32_t tid;
-	uint64_t start, end; /* ns since the origin */
-	double *alive;       /* seconds alive per bucket */
-};
-
-struct ts_req {
-	int used;
-	enum ts_metric m;
-	uint32_t *nodes, nnodes;
-	uint32_t *cursor;
-	uint32_t thread; /* UINT32_MAX: every thread */
-};
-
-struct ts_phase_ev {
-	uint64_t t;
-	const char *name; /* NULL: ends the phase */
-};
-
-struct tsrc {
-	struct cs_source pub;
-	const struct strc_file *f;
-	uint64_t period, run_ns, origin;
-	uint32_t nbuckets, cur; /* the next bucket to deliver */
-	double alpha_s;
-	struct ts_node *nodes;
-	uint32_t nnodes, capnodes;
-	struct ts_proc *procs;
-	uint32_t nprocs;
-	uint32_t *proc_of_func; /* by index in f->funcs */
-	struct ts_thread *threads;
-	uint32_t nthreads;
-	uint64_t *seen_by; /* [b]: call-path nodes and threads first seen before period b */
-	double *flush; /* seconds the runtime flushed, per bucket, all threads */
-	struct ts_phase_ev *ph;
-	uint32_t nph;
-	struct ts_req *reqs;
-	uint32_t nreqs;
-	struct cost_params cost;
-	uint64_t events;
-	/* replay state */
-	uint32_t th, root; /* the thread replayed, its root node */
-	uint64_t last;
-	double ticks_per_ns;
-};
+						    "active_threads", "sync_wait_time",
+						    "sync_time", "sync_ops" };
 
 static struct tsrc *T(struct cs_source *s)
 {
@@ -191,7 +125,7 @@ static struct ts_entry *entry(struct tsrc *t, uint32_t node, uint32_t bucket)
 	return &n->e[n->ne++];
 }
 
-static uint32_t bucket_of(const struct tsrc *t, uint64_t ns)
+uint32_t ts_bucket_of(const struct tsrc *t, uint64_t ns)
 {
 	uint64_t b = ns / t->period;
 
@@ -202,7 +136,7 @@ static uint32_t bucket_of(const struct tsrc *t, uint64_t ns)
 static void spread(struct tsrc *t, uint32_t node, double *arr, uint64_t a, uint64_t b)
 {
 	while (a < b) {
-		uint32_t k = bucket_of(t, a);
+		uint32_t k = ts_bucket_of(t, a);
 		uint64_t end = (uint64_t)(k + 1) * t->period;
 		uint64_t upto = b < end || k == t->nbuckets - 1 ? b : end;
 
@@ -226,7 +160,9 @@ static void advance_to(struct tsrc *t, uint32_t node, uint64_t ticks)
 {
 	uint64_t now = ns_of(t, ticks);
 
-	if (now > t->last)
+	if (now > t->last && t->wait_obj != UINT32_MAX)
+		ts_sync_wait(t, node, t->last, now);
+	else if (now > t->last)
 		spread(t, node, NULL, t->last, now);
 	if (now > t->last)
 		t->last = now;
@@ -241,13 +177,14 @@ static void on_open(struct replay *r, const struct strc_event *e)
 	struct ts_entry *en;
 
 	advance_to(t, parent, e->t);
+	t->wait_obj = UINT32_MAX; /* a call ends any blocked call (one that timed out) */
 	n = child_of(t, parent, proc);
 	r->stack[r->depth - 1].data = n;
-	en = entry(t, n, bucket_of(t, t->last));
+	en = entry(t, n, ts_bucket_of(t, t->last));
 	en->calls++;
 	en->events++;
 	if (t->procs[proc].first_bucket == UINT32_MAX)
-		t->procs[proc].first_bucket = bucket_of(t, t->last);
+		t->procs[proc].first_bucket = ts_bucket_of(t, t->last);
 }
 
 static void on_close(struct replay *r, const struct replay_frame *f, uint64_t ticks)
@@ -255,7 +192,8 @@ static void on_close(struct replay *r, const struct replay_frame *f, uint64_t ti
 	struct tsrc *t = r->arg;
 
 	advance_to(t, f->data, ticks);
-	entry(t, f->data, bucket_of(t, t->last))->events++;
+	t->wait_obj = UINT32_MAX;
+	entry(t, f->data, ts_bucket_of(t, t->last))->events++;
 }
 
 static void add_phase(struct tsrc *t, uint64_t ns, const char *name)
@@ -270,6 +208,9 @@ static void on_other(struct replay *r, const struct strc_event *e)
 	uint32_t n = top(r, t->root, 0);
 
 	advance_to(t, n, e->t);
+	t->wait_obj = UINT32_MAX;
+	if (e->type == STRC_SYNC_WAIT || e->type == STRC_SYNC_DONE || e->type == STRC_SYNC_RELEASE)
+		ts_sync_event(t, n, e);
 	if (e->type == STRC_FLUSH) {
 		uint64_t end = t->last + (uint64_t)llround((double)e->arg / t->ticks_per_ns);
 
@@ -283,7 +224,7 @@ static void on_other(struct replay *r, const struct strc_event *e)
 		add_phase(t, t->last, e->id == STRC_ID_NONE ? NULL
 					: fn && fn->name && *fn->name ? fn->name : "?");
 	}
-	entry(t, n, bucket_of(t, t->last))->events++;
+	entry(t, n, ts_bucket_of(t, t->last))->events++;
 }
 
 static int cmp_phase(const void *a, const void *b)
@@ -309,8 +250,9 @@ static void replay_all(struct tsrc *t)
 		th->alive = xcalloc(t->nbuckets, sizeof(double));
 		spread(t, 0, th->alive, th->start, th->end);
 		t->last = th->start;
+		t->wait_obj = UINT32_MAX;
 		t->root = node_new(t, UINT32_MAX, UINT32_MAX);
-		entry(t, t->root, bucket_of(t, th->start));
+		entry(t, t->root, ts_bucket_of(t, th->start));
 		replay_thread(&r, st);
 		t->events += st->nev;
 	}
@@ -327,7 +269,10 @@ static void count_seen(struct tsrc *t)
 		if (t->nodes[i].first_bucket < t->nbuckets)
 			t->seen_by[t->nodes[i].first_bucket + 1]++;
 	for (i = 0; i < t->nthreads; i++)
-		t->seen_by[bucket_of(t, t->threads[i].start) + 1]++;
+		t->seen_by[ts_bucket_of(t, t->threads[i].start) + 1]++;
+	for (i = 0; i < t->nobjs; i++)
+		if (t->objs[i].first_bucket < t->nbuckets)
+			t->seen_by[t->objs[i].first_bucket + 1]++;
 	for (i = 1; i <= t->nbuckets; i++)
 		t->seen_by[i] += t->seen_by[i - 1];
 }
@@ -423,10 +368,12 @@ static int focus_nodes(const struct tsrc *t, const struct cs_focus *f, uint32_t 
 	uint32_t k;
 	int h;
 
+	uint32_t obj, kind;
+
 	for (h = 0; h < H_COUNT; h++)
-		if (f->part[h] && h != H_CODE && h != H_THREADS)
+		if (f->part[h] && h != H_CODE && h != H_THREADS && h != H_SYNC)
 			return -1;
-	if (thread_of_focus(t, f, thread) ||
+	if (ts_sync_focus(t, f->part[H_SYNC], &obj, &kind) || thread_of_focus(t, f, thread) ||
 	    code_parts(f->part[H_CODE], buf, sizeof(buf), &mod, &proc, &path))
 		return -1;
 	*out = NULL;
@@ -440,6 +387,11 @@ static int focus_nodes(const struct tsrc *t, const struct cs_focus *f, uint32_t 
 		(*out)[(*n)++] = k;
 	}
 	return 0;
+}
+
+static int is_sync(int m)
+{
+	return m == M_SYNC_WAIT || m == M_SYNC_TIME || m == M_SYNC_OPS;
 }
 
 static int metric_of(const char *name)
@@ -460,8 +412,12 @@ static int ts_supports(struct cs_source *s, const char *metric, const struct cs_
 	uint32_t *nodes = NULL, n, th;
 	int ok;
 
-	if (metric_of(metric) < 0)
-		return 0;
+	int m = metric_of(metric);
+
+	if (m < 0 || (is_sync(m) && !t->nobjs))
+		return 0; /* no --sync in the recording (or no lock used) */
+	if (f->part[H_SYNC] && !is_sync(m) && m != M_THREADS)
+		return 0; /* time and calls are not per object */
 	ok = focus_nodes(t, f, &nodes, &n, &th) == 0;
 	free(nodes);
 	return ok;
@@ -492,6 +448,8 @@ static uint32_t ts_children(struct cs_source *s, const struct cs_focus *f, int h
 	uint32_t n = 0, k, th;
 
 	*out = NULL;
+	if (h == H_SYNC)
+		return ts_sync_children(t, f->part[H_SYNC], t->cur, out);
 	if (h == H_THREADS) {
 		if (f->part[H_THREADS])
 			return 0;
@@ -543,9 +501,11 @@ static int ts_request(struct cs_source *s, const char *metric, const struct cs_f
 	t->reqs = xrealloc(t->reqs, (t->nreqs + 1) * sizeof(*t->reqs));
 	r = &t->reqs[t->nreqs];
 	*r = (struct ts_req){ .used = 1, .m = (enum ts_metric)m };
-	if (focus_nodes(t, f, &r->nodes, &r->nnodes, &r->thread) != 0)
+	if (focus_nodes(t, f, &r->nodes, &r->nnodes, &r->thread) != 0 ||
+	    ts_sync_focus(t, f->part[H_SYNC], &r->obj, &r->kind) != 0)
 		return -1;
 	r->cursor = xcalloc(r->nnodes ? r->nnodes : 1, sizeof(uint32_t));
+	r->scursor = xcalloc(r->nnodes ? r->nnodes : 1, sizeof(uint32_t));
 	/* values count from the next period */
 	for (uint32_t i = 0; i < r->nnodes; i++) {
 		const struct ts_node *n = &t->nodes[r->nodes[i]];
@@ -565,7 +525,8 @@ static void ts_cancel(struct cs_source *s, int id)
 	t->reqs[id].used = 0;
 	free(t->reqs[id].nodes);
 	free(t->reqs[id].cursor);
-	t->reqs[id].nodes = t->reqs[id].cursor = NULL;
+	free(t->reqs[id].scursor);
+	t->reqs[id].nodes = t->reqs[id].cursor = t->reqs[id].scursor = NULL;
 }
 
 /*
@@ -603,7 +564,7 @@ static double ts_max_rate(struct cs_source *s, const char *metric, const struct 
 	struct tsrc *t = T(s);
 	uint32_t th;
 
-	if (metric_of(metric) == M_CALLS)
+	if (metric_of(metric) == M_CALLS || metric_of(metric) == M_SYNC_OPS)
 		return INFINITY;
 	if (thread_of_focus(t, f, &th) == 0 && th != UINT32_MAX)
 		return 1;
@@ -658,6 +619,11 @@ static double ts_read(struct cs_source *s, int id)
 		for (i = 0; i < t->nthreads; i++)
 			if (r->thread == UINT32_MAX || r->thread == i)
 				v += t->threads[i].alive[b];
+		return v;
+	}
+	if (is_sync(r->m)) {
+		for (i = 0; i < r->nnodes; i++)
+			v += ts_sync_read(t, &t->nodes[r->nodes[i]], &r->scursor[i], b, r);
 		return v;
 	}
 	for (i = 0; i < r->nnodes; i++) {
@@ -742,6 +708,7 @@ struct cs_source *trace_source_new(const struct strc_file *f, uint64_t period_ns
 	t->threads = xcalloc(f->nthreads ? f->nthreads : 1, sizeof(*t->threads));
 	cost_defaults(&t->cost);
 	name_procs(t);
+	ts_sync_objects(t);
 	replay_all(t);
 	count_seen(t);
 	return &t->pub;
@@ -755,8 +722,10 @@ void trace_source_free(struct cs_source *s)
 	if (!s)
 		return;
 	t = T(s);
-	for (i = 0; i < t->nnodes; i++)
+	for (i = 0; i < t->nnodes; i++) {
 		free(t->nodes[i].e);
+		free(t->nodes[i].se);
+	}
 	for (i = 0; i < t->nprocs; i++) {
 		free(t->procs[i].module);
 		free(t->procs[i].name);
@@ -769,6 +738,7 @@ void trace_source_free(struct cs_source *s)
 	free(t->procs);
 	free(t->proc_of_func);
 	free(t->threads);
+	ts_sync_free(t);
 	free(t->flush);
 	free(t->seen_by);
 	free(t->ph);
@@ -790,7 +760,8 @@ void trace_source_info(struct cs_source *s, struct trace_source_info *out)
 		paths += t->nodes[i].proc != UINT32_MAX;
 	*out = (struct trace_source_info){ .events = t->events, .run_ns = t->run_ns,
 					   .threads = t->nthreads, .modules = mods,
-					   .call_paths = paths, .metrics = M_COUNT,
+					   .call_paths = paths, .sync_objects = t->nobjs,
+					   .metrics = t->nobjs ? M_COUNT : M_SYNC_WAIT,
 					   .period_ns = t->period };
 	for (i = 0; i < t->nprocs; i++)
 		out->procedures += t->procs[i].first_bucket != UINT32_MAX;

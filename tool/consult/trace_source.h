@@ -21,7 +21,7 @@ void trace_source_free(struct cs_source *s);
 struct trace_source_info {
 	uint64_t events;        /* event records in the trace */
 	uint64_t run_ns;
-	uint32_t threads, modules, procedures, call_paths;
+	uint32_t threads, modules, procedures, call_paths, sync_objects;
 	uint32_t metrics;       /* metrics this source can measure */
 	uint64_t period_ns;
 };

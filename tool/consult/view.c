@@ -139,7 +139,7 @@ static void profile_table(FILE *out, const struct cs_node *n, uint64_t t0, uint6
 	cs_focus_str(fs, sizeof(fs), &f);
 	if (n->focus.part[H_CODE] && strchr(n->focus.part[H_CODE] + 6, '/'))
 		proc = strchr(n->focus.part[H_CODE] + 6, '/') + 1;
-	fprintf(out, "    profile of %s over the same interval (time in each procedure itself):\n",
+	fprintf(out, "    profile of %s over the same interval (time in each procedure itself, threads summed):\n",
 		fs);
 	fprintf(out, "        seconds  %%interval      calls  procedure\n");
 	for (i = 0; i < nr; i++) {
