@@ -56,7 +56,7 @@ static void check(long n)
 int main(int argc, char **argv)
 {
 	double scale = argc > 1 ? atof(argv[1]) : 1.0;
-	long n = (long)(150000000 * (scale > 0 ? scale : 1.0));
+	long n = (long)(300000000 * (scale > 0 ? scale : 1.0));
 	int round;
 
 	for (round = 0; round < 4; round++) {
