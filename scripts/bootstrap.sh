@@ -4,12 +4,9 @@
 set -e
 need="gcc make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutils libotf2-trace-dev libzydis-dev"
 # peers for `make bench`, otf2-print for the OTF2 export's tests (optional: skipped when missing)
-optional="uftrace otf2-tools clang libclang-rt-dev libgoogle-perftools-dev"
+optional="uftrace otf2-tools clang libclang-rt-dev libgoogle-perftools-dev graphviz"
 # (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`;
-# gperftools' CPU profiler: a peer of sonde run --sample in bench/sampling.sh)
-
-optional="uftrace otf2-tools clang libclang-rt-dev graphviz"
-# (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`;
+# gperftools' CPU profiler: a peer of sonde run --sample in bench/sampling.sh;
 # graphviz: `dot` draws the SVG of `sonde consult --dot`)
 
 missing=""
