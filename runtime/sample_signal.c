@@ -10,6 +10,7 @@
  * including the default action (termination) and SIG_IGN. Other signals go straight through.
  */
 #include "sample.h"
+#include "dyn/dyn.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -66,6 +67,26 @@ static int is_return(uintptr_t ret)
 }
 
 /*
+ * Under dynamic instrumentation a hooked call's return address is the return trampoline's; the
+ * real one is on the thread's shadow stack (dyn/dyn.h), found by the stack slot it came from.
+ * 0 when it is not there (the walk ends).
+ */
+static uintptr_t real_return(uintptr_t ret, uintptr_t slot)
+{
+	const struct dyn_thread *d = dyn_self;
+	uint32_t i;
+
+	if (ret != (uintptr_t)dyn_ret_tramp_local)
+		return ret;
+	if (!d)
+		return 0;
+	for (i = d->depth < DYN_SHADOW ? d->depth : DYN_SHADOW; i-- > 0;)
+		if ((uintptr_t)d->frames[i].slot == slot)
+			return (uintptr_t)d->frames[i].ret;
+	return 0;
+}
+
+/*
  * The interrupted function may have no frame of its own (a leaf compiled without one, or one
  * stopped at its first instruction): then the frame pointer is still its caller's, and the
  * caller would be missed. Its return address is then the word at the stack pointer; a word
@@ -80,7 +101,7 @@ static int leaf_return(uintptr_t sp, uintptr_t hi, uintptr_t pc, uintptr_t *ret)
 
 	if (sp + 8 > hi || (sp & 7))
 		return 0;
-	*ret = *(const uintptr_t *)sp;
+	*ret = real_return(*(const uintptr_t *)sp, sp);
 	if (!is_return(*ret))
 		return 0;
 	r = (const uint8_t *)*ret;
@@ -111,14 +132,15 @@ static uint32_t walk(const struct smp_thread *t, const ucontext_t *uc, uint64_t 
 		pcs[n++] = ret;
 	while (fp >= lo && fp <= hi - 16 && !(fp & 7)) {
 		const uintptr_t *f = (const uintptr_t *)fp;
+		uintptr_t r = real_return(f[1], fp + 8);
 
-		if (!is_return(f[1]))
+		if (!is_return(r))
 			break;
 		if (n == SMP_MAX_DEPTH) {
 			*cut = 1;
 			break;
 		}
-		pcs[n++] = f[1];
+		pcs[n++] = r;
 		lo = fp + 16;
 		fp = f[0];
 	}

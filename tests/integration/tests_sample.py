@@ -263,3 +263,23 @@ def t_sample_fork(o):
             seen[top['name']] = s['stored']
         eq(sorted(seen), ['spin_child', 'spin_parent'], 'each process its own function')
         expect(seen['spin_child'] > seen['spin_parent'], 'the child worked twice as long')
+
+
+@test()
+def t_sample_dynamic(o):
+    """--dynamic --sample: the walk goes through hooked returns (the shadow stack's addresses)."""
+    b = build_fp('sample_ratio')
+    with check('sample with --dynamic'):
+        p, d = srun(b, args=['40'], opts=['--dynamic', '--sample'], tag='sample-dynamic')
+        eq(p.returncode, 0, f'exit status ({first_line(p.stderr)})')
+        eq(p.stdout, direct(b, ['40']).stdout, 'stdout')
+        js = report(d)
+        eq(calls(js, 'hot_a'), 40, 'measured calls of hot_a (patched)')
+        s = sampled(js)
+        lines = folded(d)
+        hot = {k: v for k, v in lines.items() if k.endswith(';hot_a') or k.endswith(';hot_b')}
+        eq(sorted(hot), ['main;solve;hot_a', 'main;solve;hot_b'], 'paths of the hot functions')
+        expect(sum(hot.values()) >= 0.9 * s['stored'], f'{hot} of {s["stored"]}')
+        a, bb = program_cpu(p.stderr)
+        within_se(hot['main;solve;hot_a'] / sum(hot.values()), a / (a + bb), s['signals'],
+                  'hot_a vs hot_b under --dynamic')
