@@ -75,6 +75,12 @@ static void print_process(FILE *out, const struct m_process *p)
 	if (p->end_reason == 1)
 		fprintf(out, " %u", p->end_signal);
 	fprintf(out, ")\n");
+	if (!p->probes && !(c->o_full > 0)) { /* sampled only (sonde run --sample): no probes */
+		fprintf(out, "  clock %s: read %.1f ns, period %.1f ns;  no probes;  T_m %s\n",
+			c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
+			fmt_time(a, sizeof(a), p->t_m));
+		return;
+	}
 	fprintf(out, "  clock %s: read %.1f ns, period %.1f ns;  probes (in vitro): o_in %.1f±%.1f ns, "
 		     "o_full %.1f±%.1f ns, unmeasured call %.1f±%.1f ns\n",
 		c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
