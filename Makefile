@@ -23,7 +23,7 @@ RT_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now -ldl -lpthread -lm
 TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis $(shell pkg-config --cflags otf2)
 TOOL_LIBS := -ldw -lelf -lm -ldl -lZydis $(shell pkg-config --libs otf2)
 
-RT_SRC := $(wildcard runtime/*.c runtime/dyn/*.c) format/profile_codec.c format/protocol.c
+RT_SRC := $(wildcard runtime/*.c runtime/dyn/*.c runtime/arch/x86_64/*.c) format/profile_codec.c format/protocol.c
 RT_ASM := $(wildcard runtime/arch/x86_64/*.S)
 TOOL_SRC := $(wildcard tool/*.c tool/*/*.c tool/patch/x86_64/*.c) format/profile_codec.c \
 	format/profile_read.c format/profile_read_io.c format/trace_read.c

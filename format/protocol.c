@@ -64,13 +64,15 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_OK: return "OK";
 	case SPROTO_ERROR: return "ERROR";
 	case SPROTO_SAMPLE: return "SAMPLE";
+	case SPROTO_COSTS: return "COSTS";
+	case SPROTO_COSTS_REPLY: return "COSTS_REPLY";
 	default: return NULL;
 	}
 }
 
 int sproto_is_request(uint16_t type)
 {
-	return type >= SPROTO_HELLO && type <= SPROTO_DETACH;
+	return type >= SPROTO_HELLO && type <= SPROTO_COSTS;
 }
 
 /* HELLO, its reply and ERROR keep their payloads in every version: a peer of another version
@@ -455,6 +457,37 @@ static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t c
 	return 0;
 }
 
+/* Figures in any order, each item at most once; items this reader does not know are kept. */
+static int dec_costs(struct rd *r, struct sproto_costs *c, char *err, size_t cap)
+{
+	uint8_t seen[65536 / 8];
+	uint32_t i;
+
+	c->flags = rd_u32(r);
+	c->n = rd_u32(r);
+	c->when_ns = rd_u64(r);
+	c->elapsed_ns = rd_u64(r);
+	if (r->bad || (c->flags & ~(SPROTO_COSTS_MEASURED | SPROTO_COSTS_PROFILE)) ||
+	    c->n > SPROTO_MAX_COSTS || (!(c->flags & SPROTO_COSTS_MEASURED) && c->n))
+		return fail(err, cap, "COSTS_REPLY: bad header", NULL);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < c->n; i++) {
+		struct sproto_cost *f = &c->c[i];
+
+		f->item = rd_u16(r);
+		if (rd_u16(r) != 0)
+			return fail(err, cap, "COSTS_REPLY: reserved field set", NULL);
+		f->mean_ps = rd_u32(r);
+		f->sd_ps = rd_u32(r);
+		if (r->bad)
+			return fail(err, cap, "COSTS_REPLY: figures cut short", NULL);
+		if (seen[f->item / 8] & (1u << (f->item % 8)))
+			return fail(err, cap, "COSTS_REPLY: a figure given twice", NULL);
+		seen[f->item / 8] |= (uint8_t)(1u << (f->item % 8));
+	}
+	return 0;
+}
+
 static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err, size_t cap)
 {
 	switch (type) {
@@ -469,6 +502,8 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_ERROR: return dec_status(r, type, &m->u.status, err, cap);
 	case SPROTO_LIST_REPLY: return dec_list(r, &m->u.list, err, cap);
 	case SPROTO_SAMPLE: return dec_sample(r, &m->u.sample, err, cap);
+	case SPROTO_COSTS_REPLY: return dec_costs(r, &m->u.costs, err, cap);
+	case SPROTO_COSTS:
 	case SPROTO_LIST:
 	case SPROTO_PAUSE:
 	case SPROTO_RESUME:
@@ -715,6 +750,27 @@ size_t sproto_put_empty(void *mem, size_t cap, uint16_t type)
 	struct sproto_buf b;
 
 	sproto_begin(&b, mem, cap, type);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_costs_reply(void *mem, size_t cap, const struct sproto_costs *c)
+{
+	struct sproto_buf b;
+	uint32_t i;
+
+	if (c->n > SPROTO_MAX_COSTS)
+		return 0;
+	sproto_begin(&b, mem, cap, SPROTO_COSTS_REPLY);
+	sproto_u32(&b, c->flags);
+	sproto_u32(&b, c->n);
+	sproto_u64(&b, c->when_ns);
+	sproto_u64(&b, c->elapsed_ns);
+	for (i = 0; i < c->n; i++) {
+		sproto_u16(&b, c->c[i].item);
+		sproto_u16(&b, 0);
+		sproto_u32(&b, c->c[i].mean_ps);
+		sproto_u32(&b, c->c[i].sd_ps);
+	}
 	return sproto_end(&b);
 }
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define SPROTO_MAGIC 0x43444e53u /* "SNDC" in the byte stream */
-#define SPROTO_VERSION 1
+#define SPROTO_VERSION 2 /* 2: COSTS (version 1 had no way to ask what the primitives cost) */
 #define SPROTO_HEADER_SIZE 12
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
@@ -33,6 +33,7 @@
 #define SPROTO_MAX_NAME 63             /* HELLO client name, runtime build string */
 #define SPROTO_MAX_PATH 4095           /* LIST module path */
 #define SPROTO_MAX_BUILD_ID 32
+#define SPROTO_MAX_COSTS 64            /* COSTS_REPLY figures */
 #define SPROTO_MIN_BUCKET_NS 1000000ull            /* 1 ms */
 #define SPROTO_MAX_BUCKET_NS 3600000000000ull      /* 1 hour */
 #define SPROTO_DEFAULT_BUCKET_NS 100000000ull      /* 100 ms */
@@ -49,11 +50,13 @@ enum sproto_type {
 	SPROTO_PAUSE = 8,          /* empty: every point acts as inactive */
 	SPROTO_RESUME = 9,         /* empty */
 	SPROTO_DETACH = 10,        /* empty: stop sampling, clear points, close */
+	SPROTO_COSTS = 11,         /* empty; reply COSTS_REPLY (version 2) */
 	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
 	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
 	SPROTO_OK = 0x83,          /* the request (its type) was done */
 	SPROTO_ERROR = 0x84,       /* the request (its type) was refused: one line of text */
 	SPROTO_SAMPLE = 0x85,      /* unrequested, every bucket: the enabled metrics' values */
+	SPROTO_COSTS_REPLY = 0x86, /* what primitives and trampolines cost here (version 2) */
 };
 
 /* Instrumentation: an action is {when, primitive, target, value, optional predicate}. */
@@ -99,6 +102,22 @@ enum sproto_term_kind {
 #define SPROTO_F_AT_START 0x1u /* started with the process (sonde run --dynamic), not attached */
 #define SPROTO_F_PROFILE 0x2u  /* the profile/trace runtime is measuring this process too */
 #define SPROTO_F_TSC 0x4u      /* wall timers count TSC ticks (converted to ns in samples) */
+
+/*
+ * COSTS_REPLY figures: what one execution costs, measured in the target through the patcher's
+ * trampolines (runtime/calib_dyn.c). Items a reader does not know are skipped.
+ */
+enum sproto_cost_item {
+	SPROTO_COST_CALL = 0,  /* a call of an empty function: the baseline, absolute */
+	SPROTO_COST_ENTRY = 1, /* entry trampoline and the handler of an inactive point */
+	SPROTO_COST_EXIT = 2,  /* the return hook: shadow stack, return trampoline, exit handler */
+	SPROTO_COST_PRED = 3,  /* testing one predicate */
+	SPROTO_COST_PRIM = 16, /* + sproto_prim: one execution of that primitive; for PROFILE the
+				* entry and exit pair, trampolines included (the profile's o_full) */
+	SPROTO_COST_ITEM_END = SPROTO_COST_PRIM + SPROTO_PRIM_COUNT
+};
+#define SPROTO_COSTS_MEASURED 0x1u /* the figures are there (else n is 0) */
+#define SPROTO_COSTS_PROFILE 0x2u  /* the PROFILE pair is the profile's own calibration */
 
 /* SAMPLE entry flags */
 #define SPROTO_S_FIRST 0x1u /* the first sample since the metric was enabled */
@@ -188,6 +207,18 @@ struct sproto_sample_entry {
 	int64_t delta; /* value minus the previous sample's (or the value at enable) */
 };
 
+struct sproto_cost {
+	uint16_t item;            /* sproto_cost_item */
+	uint32_t mean_ps, sd_ps;  /* picoseconds */
+};
+
+struct sproto_costs {
+	uint32_t flags, n;        /* SPROTO_COSTS_*; figures */
+	uint64_t when_ns;         /* CLOCK_MONOTONIC of the target when measured */
+	uint64_t elapsed_ns;      /* how long measuring took */
+	struct sproto_cost c[SPROTO_MAX_COSTS];
+};
+
 struct sproto_msg {
 	struct sproto_header h;
 	union {
@@ -200,6 +231,7 @@ struct sproto_msg {
 		struct sproto_status status;
 		struct sproto_list list;
 		struct sproto_sample sample;
+		struct sproto_costs costs;
 	} u;
 };
 
@@ -251,7 +283,9 @@ size_t sproto_put_point_clear(void *mem, size_t cap, uint32_t first, uint32_t co
 size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metric *m);
 size_t sproto_put_metric_disable(void *mem, size_t cap, uint32_t id);
 size_t sproto_put_sampling(void *mem, size_t cap, uint64_t bucket_ns);
-size_t sproto_put_empty(void *mem, size_t cap, uint16_t type); /* LIST, PAUSE, RESUME, DETACH */
+size_t sproto_put_empty(void *mem, size_t cap, uint16_t type); /* LIST, PAUSE, RESUME, DETACH,
+								 * COSTS */
+size_t sproto_put_costs_reply(void *mem, size_t cap, const struct sproto_costs *c);
 size_t sproto_put_ok(void *mem, size_t cap, uint16_t request);
 /* The text is cut at SPROTO_MAX_TEXT bytes and at its first newline. */
 size_t sproto_put_error(void *mem, size_t cap, uint16_t request, const char *text);

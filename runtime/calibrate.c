@@ -22,6 +22,31 @@ typedef void (*call_fn)(void);
 static call_fn volatile measured_fn = rt_calib_measured;
 static call_fn volatile excluded_fn = rt_calib_excluded;
 static call_fn volatile plain_fn = rt_calib_plain;
+static uintptr_t measured_addr = (uintptr_t)rt_calib_measured; /* the functions measured */
+static uintptr_t excluded_addr = (uintptr_t)rt_calib_excluded;
+static int pairs = 1; /* probe pairs per call of a stand-in */
+int rt_calib_dyn;
+
+/*
+ * sonde run --dynamic: the program's probes are reached through the patcher's trampolines and
+ * the return hook (SPROTO_PROFILE points), not through compiler hooks. The stand-ins become
+ * empty functions patched the same way (calib_dyn.c), so o_in, o_full and o_skip are the costs
+ * of that path, the batches taken during the run too. Kept when they cannot be made.
+ */
+static void use_dynamic_standins(void)
+{
+	struct rt_calib_dyn_fns f;
+
+	if (rt_calib_dyn || rt_mode != RT_MODE_DYNAMIC || rt_calib_dyn_standins(&f) != 0)
+		return;
+	measured_fn = f.measured;
+	excluded_fn = f.excluded;
+	plain_fn = f.plain;
+	measured_addr = f.measured_addr;
+	excluded_addr = f.excluded_addr;
+	pairs = f.pairs;
+	rt_calib_dyn = 1;
+}
 
 static void clock_cost(struct sprof_calib *c)
 {
@@ -52,9 +77,9 @@ static void loop_batches(call_fn volatile *fn, double *v)
 	for (b = 0; b < BATCHES; b++) {
 		uint64_t s = rt_now();
 
-		for (i = 0; i < PER_BATCH; i++)
+		for (i = 0; i < PER_BATCH / pairs; i++)
 			(*fn)();
-		v[b] = (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns();
+		v[b] = (double)(rt_now() - s) / (PER_BATCH / pairs * pairs) / rt_ticks_per_ns();
 	}
 }
 
@@ -81,11 +106,12 @@ static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *p
 		if (rt_trace_on)
 			rt_trace_scratch_rewind(t);
 		s = rt_now();
-		for (i = 0; i < PER_BATCH; i++)
+		for (i = 0; i < PER_BATCH / pairs; i++)
 			(*fn)();
-		vf[b] = (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns() - plain[b];
+		vf[b] = (double)(rt_now() - s) / (PER_BATCH / pairs * pairs) / rt_ticks_per_ns() -
+			plain[b];
 		incl0 = rt_trace_on ? rt_trace_exit_ticks(t) : n->incl - incl0;
-		vi[b] = (double)incl0 / PER_BATCH / rt_ticks_per_ns();
+		vi[b] = (double)incl0 / (PER_BATCH / pairs * pairs) / rt_ticks_per_ns();
 	}
 	rt_trimmed_stats(vf, BATCHES, full, full_sd);
 	if (in)
@@ -109,18 +135,18 @@ int rt_calib_sample(struct rt_thread *scratch, double *full, double *in)
 	measured_fn(); /* its node, on the first sample */
 	n = scratch->root->first_child;
 	s = rt_now();
-	for (i = 0; i < SAMPLE_PAIRS; i++)
+	for (i = 0; i < SAMPLE_PAIRS / pairs; i++)
 		plain_fn();
 	p = rt_now();
 	incl0 = n ? n->incl : 0;
-	for (i = 0; i < SAMPLE_PAIRS; i++)
+	for (i = 0; i < SAMPLE_PAIRS / pairs; i++)
 		measured_fn();
 	e = rt_now();
 	rt_self = saved;
 	if (!n)
 		return -1;
-	*full = (double)((e - p) - (p - s)) / SAMPLE_PAIRS / rt_ticks_per_ns();
-	*in = (double)(n->incl - incl0) / SAMPLE_PAIRS / rt_ticks_per_ns();
+	*full = (double)((e - p) - (p - s)) / (SAMPLE_PAIRS / pairs * pairs) / rt_ticks_per_ns();
+	*in = (double)(n->incl - incl0) / (SAMPLE_PAIRS / pairs * pairs) / rt_ticks_per_ns();
 	return 0;
 }
 
@@ -139,7 +165,9 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	struct rt_thread *saved = rt_self, *t;
 	struct rt_func *f;
 	double plain[BATCHES], unused;
+	int busy = rt_busy;
 
+	use_dynamic_standins();
 	rt_calibrate_clock(c);
 	t = rt_thread_new(0);
 	if (!t)
@@ -154,17 +182,20 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	else
 		atomic_fetch_and(&t->slow, ~RT_SLOW_CPU);
 	rt_self = t;
+	if (rt_calib_dyn)
+		rt_busy = 0; /* the points run only for a thread that is not the runtime's */
 	loop_batches(&plain_fn, plain);
 	pair_cost(t, &measured_fn, plain, &c->o_full, &c->o_full_sd, &c->o_in, &c->o_in_sd);
-	f = rt_func_get((uintptr_t)rt_calib_excluded, SPROF_FUNC, NULL);
+	f = rt_func_get(excluded_addr, SPROF_FUNC, NULL);
 	if (f) {
 		atomic_store(&f->off, 1);
 		pair_cost(t, &excluded_fn, plain, &c->o_skip, &c->o_skip_sd, NULL, &unused);
 		f->kind = 0xff; /* calibration entries are not written */
 	}
-	f = rt_func_get((uintptr_t)rt_calib_measured, SPROF_FUNC, NULL);
+	f = rt_func_get(measured_addr, SPROF_FUNC, NULL);
 	if (f)
 		f->kind = 0xff;
+	rt_busy = busy;
 	rt_self = saved;
 	rt_thread_release(t);
 }

@@ -325,6 +325,15 @@ void dyn_server_hold(unsigned seconds); /* until the tool's RESUME */
 
 /* ---- calibration (calibrate.c) ---- */
 extern struct sprof_calib rt_calib;
+/* rt_calib was measured through dynamic instrumentation's trampolines (sonde run --dynamic) */
+extern int rt_calib_dyn;
+/* calibrate.c's stand-ins through trampolines with PROFILE points (calib_dyn.c). */
+struct rt_calib_dyn_fns {
+	void (*measured)(void), (*excluded)(void), (*plain)(void); /* what calibrate.c calls */
+	uintptr_t measured_addr, excluded_addr; /* the functions measured, inside those */
+	int pairs;                              /* probe pairs (calls of them) per call */
+};
+int rt_calib_dyn_standins(struct rt_calib_dyn_fns *out); /* 0, or -1 */
 void rt_calibrate(struct sprof_calib *out, int cpu);
 void rt_calibrate_clock(struct sprof_calib *out);
 void rt_trimmed_stats(double *v, int n, double *mean, double *sd);

@@ -33,7 +33,8 @@ struct watch_opts {
 	double seconds; /* 0: until Ctrl-C or the end of the process */
 	uint64_t bucket_ns;
 	unsigned hammer; /* hidden: remove and reinstall the patches this many times */
-	int ascii;
+	int ascii, verbose;
+	double max_cost; /* fraction of a CPU; 0: the default; < 0: no limit */
 };
 
 static volatile sig_atomic_t stop_sig;
@@ -58,6 +59,9 @@ static void watch_usage(FILE *out)
 		"  --bucket MS        sampling period in milliseconds (default 100)\n"
 		"  --file F.mdl       metrics of your own, read after the built-in library\n"
 		"  --ascii            the histogram drawn with '#' and ':'\n"
+		"  --max-cost PCT     predicted cost (%% of a CPU) above which nothing is installed\n"
+		"                     (default 10; 'off': no limit)\n"
+		"  -v, --verbose      show what each primitive and trampoline costs in the process\n"
 		"  -o, --output DIR   with a PROGRAM: the runtime's directory (default ./sonde-out)\n"
 		"Ctrl-C ends the watch early; the process is let go as it was.\n");
 }
@@ -112,6 +116,21 @@ static int parse_hammer(const char *v, unsigned *n)
 	return 0;
 }
 
+static int parse_max_cost(const char *v, double *out)
+{
+	char *end;
+	double pct = strtod(v, &end);
+
+	if (!strcmp(v, "off")) {
+		*out = -1;
+		return 0;
+	}
+	if (end == v || *end || !(pct > 0) || pct > 10000)
+		return error("watch: --max-cost needs a percentage of a CPU or 'off', got '%s'", v);
+	*out = pct / 100;
+	return 0;
+}
+
 /* One option with a value at argv[*i]: 1 taken, 0 not this one, -1 error. */
 static int value_opt(struct watch_opts *o, int argc, char **argv, int *i)
 {
@@ -130,6 +149,8 @@ static int value_opt(struct watch_opts *o, int argc, char **argv, int *i)
 		return r < 0 || parse_bucket(v, &o->bucket_ns) ? -1 : 1;
 	if ((r = opt_value(argc, argv, i, "--hammer", &v)))
 		return r < 0 || parse_hammer(v, &o->hammer) ? -1 : 1;
+	if ((r = opt_value(argc, argv, i, "--max-cost", &v)))
+		return r < 0 || parse_max_cost(v, &o->max_cost) ? -1 : 1;
 	return 0;
 }
 
@@ -149,6 +170,8 @@ static int parse_args(struct watch_opts *o, int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--ascii")) {
 			o->ascii = 1;
+		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			o->verbose = 1;
 		} else if ((r = value_opt(o, argc, argv, &i)) != 0) {
 			if (r < 0)
 				return -1;
@@ -300,10 +323,26 @@ static void draw_line(struct screen *sc, const struct dyn_session *s)
 }
 
 /* Poll until the end (--for, a signal, the process gone), drawing once a second. */
+/*
+ * Observed cost (executions counted × the costs measured in the process) above the cost
+ * model's alarm: said once, while watching (the report at the end says it again).
+ */
+static int cost_alarmed(struct dyn_session *s)
+{
+	double el, obs = dyn_session_observed_ns(s, &el), frac;
+
+	if (el < 5e8 || !cost_alarm(s->cost, obs, el, &frac))
+		return 0;
+	warning("watch: the instrumentation takes %.0f %% of a CPU (alarm above %.0f %%)",
+		frac * 100, s->cp.alarm_at * 100);
+	return 1;
+}
+
 static int watch_loop(struct dyn_session *s, const struct watch_opts *o, struct screen *sc)
 {
 	double next = 1;
 	char err[512];
+	int alarmed = 0;
 
 	while (!stop_sig && !s->ended && (o->seconds <= 0 || secs_since(sc->t0) < o->seconds)) {
 		if (dyn_session_poll(s, 100, err, sizeof(err)) < 0)
@@ -311,6 +350,7 @@ static int watch_loop(struct dyn_session *s, const struct watch_opts *o, struct 
 		if (secs_since(sc->t0) < next)
 			continue;
 		next += 1;
+		alarmed = alarmed || cost_alarmed(s);
 		if (sc->tty)
 			draw_tty(sc, s, o);
 		else
@@ -349,14 +389,15 @@ static void print_cost(struct dyn_session *s)
 
 	for (i = 0; i < s->npt; i++)
 		extra += !s->pt[i].own && s->set.f[i].state != DYN_REFUSED;
-	printf("cost: predicted %.3g ns per second (%.2g %% of a CPU, static frequencies%s); "
-	       "observed %.3g ms in %.2f s (%.2g %% of a CPU)%s\n", s->predicted_ns,
-	       s->predicted_ns / 1e7,
-	       s->predicted_ns > 1e9 * s->cp.defer_at ? ": above the search's 10 % limit" : "",
-	       obs / 1e6, el / 1e9, frac * 100,
-	       extra ? " + an execution counter at each point" : "");
-	if (frac > s->cp.alarm_at)
-		warning("watch: the instrumentation took %.0f %% of a CPU", frac * 100);
+	printf("cost: predicted %.3g ns per second (%.2g %% of a CPU, static frequencies); "
+	       "observed %.3g ms in %.2f s (%.2g %% of a CPU)%s; %s\n", s->predicted_ns,
+	       s->predicted_ns / 1e7, obs / 1e6, el / 1e9, frac * 100,
+	       extra ? ", an execution counter at each point included" : "",
+	       s->costs.flags & SPROTO_COSTS_MEASURED ? "costs measured in the process"
+						      : "default costs");
+	if (cost_alarm(s->cost, obs, el, &frac))
+		warning("watch: the instrumentation took %.0f %% of a CPU (alarm above %.0f %%)",
+			frac * 100, s->cp.alarm_at * 100);
 }
 
 static void report(struct dyn_session *s, const struct watch_opts *o, struct screen *sc)
@@ -408,12 +449,18 @@ static void say_points(const struct dyn_session *s)
 			}
 }
 
-static void say_watching(const struct dyn_session *s)
+static void say_watching(const struct dyn_session *s, const struct watch_opts *o)
 {
 	printf("watching process %d (%s): %s at %s; ", (int)s->pid, s->comm,
 	       s->plan->metric->name, s->plan->focus);
 	say_points(s);
 	printf("; pause %.2f ms, %.1f ms to attach\n", s->attach_pause_ms, s->attach_ms);
+	if (o->verbose) {
+		dyn_costs_print(stdout, &s->costs);
+		printf("predicted cost: %.3g ns per second (%.2g %% of a CPU; defer above %.3g %%, "
+		       "alarm above %.3g %%)\n", s->predicted_ns, s->predicted_ns / 1e7,
+		       s->cp.defer_at * 100, s->cp.alarm_at * 100);
+	}
 	fflush(stdout);
 	if (s->nrefused)
 		warning("watch: the patcher refused %u of %u points (%s)", s->nrefused, s->npt,
@@ -436,6 +483,7 @@ static int session_opts(struct dyn_session_opts *so, const struct watch_opts *o,
 	so->runtime = rt;
 	so->bucket_ns = o->bucket_ns;
 	so->launched = o->argv != NULL;
+	so->max_cost = o->max_cost;
 	return 0;
 }
 
@@ -511,7 +559,7 @@ static int watch(struct dyn_session *s, const struct watch_opts *o)
 	char err[512];
 	int r = 0;
 
-	say_watching(s);
+	say_watching(s, o);
 	if (o->hammer)
 		r = hammer(s, o->hammer);
 	if (r == 0)

@@ -42,6 +42,13 @@ RT_EXPORT int sonde__attach(const char *ctl_dir);
 
 /* ---- limits ---- */
 #define DYN_POINTS SPROTO_MAX_POINTS
+/*
+ * The point table has room above the protocol's ids for the calibration's own points
+ * (calib_dyn.c), which no tool can set or clear; ids are masked with the table's size.
+ */
+#define DYN_POINT_SLOTS (2 * DYN_POINTS)
+#define DYN_CALIB_POINT DYN_POINTS /* the first of DYN_CALIB_FNS */
+#define DYN_CALIB_FNS 3
 #define DYN_COUNTERS SPROTO_MAX_COUNTERS
 #define DYN_TIMERS SPROTO_MAX_TIMERS
 #define DYN_TCOUNTERS SPROTO_MAX_TCOUNTERS
@@ -75,11 +82,13 @@ struct dyn_counter {
 	_Atomic int64_t v;
 } __attribute__((aligned(64))); /* one per cache line: threads counting apart never share */
 
-extern _Atomic(const struct dyn_prog *) dyn_points[DYN_POINTS];
+extern _Atomic(const struct dyn_prog *) dyn_points[DYN_POINT_SLOTS];
 extern struct dyn_counter dyn_counters[DYN_COUNTERS];
 extern _Atomic int dyn_paused;
 
 int dyn_point_set(const struct sproto_point_set *ps, const char **why);
+/* A point's action list from a POINT_SET message (p has room for ps->n actions). */
+void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps);
 void dyn_points_clear(uint32_t first, uint32_t count);
 void dyn_points_reclaim(uint64_t now_ns);
 void dyn_counters_reset(void);
@@ -222,6 +231,28 @@ uint64_t dyn_mono_ns(void);
 extern char dyn_ret_tramp_local[] __attribute__((visibility("hidden")));
 void dyn_call_keeping_vectors(void (*fn)(void *, void *), void *arg)
 	__attribute__((visibility("hidden")));
+
+/* ---- the calibration's code (arch/x86_64/dyn_calib_code.c) ---- */
+#define DYN_CALIB_SITES 8
+struct dyn_calib_fns {
+	void (*plain)(void);              /* an empty function on its NOP sled */
+	void (*fn[DYN_CALIB_FNS])(void);  /* the same, patched: point DYN_CALIB_POINT + i */
+	/*
+	 * Functions calling plain, or fn[i], DYN_CALIB_SITES times from as many call sites: the
+	 * returns of a patched function go to varied places, as in a program, not to one place
+	 * that the branch predictors learn in a loop.
+	 */
+	void (*plain_sites)(void);
+	void (*sites[DYN_CALIB_FNS])(void);
+};
+/* Made once, in a page of their own; 0, or -1 when no executable page could be had. */
+int dyn_calib_code(struct dyn_calib_fns *out);
+/* A sled trampoline's register save, handler call and restore (the patcher's bytes). */
+size_t dyn_calib_emit_save(uint8_t *buf, uint32_t point, uint64_t handler);
+
+/* ---- in-process calibration (runtime/calib_dyn.c) ---- */
+/* What the primitives and trampolines cost here (the control thread, before serving). */
+void dyn_calibrate_costs(struct sproto_costs *out);
 
 /* The profile runtime's probes (probe.c), for SPROTO_PROFILE. */
 void __cyg_profile_func_enter(void *fn, void *site);

@@ -270,7 +270,7 @@ RT_EXPORT RT_HOT void sonde__dyn_entry(uint32_t point, struct sonde_regs *regs,
 				       uint64_t *ret_slot)
 {
 	const struct dyn_prog *p =
-		atomic_load_explicit(&dyn_points[point % DYN_POINTS], memory_order_acquire);
+		atomic_load_explicit(&dyn_points[point % DYN_POINT_SLOTS], memory_order_acquire);
 
 	if (likely(!p))
 		return;
@@ -311,7 +311,7 @@ RT_EXPORT RT_HOT uint64_t sonde__dyn_exit(struct sonde_retregs *r)
 
 	if (unlikely(!t) || unlikely(shadow_pop(t, (uint64_t *)(uintptr_t)(r->sp - 8), &f) != 0))
 		lost_return();
-	p = atomic_load_explicit(&dyn_points[f.point % DYN_POINTS], memory_order_acquire);
+	p = atomic_load_explicit(&dyn_points[f.point % DYN_POINT_SLOTS], memory_order_acquire);
 	if (p && p->n_exit)
 		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, (int64_t)r->rax, 1);
 	return f.ret;

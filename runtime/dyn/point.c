@@ -14,7 +14,7 @@
 #define ARENA_BYTES (256ull << 20) /* virtual; pages are touched as lists are made */
 #define GRACE_NS 2000000000ull
 
-_Atomic(const struct dyn_prog *) dyn_points[DYN_POINTS];
+_Atomic(const struct dyn_prog *) dyn_points[DYN_POINT_SLOTS];
 struct dyn_counter dyn_counters[DYN_COUNTERS];
 _Atomic int dyn_paused;
 
@@ -93,7 +93,7 @@ static void action_from(struct dyn_action *d, const struct sproto_action *a)
 }
 
 /* Entry actions first, each group in the order given. */
-static void prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
+void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
 {
 	unsigned i, k = 0, when;
 
@@ -133,7 +133,7 @@ int dyn_point_set(const struct sproto_point_set *ps, const char **why)
 		*why = "out of memory for point actions";
 		return -1;
 	}
-	prog_fill(p, ps);
+	dyn_prog_fill(p, ps);
 	old = atomic_exchange_explicit(&dyn_points[ps->point % DYN_POINTS], p,
 				       memory_order_acq_rel);
 	prog_retire(old, now);

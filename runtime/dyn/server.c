@@ -42,6 +42,7 @@ struct server {
 };
 
 static struct server srv = { .lfd = -1, .cfd = -1 };
+static struct sproto_costs costs; /* measured when the server starts (calib_dyn.c) */
 static _Atomic int running;
 /*
  * The program waits in the runtime's start-up until the tool lets it go. Sticky, and set by the
@@ -196,7 +197,7 @@ static void on_hello(const struct sproto_hello *h)
 	struct sproto_hello_reply r;
 
 	if (h->min_version > SPROTO_VERSION || h->max_version < SPROTO_VERSION) {
-		reply_error(SPROTO_HELLO, "unsupported protocol version (this runtime speaks 1)");
+		reply_error(SPROTO_HELLO, "unsupported protocol version (this runtime speaks 2)");
 		return;
 	}
 	memset(&r, 0, sizeof(r));
@@ -257,6 +258,11 @@ static void on_list(void)
 		reply_error(SPROTO_LIST, "too many modules and threads for one message");
 }
 
+static void on_costs(void)
+{
+	send_msg(sproto_put_costs_reply(srv.out, SPROTO_MAX_MESSAGE, &costs));
+}
+
 static void end_session(void)
 {
 	dyn_metrics_clear();
@@ -271,6 +277,7 @@ static void dispatch(const struct sproto_msg *m)
 	switch (type) {
 	case SPROTO_HELLO: on_hello(&m->u.hello); return;
 	case SPROTO_LIST: on_list(); return;
+	case SPROTO_COSTS: on_costs(); return;
 	case SPROTO_POINT_SET: on_point_set(&m->u.point_set); return;
 	case SPROTO_POINT_CLEAR: dyn_points_clear(m->u.clear.first, m->u.clear.count); break;
 	case SPROTO_METRIC_ENABLE: on_metric_enable(&m->u.metric); return;
@@ -453,6 +460,7 @@ static void *server_main(void *arg)
 {
 	(void)arg;
 	rt_busy = 1; /* neither the profile probes nor the points count this thread */
+	dyn_calibrate_costs(&costs); /* a client that connects meanwhile waits in the backlog */
 	while (!srv.detach)
 		serve_once();
 	unlink(srv.path); /* gone before the client sees the end of the stream */

@@ -183,6 +183,30 @@ int ctl_request(struct ctl_client *c, const void *msg, size_t len, char *err, si
 	}
 }
 
+int ctl_costs(struct ctl_client *c, struct sproto_costs *out, char *err, size_t n)
+{
+	uint8_t msg[SPROTO_HEADER_SIZE];
+	struct sproto_msg m;
+
+	if (ctl_send(c, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_COSTS), err, n) != 0)
+		return -1;
+	for (;;) {
+		if (ctl_recv(c, &m, 10000, err, n) != 0) {
+			if (!err[0])
+				snprintf(err, n, "no reply from the runtime");
+			return -1;
+		}
+		if (m.h.type == SPROTO_COSTS_REPLY) {
+			*out = m.u.costs;
+			return 0;
+		}
+		if (m.h.type == SPROTO_ERROR) {
+			snprintf(err, n, "%s", m.u.status.text);
+			return -1;
+		}
+	}
+}
+
 void ctl_close(struct ctl_client *c)
 {
 	if (c->fd >= 0)

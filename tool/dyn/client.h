@@ -31,6 +31,8 @@ int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_
 int ctl_recv(struct ctl_client *c, struct sproto_msg *m, int timeout_ms, char *err, size_t n);
 /* Send a request and wait for its OK (samples arriving meanwhile are skipped). */
 int ctl_request(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n);
+/* COSTS: what the runtime measured its primitives and trampolines to cost (protocol 2). */
+int ctl_costs(struct ctl_client *c, struct sproto_costs *out, char *err, size_t n);
 void ctl_close(struct ctl_client *c);
 
 #endif

@@ -574,35 +574,63 @@ static int connect_runtime(struct dyn_session *s, char *err, size_t n)
 	if (!s->o.launched && (s->c.hello.flags & SPROTO_F_AT_START))
 		return snprintf(err, n, "process %d runs under sonde run --dynamic: its functions "
 				"are patched already", (int)s->pid), -1;
+	if (ctl_costs(&s->c, &s->costs, err, n) != 0)
+		return -1;
 	/* points a killed session left: its trampolines fall inert, our ids start afresh */
 	return simple(s, msg, sproto_put_point_clear(msg, sizeof(msg), 0, SPROTO_MAX_POINTS), err,
 		      n);
 }
 
-/* The cost model of the plan (made again when a launched program's plan is). */
-static void cost_setup(struct dyn_session *s)
+/* ns per execution of the execution counter a point has besides the plan's actions. */
+static double counter_ns(const struct dyn_session *s, uint32_t i)
 {
+	return s->pt[i].own || s->set.f[i].state == DYN_REFUSED ? 0 : s->cp.prim_ns[MDL_ADD];
+}
+
+/*
+ * The cost model with the runtime's measured costs (the defaults where it measured none):
+ * the plan's predicted cost, and each point's execution counter, at static frequencies. Over
+ * the limit, the plan is deferred: nothing is installed (the search would retry it later; a
+ * watch says so and stops).
+ */
+static int cost_setup(struct dyn_session *s, char *err, size_t n)
+{
+	double limit = s->o.max_cost, ns;
+	uint32_t i;
+
 	if (s->cost)
 		cost_model_free(s->cost);
 	cost_defaults(&s->cp);
+	dyn_costs_apply(&s->costs, 1, &s->cp);
+	if (limit < 0)
+		s->cp.defer_at = 1e9;
+	else if (limit > 0)
+		s->cp.defer_at = limit;
 	s->cost = cost_model_new(&s->cp);
-	s->predicted_ns = cost_predict(s->cost, s->plan);
-	cost_admit(s->cost, s->plan, NULL);
+	ns = cost_predict(s->cost, s->plan);
+	for (i = 0; i < s->npt; i++)
+		ns += s->cp.freq_user * counter_ns(s, i);
+	s->predicted_ns = ns;
+	if (ns > 1e9 * s->cp.defer_at || cost_admit(s->cost, s->plan, NULL) != COST_INSTALL) {
+		s->deferred = 1;
+		return snprintf(err, n, "the predicted cost, %.3g %% of a CPU, is above the limit "
+				"of %.3g %%: deferred, nothing installed (--max-cost PCT)",
+				ns / 1e7, s->cp.defer_at * 100), -1;
+	}
+	return 0;
 }
 
 static int instrument(struct dyn_session *s, char *err, size_t n)
 {
 	uint8_t msg[64];
 
-	if (s->o.launched) { /* held before main: its libraries are loaded */
-		if (plan_now(s, err, n) != 0)
-			return -1;
-		cost_setup(s);
-	}
+	if (s->o.launched && plan_now(s, err, n) != 0) /* held before main: libraries loaded */
+		return -1;
 	if (!s->o.launched && dyn_program_check(s, err, n) != 0)
 		return -1;
 	if (list_process(s, err, n) != 0 || dyn_sites_left_patch(s, err, n) != 0 ||
-	    collect(s, err, n) != 0 || build_points(s, err, n) != 0 || patch(s, err, n) != 0)
+	    collect(s, err, n) != 0 || build_points(s, err, n) != 0 ||
+	    cost_setup(s, err, n) != 0 || patch(s, err, n) != 0)
 		return -1;
 	if (sampling(s, s->bucket_ns, err, n) != 0 || enable_all(s, err, n) != 0 ||
 	    set_points(s, err, n) != 0)
@@ -638,7 +666,6 @@ int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, 
 		snprintf(s->ctl_dir, sizeof(s->ctl_dir), "%s", o->ctl_dir);
 	else if (ctl_default_dir(s->ctl_dir, sizeof(s->ctl_dir)) != 0)
 		return snprintf(err, n, "no directory for the control socket"), -1;
-	cost_setup(s);
 	if (!o->launched && inject(s, err, n) != 0)
 		return -1;
 	if (connect_runtime(s, err, n) != 0 || instrument(s, err, n) != 0) {
@@ -726,10 +753,15 @@ uint64_t dyn_session_count(const struct dyn_session *s, uint32_t i)
 
 double dyn_session_observed_ns(struct dyn_session *s, double *elapsed_ns)
 {
-	double el = (double)(s->t_last - s->t_start);
-	uint64_t *count = xcalloc(s->plan->nreq + 1, sizeof(*count));
+	double el = (double)(s->t_last - s->t_start), extra = 0;
+	uint64_t *count;
 	uint32_t i, j;
 
+	if (elapsed_ns)
+		*elapsed_ns = el;
+	if (!s->cost)
+		return 0;
+	count = xcalloc(s->plan->nreq + 1, sizeof(*count));
 	for (i = 0; i < s->npt; i++) /* a call request's count: the sum over its call sites */
 		for (j = 0; j < s->site[i].nreq; j++)
 			if (s->pt[i].count_metric < s->nmetrics)
@@ -737,9 +769,9 @@ double dyn_session_observed_ns(struct dyn_session *s, double *elapsed_ns)
 	for (j = 0; j < s->plan->nreq; j++)
 		cost_observe(s->cost, &s->plan->req[j], count[j], el);
 	free(count);
-	if (elapsed_ns)
-		*elapsed_ns = el;
-	return cost_observed_ns(s->cost);
+	for (i = 0; i < s->npt; i++)
+		extra += (double)dyn_session_count(s, i) * counter_ns(s, i);
+	return cost_observed_ns(s->cost) + extra;
 }
 
 void dyn_session_free(struct dyn_session *s)

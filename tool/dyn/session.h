@@ -30,6 +30,7 @@
 #include "../mdl/mdl.h"
 #include "callees.h"
 #include "client.h"
+#include "costs.h"
 #include "dyn.h"
 
 /* A procedure of the program, beside its struct mdl_proc. */
@@ -66,6 +67,8 @@ struct dyn_session_opts {
 			       * once instrumented */
 	uint64_t bucket_ns;   /* sampling bucket; 0: 100 ms */
 	unsigned connect_ms;  /* launched: how long the control socket may take to appear */
+	double max_cost;      /* predicted fraction of a CPU above which the plan is deferred (not
+			       * installed); 0: the cost model's defer_at (0.10); < 0: no limit */
 };
 
 struct dyn_session {
@@ -103,9 +106,11 @@ struct dyn_session {
 	uint64_t t_start, t_last, lost, bucket_ns, nsamples;
 	struct hist *h;
 	/* costs and times */
+	struct sproto_costs costs; /* what the runtime measured (flags 0: the defaults are used) */
 	struct cost_params cp;
 	struct cost_model *cost;
-	double predicted_ns; /* ns per second, static frequencies */
+	double predicted_ns; /* ns per second, static frequencies, the execution counters too */
+	int deferred;        /* the plan was over the limit: nothing was installed */
 	int threads;
 	double attach_pause_ms, attach_ms, detach_pause_ms, detach_ms;
 	double hammer_pause_ms; /* summed over the hammer's rounds */
@@ -136,7 +141,8 @@ void dyn_session_free(struct dyn_session *s);
 
 /* Executions counted at point i since enabled. */
 uint64_t dyn_session_count(const struct dyn_session *s, uint32_t i);
-/* Observed cost in ns (the cost model's, from the counts), over the time watched in ns. */
+/* Observed cost in ns (the counts × the calibrated costs, the execution counters included),
+ * over the time watched in ns. */
 double dyn_session_observed_ns(struct dyn_session *s, double *elapsed_ns);
 
 #endif
