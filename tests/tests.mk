@@ -102,7 +102,7 @@ DYN_BENCH := $(TEST_BUILD)/dyn_bench
 DYN_TEST_OBJ := $(patsubst %.c,$(TEST_BUILD)/dyn/%.o,$(wildcard runtime/dyn/*.c)) \
 	$(TEST_BUILD)/dyn/dyn_ret.o $(TEST_BUILD)/dyn/dyn_tramp.o
 DYN_TEST_SRC := tests/unit/dyn_support.c runtime/clock.c runtime/util.c runtime/modinfo.c \
-	format/protocol.c
+	format/protocol.c runtime/calib_dyn.c runtime/stats.c runtime/arch/x86_64/dyn_calib_code.c
 UNIT_BINS += $(UNIT_PROTOCOL) $(UNIT_DYN) $(UNIT_DYN_SERVER) $(UNIT_DYN_ATTACH) $(DYN_BENCH)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PROTOCOL)" --unit "$(UNIT_DYN)" \
 	--unit "$(UNIT_DYN_SERVER)" --unit "$(UNIT_DYN_ATTACH) $(BUILD)/lib/libsonde.so"
@@ -210,6 +210,16 @@ $(TEST_BUILD)/patch_corpus_%.so: tests/unit/patch_corpus.c tests/unit/patch_corp
 	@mkdir -p $(dir $@)
 	$(call patch_word,1) -$(call patch_word,2) $(PATCH_FLAGS_$(call patch_word,3)) -fPIC \
 		-shared -o $@ $^
+
+# The runtime's calibration trampolines against the patcher's bytes.
+UNIT_CALIB_CODE := $(TEST_BUILD)/test_calib_code
+UNIT_BINS += $(UNIT_CALIB_CODE)
+UNIT_CMDS += --unit "$(UNIT_CALIB_CODE)"
+
+$(UNIT_CALIB_CODE): tests/unit/test_calib_code.c runtime/arch/x86_64/dyn_calib_code.c \
+		$(PATCH_SRC) $(PATCH_HDR) runtime/dyn/dyn.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c,$^) -lZydis $(TEST_LIBS)
 
 # The I/O, OS and hardware-counter records (format/profile_read_io.c): round trip, hostile input.
 UNIT_FORMAT_IO := $(TEST_BUILD)/test_format_io

@@ -14,6 +14,8 @@ RT_TLS int rt_busy;
 int rt_mode = RT_MODE_ATTACHED; /* nothing logged to files */
 _Atomic int rt_ready;
 struct rt_config rt_cfg;
+struct sprof_calib rt_calib; /* the profile runtime's: not here */
+int rt_calib_dyn;
 
 /* The profile runtime's probes, for SPROTO_PROFILE: counted, and every vector register they
  * could use trashed, as ordinary C may. */

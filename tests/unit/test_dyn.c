@@ -203,6 +203,60 @@ static void test_profile_primitive(void **state)
 	assert_int_equal(shadow_depth(), 0);
 }
 
+/* ---- the calibration's code (arch/x86_64/dyn_calib_code.c, calib_dyn.c) ---- */
+
+/*
+ * Its patched functions run their point's actions, entry and exit, once per call, from each
+ * of the callers' sites; the plain one and an inactive point run none. The profile stand-ins
+ * call the profile probes with the patched function's address.
+ */
+static void test_calibration_code(void **state)
+{
+	struct sproto_action v[2] = { act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 3, 1),
+				      act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 4, 10) };
+	struct sproto_point_set ps = { .point = DYN_CALIB_POINT, .n = 2 };
+	struct rt_calib_dyn_fns p;
+	struct dyn_calib_fns f, g;
+	static struct {
+		struct dyn_prog p;
+		struct dyn_action a[2];
+	} mem;
+	long e = profile_enters, x = profile_exits;
+
+	(void)state;
+	assert_int_equal(dyn_calib_code(&f), 0);
+	assert_int_equal(dyn_calib_code(&g), 0);
+	assert_ptr_equal(f.sites[0], g.sites[0]); /* made once */
+	f.plain();
+	f.plain_sites();
+	f.fn[0]();
+	assert_int_equal(counter(3), 0);
+	memcpy(ps.act, v, sizeof(v));
+	dyn_prog_fill(&mem.p, &ps);
+	atomic_store(&dyn_points[DYN_CALIB_POINT], &mem.p);
+	f.fn[0]();
+	f.sites[0]();
+	assert_int_equal(counter(3), 1 + DYN_CALIB_SITES);
+	assert_int_equal(counter(4), 10 * (1 + DYN_CALIB_SITES));
+	assert_int_equal(shadow_depth(), 0);
+	f.plain_sites();
+	assert_int_equal(counter(3), 1 + DYN_CALIB_SITES);
+	atomic_store(&dyn_points[DYN_CALIB_POINT], NULL);
+	dyn_points_clear(0, DYN_POINTS); /* the protocol's clear leaves the calibration's alone */
+	assert_int_equal(rt_calib_dyn_standins(&p), 0);
+	assert_int_equal(p.pairs, DYN_CALIB_SITES);
+	assert_non_null(atomic_load(&dyn_points[DYN_CALIB_POINT + 1]));
+	p.measured();
+	assert_int_equal(profile_enters, e + DYN_CALIB_SITES);
+	assert_int_equal(profile_exits, x + DYN_CALIB_SITES);
+	assert_ptr_equal(profile_last, (void *)p.measured_addr);
+	p.excluded();
+	assert_ptr_equal(profile_last, (void *)p.excluded_addr);
+	p.plain();
+	assert_int_equal(profile_enters, e + 2 * DYN_CALIB_SITES);
+	assert_int_equal(shadow_depth(), 0);
+}
+
 /* ---- timers ---- */
 
 /* Only the outermost start and stop of a recursion count: the time once, not per level. */
@@ -826,7 +880,8 @@ static void test_direct_calls(void **state)
 	assert_int_equal(sonde__dyn_exit(&rr), 0x1234);
 	assert_int_equal(counter(2), 1);
 	assert_int_equal(dyn_self->depth, before);
-	sonde__dyn_entry(SPROTO_MAX_POINTS + P_ADD, &regs, NULL); /* ids wrap, never overflow */
+	/* ids wrap at the table's size (the protocol's ids, then the calibration's), never overflow */
+	sonde__dyn_entry(DYN_POINT_SLOTS + P_ADD, &regs, NULL);
 	assert_int_equal(counter(1), 3);
 }
 
@@ -884,6 +939,7 @@ int main(void)
 		cmocka_unit_test_setup(test_counter_predicate, setup),
 		cmocka_unit_test_setup(test_return_values, setup),
 		cmocka_unit_test_setup(test_profile_primitive, setup),
+		cmocka_unit_test_setup(test_calibration_code, setup),
 		cmocka_unit_test_setup(test_timer_recursion, setup),
 		cmocka_unit_test_setup(test_cpu_timer, setup),
 		cmocka_unit_test_setup(test_timer_unbalanced, setup),

@@ -119,13 +119,13 @@ static void expect_error(size_t n, uint16_t type, const char *text)
 
 static void hello(void)
 {
-	struct sproto_hello h = { 1, 1, "test" };
+	struct sproto_hello h = { 2, 2, "test" };
 	struct sproto_msg m;
 
 	send_raw(cl.fd, msg, sproto_put_hello(msg, sizeof(msg), &h));
 	reply(&m);
 	assert_int_equal(m.h.type, SPROTO_HELLO_REPLY);
-	assert_int_equal(m.u.hello_reply.version, 1);
+	assert_int_equal(m.u.hello_reply.version, 2);
 	assert_int_equal(m.u.hello_reply.pid, getpid());
 	assert_int_equal(m.u.hello_reply.max_points, SPROTO_MAX_POINTS);
 	assert_int_equal(m.u.hello_reply.max_actions, SPROTO_MAX_ACTIONS);
@@ -286,11 +286,46 @@ static void test_pause_resume(void **state)
 	assert_int_equal(counter(50), 2);
 }
 
+/*
+ * COSTS: measured when the server started, through the calibration's trampolines: every
+ * figure there once, none absurd; no PROFILE pair when attached (no profile runtime).
+ */
+static void test_costs(void **state)
+{
+	static const uint16_t want[] = { SPROTO_COST_CALL, SPROTO_COST_ENTRY, SPROTO_COST_EXIT,
+					 SPROTO_COST_PRED };
+	struct sproto_msg m;
+	uint32_t i, k, found = 0;
+
+	(void)state;
+	hello();
+	send_raw(cl.fd, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_COSTS));
+	reply(&m);
+	assert_int_equal(m.h.type, SPROTO_COSTS_REPLY);
+	assert_int_equal(m.u.costs.flags, SPROTO_COSTS_MEASURED);
+	assert_true(m.u.costs.elapsed_ns > 0 && m.u.costs.elapsed_ns < 10000000000ull);
+	assert_int_equal(m.u.costs.n, 4 + SPROTO_PROFILE);
+	for (i = 0; i < m.u.costs.n; i++) {
+		const struct sproto_cost *c = &m.u.costs.c[i];
+
+		assert_true(c->mean_ps < 100000000u); /* under 100 µs each */
+		for (k = 0; k < 4; k++)
+			found += c->item == want[k];
+		if (c->item >= SPROTO_COST_PRIM)
+			found += c->item < SPROTO_COST_PRIM + SPROTO_PROFILE;
+		if (c->item == SPROTO_COST_CALL || c->item == SPROTO_COST_EXIT)
+			assert_true(c->mean_ps > 0); /* a call, a return trampoline: never free */
+	}
+	assert_int_equal(found, m.u.costs.n);
+	assert_null(atomic_load(&dyn_points[DYN_CALIB_POINT])); /* left inactive */
+	assert_int_equal(counter(0), 0); /* the counter it used is as it was */
+}
+
 /* ---- refusals ---- */
 
 static void test_hello_first(void **state)
 {
-	struct sproto_hello h = { 2, 3, "future" };
+	struct sproto_hello h = { 3, 4, "future" };
 	struct sproto_point_set ps = { .point = P_ADD, .n = 1 };
 
 	(void)state;
@@ -431,6 +466,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hello_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_points_and_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_resume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_frame, setup, teardown),
