@@ -41,6 +41,13 @@ enum sprof_end_reason { SPROF_END_EXIT = 0, SPROF_END_SIGNAL = 1, SPROF_END_EXEC
 enum sprof_clock { SPROF_CLOCK_TSC = 1, SPROF_CLOCK_MONOTONIC = 2 };
 enum sprof_func_kind { SPROF_FUNC = 0, SPROF_REGION = 1 };
 
+/* RUN flags */
+#define SPROF_RUN_CPU 0x1u
+#define SPROF_RUN_FOLLOW_EXEC 0x2u
+#define SPROF_RUN_PRECISE 0x4u
+#define SPROF_RUN_DYNAMIC 0x8u /* probes reached through dynamic instrumentation's trampolines
+				* (sonde run --dynamic); CALIB measured through them */
+
 /* function flags */
 #define SPROF_FN_EXCLUDED 0x1u  /* never measured: excluded by selection */
 #define SPROF_FN_THROTTLED 0x2u /* measured until throttled_at_ns, then not */

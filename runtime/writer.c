@@ -113,8 +113,10 @@ static void write_run(struct writer *w, int reason, int signo, uint64_t now, uin
 	sprof_put_u32(b, (uint32_t)reason);
 	sprof_put_u32(b, (uint32_t)signo);
 	sprof_put_u32(b, rt_cfg.depth);
-	sprof_put_u32(b, (rt_cfg.cpu ? 1u : 0u) | (rt_cfg.follow_exec ? 2u : 0u) |
-			     (rt_cfg.precise ? 4u : 0u));
+	sprof_put_u32(b, (rt_cfg.cpu ? SPROF_RUN_CPU : 0u) |
+			     (rt_cfg.follow_exec ? SPROF_RUN_FOLLOW_EXEC : 0u) |
+			     (rt_cfg.precise ? SPROF_RUN_PRECISE : 0u) |
+			     (rt_calib_dyn ? SPROF_RUN_DYNAMIC : 0u));
 	sprof_put_u64(b, rt_cfg.throttle_calls);
 	sprof_put_u64(b, ns(rt_cfg.throttle_ticks));
 	sprof_put_u32(b, nthreads);

@@ -213,6 +213,7 @@ static void add_process(struct model *m, const struct sprof_file *f, double main
 	p->exe = xstrdup(f->run.exe);
 	p->cmdline = xstrdup(f->run.cmdline);
 	p->calib = f->calib;
+	p->run_flags = f->run.flags;
 	p->throttle_calls = f->run.throttle_calls;
 	p->throttle_ns = f->run.throttle_ns;
 	p->depth = f->run.depth;

@@ -51,6 +51,7 @@ struct m_process {
 	uint64_t probes, unmeasured;
 	struct sprof_calib calib;
 	uint64_t throttle_calls, throttle_ns;
+	uint32_t run_flags;     /* RUN's flags (SPROF_RUN_*) */
 	uint32_t depth;
 };
 

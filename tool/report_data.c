@@ -52,12 +52,13 @@ static unsigned long long ns(double v)
 	return v > 0 ? (unsigned long long)llround(v) : 0;
 }
 
-static void json_calib(FILE *out, const struct sprof_calib *c)
+static void json_calib(FILE *out, const struct sprof_calib *c, uint32_t run_flags)
 {
 	fprintf(out,
-		"{\"clock\":\"%s\",\"ticks_per_ns\":%.6f,\"clock_ns\":%.3f,\"clock_sd_ns\":%.3f,"
+		"{\"path\":\"%s\",\"clock\":\"%s\",\"ticks_per_ns\":%.6f,\"clock_ns\":%.3f,\"clock_sd_ns\":%.3f,"
 		"\"dt_ns\":%.3f,\"o_in_ns\":%.3f,\"o_in_sd_ns\":%.3f,\"o_full_ns\":%.3f,"
 		"\"o_full_sd_ns\":%.3f,\"o_skip_ns\":%.3f,\"o_skip_sd_ns\":%.3f,\"batches\":%u}",
+		run_flags & SPROF_RUN_DYNAMIC ? "trampolines" : "hooks",
 		c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->ticks_per_ns,
 		c->clock_ns, c->clock_sd, c->dt_ns, c->o_in, c->o_in_sd, c->o_full, c->o_full_sd,
 		c->o_skip, c->o_skip_sd, c->samples);
@@ -108,7 +109,7 @@ static void json_processes(FILE *out, const struct model *m)
 			(unsigned long long)p->probes,
 			(unsigned long long)p->unmeasured, p->depth,
 			(unsigned long long)p->throttle_calls, (unsigned long long)p->throttle_ns);
-		json_calib(out, &p->calib);
+		json_calib(out, &p->calib, p->run_flags);
 		fprintf(out, ",\"threads\":");
 		json_threads(out, m, i);
 		fputc('}', out);

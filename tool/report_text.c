@@ -81,9 +81,10 @@ static void print_process(FILE *out, const struct m_process *p)
 			fmt_time(a, sizeof(a), p->t_m));
 		return;
 	}
-	fprintf(out, "  clock %s: read %.1f ns, period %.1f ns;  probes (in vitro): o_in %.1f±%.1f ns, "
+	fprintf(out, "  clock %s: read %.1f ns, period %.1f ns;  probes (in vitro%s): o_in %.1f±%.1f ns, "
 		     "o_full %.1f±%.1f ns, unmeasured call %.1f±%.1f ns\n",
 		c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
+		p->run_flags & SPROF_RUN_DYNAMIC ? ", through the trampolines" : "",
 		c->o_in, c->o_in_sd, c->o_full, c->o_full_sd, c->o_skip, c->o_skip_sd);
 	fprintf(out, "  T_m %s   T_a %s ± %s   (%llu probe pairs, %llu unmeasured; removed %s = "
 		     "%.1f %%)\n",

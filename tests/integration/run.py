@@ -1614,6 +1614,32 @@ def t_dynamic(o):
 
 
 @test()
+def t_dynamic_calibration(o):
+    """sonde run --dynamic calibrates its probes through the patcher's trampolines and the return
+    hook, not the compiler's hooks: CALIB says so, its costs are the dearer path's, and the
+    report removes those costs."""
+    _, d = srun(build('recursion', '-O0', plain=True), opts=['--dynamic'], tag='dyn-calib')
+    _, dc = srun(build('recursion', '-O0'), tag='hook-calib')
+    jd, jc = report(d), report(dc)
+    cd, ch = jd['processes'][0]['calibration'], jc['processes'][0]['calibration']
+    with check('run --dynamic: CALIB measured through the trampolines, sane'):
+        eq((cd['path'], ch['path']), ('trampolines', 'hooks'), 'calibration paths')
+        between(cd['o_in_ns'], 1, 10000, 'o_in (trampolines)')
+        between(cd['o_full_ns'], cd['o_in_ns'], 20000, 'o_full (trampolines)')
+        between(cd['o_skip_ns'], 1, 20000, 'o_skip (trampolines)')
+        expect(cd['batches'] >= 16, f'batches {cd["batches"]}')
+    with check('run --dynamic: the trampoline path costs more than the hooks (the return hook '
+               'alone is tens of ns)'):
+        expect(cd['o_full_ns'] > ch['o_full_ns'],
+               f'o_full {cd["o_full_ns"]} (trampolines) vs {ch["o_full_ns"]} (hooks)')
+    with check('run --dynamic: the report removes probe pairs x the trampolines\' o_full'):
+        p = jd['processes'][0]
+        eq(p['unmeasured_probes'], 0, 'unmeasured probes')
+        removed, want = p['T_m_ns'] - p['T_a_ns'], p['probes'] * cd['o_full_ns']
+        expect(abs(removed - want) <= 2 + p['probes'] * 0.001, f'T_m - T_a {removed} vs {want}')
+
+
+@test()
 def t_trace_sigkill(o):
     """After SIGKILL the trace holds every buffer handed off: read with a warning."""
     b = build('spin', '-O2')
@@ -2282,6 +2308,41 @@ def t_watch_killed(o):
 
 
 @test()
+def t_watch_costs(o):
+    """sonde watch -v: what each primitive and trampoline costs, measured in the process when the
+    runtime starts serving (COSTS), shown; the observed cost is computed with them."""
+    b = build('watch_target', '-O2', plain=True)
+    t = WatchTarget(b)
+    try:
+        t.feed(1)
+        w = Watch(t.p.pid, '-v', '--metric', 'calls', '--focus', '/Code/watch_target.c/work')
+        t.feed(3)
+        rc, lines, err = w.stop()
+        with check('watch -v: every figure measured in the process, none absurd'):
+            eq(rc, 0, f'sonde watch status ({err.strip()[:300]!r})')
+            i = next((k for k, x in enumerate(lines)
+                      if x.startswith('costs measured in the process (')), None)
+            expect(i is not None, f'no costs table in {lines[:6]}')
+            rows = {}
+            for x in lines[i + 1:]:
+                m = re.match(r'  (\S.*?)\s+(-?[\d.]+) ± ([\d.]+)$', x)
+                if not m:
+                    break
+                rows[m[1]] = float(m[2])
+            eq(len(rows), 14, f'rows {sorted(rows)}')  # no PROFILE pair: attached
+            expect(all(0 <= v < 100000 for v in rows.values()), f'{rows}')
+            expect(rows['exit: return hook (shadow stack, return trampoline)'] > 0, f'{rows}')
+            expect(any(x.startswith('predicted cost: ') for x in lines), 'predicted cost line')
+            expect(any(x.startswith('cost: ') and x.endswith('costs measured in the process')
+                       for x in lines), f'cost line in {lines[-4:]}')
+        with check('watch -v: the program goes on as an untouched run'):
+            t.feed(1)
+            eq(t.finish(), untouched(b, 5), 'status, stdout, stderr')
+    finally:
+        t.kill()
+
+
+@test()
 def t_watch_errors(o):
     """One line each; the program is untouched afterwards."""
     b = build('watch_target', '-O2', plain=True)
@@ -2298,6 +2359,9 @@ def t_watch_errors(o):
              'work makes no call', 1),
             (['--metric', 'calls', '--focus', '/Code/watch_target.c/work/Threads/1'],
              'no thread 1', 1),
+            (['--metric', 'calls', '--focus', '/Code/watch_target.c/work', '--max-cost',
+              '0.00001'], 'deferred, nothing installed', 1),
+            (['--metric', 'calls', '--max-cost', 'lots'], '--max-cost', 2),
             (['--metric', 'calls', '--for', 'soon'], '--for', 2),
             ([], 'which metric', 2),
         ]
