@@ -2,7 +2,7 @@
 """Dynamic instrumentation: what a patched function, an insertion, an attach and a detach cost.
 
 Called by bench/dynamic.sh with the directory holding the binaries it built, the tool and the
-build directory. Six parts, each printing its table; the last line sums them up:
+build directory. Seven parts, each printing its table; the last line sums them up:
 
 1. primitives  bench/dyn_driver prims: two running bench/dyn_target processes, libsonde.so
                preloaded in one with SONDE_DYNAMIC=1 as `sonde run --dynamic` starts a program
@@ -26,6 +26,10 @@ build directory. Six parts, each printing its table; the last line sums them up:
                --dynamic` of the same plain build (PROFILE points), `sonde run` of the
                -finstrument-functions build (compiled-in hooks), side by side as bench/overhead.py
                does; ns per call from the program's own loop timing.
+   Compensated totals: each dynamic and compiled run's T_a (sonde report) against the same
+               round's uninstrumented process time; for the dynamic runs also what T_a would be
+               with the compiled-in hooks' o_full of the same round (what compensation removed
+               before the PROFILE probes were calibrated through the trampolines).
 5. detach      bench/dyn_driver detach: callheavy's loop (bench/dyn_target heavy) before attaching,
                with one counter at every function (attached), after the patches are removed and
                the runtime detached; a twin process never attached, run in alternation, is the
@@ -33,6 +37,10 @@ build directory. Six parts, each printing its table; the last line sums them up:
 6. call site   bench/dyn_driver callsite: the call in bench/dyn_target's cs_work_loop() patched as
                a call-site point (the runtime attached), timed against its twin loop
                cs_ref_loop() as in part 1: unpatched, inactive, one counter, one thread counter.
+7. calibration `sonde watch -v` on a fresh busy bench/dyn_target (WATCHES runs): what the runtime
+               measured each primitive, predicate and trampoline to cost in the process when it
+               started serving (runtime/calib_dyn.c), medians; then those figures summed the way
+               part 1's configurations combine them, beside part 1's own figures when it ran.
 
 BENCH_DYN_PARTS (e.g. "1,2"; default all) runs some of them; the summary says n/a for the rest.
 """
@@ -59,7 +67,7 @@ DYN_BENCH = os.path.join(BUILD, "tests", "dyn_bench")
 N = os.environ.get("BENCH_DYN_N", "2000000")
 CALLS = int(os.environ.get("BENCH_DYN_CALLS", "1000000"))
 INSERTS = int(os.environ.get("BENCH_DYN_INSERT", "10"))
-PARTS = {int(p) for p in os.environ.get("BENCH_DYN_PARTS", "1,2,3,4,5,6").split(",")
+PARTS = {int(p) for p in os.environ.get("BENCH_DYN_PARTS", "1,2,3,4,5,6,7").split(",")
          if p.strip()}
 ATTACHES = 10
 WATCHES = 5
@@ -169,6 +177,7 @@ def part_primitives(summary):
     for c in checks:
         print("   check %s" % c)
     summary["counter_ns"] = "%.1f" % bl.median(prim["attach"]["counter"])
+    summary["prim"] = {mode: {k: bl.median(v) for k, v in cf.items()} for mode, cf in prim.items()}
     if os.access(DYN_BENCH, os.X_OK):
         p = subprocess.run(bl.pinned([DYN_BENCH, str(CALLS)]), stdout=subprocess.PIPE, text=True)
         print("   tests/unit/dyn_bench %d (hand-written trampoline around the same runtime code, "
@@ -266,12 +275,26 @@ def part_callheavy(summary):
     def rm(path):
         return lambda: shutil.rmtree(path, ignore_errors=True)
 
+    comp = {"dynamic": [], "compiled": []}
+
+    def keep(name, d):
+        """After each run: its profile's totals and calibration."""
+        def read(out):
+            rep = json.loads(subprocess.run([SONDE, "report", "--json", d], check=True,
+                                            stdout=subprocess.PIPE, text=True).stdout)
+            p = rep["processes"][0]
+            comp[name].append({"T_m": p["T_m_ns"], "T_a": p["T_a_ns"], "probes": p["probes"],
+                               "o_full": p["calibration"]["o_full_ns"],
+                               "path": p["calibration"].get("path", "?")})
+            return out
+        return read
+
     variants = [
         bl.Variant("uninstrumented", [base, N]),
         bl.Variant("dynamic", [SONDE, "run", "--dynamic", "--throttle", "off", "-o", ddir, "--",
-                               base, N], before=rm(ddir)),
+                               base, N], before=rm(ddir), after=keep("dynamic", ddir)),
         bl.Variant("compiled", [SONDE, "run", "--throttle", "off", "-o", cdir, "--", inst, N],
-                   before=rm(cdir)),
+                   before=rm(cdir), after=keep("compiled", cdir)),
     ]
     res = bl.rounds(variants)
     ref = bl.same_results(res)
@@ -320,6 +343,105 @@ def part_callheavy(summary):
     print("   dynamic/compiled ratio: %.2f (dynamic %.1f ns/call, compiled %.1f)" % (
         ratio, fig["dynamic"], fig["compiled"]))
     summary["ratio"] = "%.2f" % ratio
+    print_compensated(res, comp)
+
+
+def print_compensated(res, comp):
+    """T_a of each round's dynamic and compiled runs against that round's uninstrumented
+    process; the dynamic runs' T_a also with the hooks' o_full (the compiled run's)."""
+    t = [w for w, _ in res["uninstrumented"]]
+    n = min(len(t), len(comp["dynamic"]), len(comp["compiled"]))
+    if not n:
+        return
+
+    def pct(x, r):
+        return 100.0 * (x - t[r]) / t[r]
+
+    print("   compensated totals, %d rounds, median (min..max); T = the uninstrumented process, "
+          "median %.1f ms:" % (n, bl.median(t[:n]) / 1e6))
+    print("%-34s %12s %12s %26s %14s %14s" % ("", "T_m (ms)", "T_a (ms)", "T_a - T (% of T)",
+                                             "o_full (ns)", "in situ (ns)"))
+    for name, label in (("dynamic", "run --dynamic (trampolines' costs)"),
+                        ("compiled", "run, compiled-in (hooks' costs)")):
+        c = comp[name][:n]
+        err = [pct(c[r]["T_a"], r) for r in range(n)]
+        situ = [(c[r]["T_m"] - t[r]) / c[r]["probes"] for r in range(n)]
+        print("%-34s %12.1f %12.1f %26s %14.1f %14.1f" % (
+            label, bl.median([x["T_m"] for x in c]) / 1e6, bl.median([x["T_a"] for x in c]) / 1e6,
+            fmt3(err, "%+.1f"), bl.median([x["o_full"] for x in c]), bl.median(situ)))
+    old = [pct(comp["dynamic"][r]["T_m"] - comp["dynamic"][r]["probes"] *
+               comp["compiled"][r]["o_full"], r) for r in range(n)]
+    print("%-34s %12s %12.1f %26s %14.1f" % (
+        "run --dynamic with the hooks' costs", "", bl.median([
+            comp["dynamic"][r]["T_m"] - comp["dynamic"][r]["probes"] *
+            comp["compiled"][r]["o_full"] for r in range(n)]) / 1e6, fmt3(old, "%+.1f"),
+        bl.median([x["o_full"] for x in comp["compiled"][:n]])))
+    print("   calibration paths recorded: dynamic %s, compiled %s" % (
+        comp["dynamic"][-1]["path"], comp["compiled"][-1]["path"]))
+
+
+# ---- 7. in-process calibration ----
+
+COST_ROWS = [
+    ("call", "call of an empty function (baseline, not added)"),
+    ("entry", "entry trampoline, point inactive"),
+    ("exit", "exit: return hook (shadow stack, return trampoline)"),
+    ("pred", "predicate test"),
+    ("set", "setCounter (shared counter)"),
+    ("add", "addCounter (shared counter)"),
+    ("sub", "subCounter (shared counter)"),
+    ("tset", "setCounter (thread counter)"),
+    ("tadd", "addCounter (thread counter)"),
+    ("tsub", "subCounter (thread counter)"),
+    ("start_wall", "startWallTimer (half the pair)"),
+    ("stop_wall", "stopWallTimer (half the pair)"),
+    ("start_cpu", "startProcessTimer (half the pair)"),
+    ("stop_cpu", "stopProcessTimer (half the pair)"),
+]
+
+
+def part_calibration(summary):
+    got, took = {}, []
+    for _ in range(WATCHES):
+        p = run_near(lambda pid: [SONDE, "watch", str(pid), "-v", "--metric", "calls",
+                                  "--for", "200ms"], [TARGET, "spin"])
+        if p.returncode != 0:
+            raise SystemExit("bench: sonde watch -v failed: %s" % p.stdout)
+        m = re.search(r"costs measured in the process \(([0-9.]+) ms", p.stdout)
+        took.append(float(m[1]) if m else float("nan"))
+        for key, label in COST_ROWS:
+            m = re.search(re.escape(label) + r"\s+(-?[0-9.]+) ± ([0-9.]+)", p.stdout)
+            if m:
+                got.setdefault(key, []).append(float(m[1]))
+    print()
+    print("7. in-process calibration (runtime/calib_dyn.c): `sonde watch -v` on %d fresh busy "
+          "bench/dyn_target spin, ns per execution, median (min..max); measuring took %s ms"
+          % (WATCHES, fmt3(took)))
+    for key, label in COST_ROWS:
+        if key in got:
+            print("   %-54s %22s" % (label, fmt3(got[key], "%.1f")))
+    med = {k: bl.median(v) for k, v in got.items()}
+    if not all(k in med for k, _ in COST_ROWS):
+        return
+    # part 1's configurations as sums of the calibrated figures (its "counter" is ADD, "counters
+    # at entry and exit" an ADD at each, the timers a start at entry and a stop at exit)
+    combos = [
+        ("inactive", med["entry"]),
+        ("counter", med["entry"] + med["add"]),
+        ("thread_counter", med["entry"] + med["tadd"]),
+        ("entry_exit_counters", med["entry"] + med["exit"] + 2 * med["add"]),
+        ("wall_timer", med["entry"] + med["exit"] + med["start_wall"] + med["stop_wall"]),
+        ("cpu_timer", med["entry"] + med["exit"] + med["start_cpu"] + med["stop_cpu"]),
+    ]
+    part1 = summary.get("prim", {}).get("attach", {})
+    print("   %-46s %16s %20s" % ("part 1's configuration", "from calibration",
+                                  "part 1 (attached)"))
+    labels = dict(CONFIG_LABEL)
+    for key, v in combos:
+        print("   %-46s %16.1f %20s" % (labels[key], v,
+                                         "%.1f" % part1[key] if key in part1 else "n/a"))
+    summary["calib_entry"] = "%.1f" % med["entry"]
+    summary["calib_exit"] = "%.1f" % med["exit"]
 
 
 # ---- 5. after detach ----
@@ -406,7 +528,8 @@ t_start = time.time()
 summary = {}
 try:
     for part, fn in ((1, part_primitives), (2, part_insertion), (3, part_attach),
-                     (4, part_callheavy), (5, part_detach), (6, part_callsite)):
+                     (4, part_callheavy), (5, part_detach), (6, part_callsite),
+                     (7, part_calibration)):
         if part in PARTS:
             fn(summary)
 finally:
@@ -415,6 +538,8 @@ print()
 print("dynamic: %.0f s in all; sonde run --dynamic / compiled-in on callheavy: %s" % (
     time.time() - t_start, summary.get("ratio", "n/a")))
 print("dynamic: insert_one_ms=%s insert_1000_ms=%s attach_pause_ms=%s counter_ns_per_call=%s "
-      "after_detach_ns_per_call=%s callsite_counter_ns_per_call=%s" % tuple(
+      "after_detach_ns_per_call=%s callsite_counter_ns_per_call=%s calibrated_entry_ns=%s "
+      "calibrated_exit_ns=%s" % tuple(
           summary.get(k, "n/a") for k in ("insert_one", "insert_all", "attach_pause",
-                                          "counter_ns", "after", "callsite_ns")))
+                                          "counter_ns", "after", "callsite_ns", "calib_entry",
+                                          "calib_exit")))

@@ -15,7 +15,7 @@
 double dyn_cost_ns(const struct sproto_costs *k, unsigned item, double *sd);
 /*
  * Replace the defaults of c by what was measured: trampolines (entry; exit: the return hook;
- * call site: the entry's), predicates, timers, and for counters the thread counters' figures
+ * call site: both), predicates, timers, and for counters the thread counters' figures
  * when thread_counters (a session counts in thread counters), else the shared ones'.
  */
 void dyn_costs_apply(const struct sproto_costs *k, int thread_counters, struct cost_params *c);
