@@ -118,7 +118,8 @@ static void print_cost(const struct mdl_plan *p)
 	m = cost_model_new(&c);
 	ns = cost_predict(m, p);
 	printf("predicted cost: %.3g ns per second of run (%.3g %% of a CPU) with static "
-	       "frequencies\n(%g/s per user procedure, %g/s per library one); %s\n",
+	       "frequencies\n(%g/s per user procedure, %g/s per library one) and default costs "
+	       "(sonde watch -v: those measured\nin the process); %s\n",
 	       ns, ns / 1e7, c.freq_user, c.freq_library,
 	       cost_admit(m, p, NULL) == COST_INSTALL ? "installed at once"
 						       : "deferred (above 10 % of a CPU)");
