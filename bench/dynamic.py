@@ -47,6 +47,7 @@ BENCH_DYN_PARTS (e.g. "1,2"; default all) runs some of them; the summary says n/
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -289,12 +290,36 @@ def part_callheavy(summary):
             return out
         return read
 
+    cpu, mark = {"uninstrumented": [], "dynamic": [], "compiled": []}, {}
+
+    def child_cpu():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (r.ru_utime + r.ru_stime) * 1e9
+
+    def cpu_before(name, then=None):
+        """The CPU time of the run (user + system, sonde's and the program's): what the program
+        cost, without the time the shared CPUs gave to other processes meanwhile."""
+        def f():
+            if then:
+                then()
+            mark[name] = child_cpu()
+        return f
+
+    def cpu_after(name, then=None):
+        def f(out):
+            cpu[name].append(child_cpu() - mark[name])
+            return then(out) if then else out
+        return f
+
     variants = [
-        bl.Variant("uninstrumented", [base, N]),
+        bl.Variant("uninstrumented", [base, N], before=cpu_before("uninstrumented"),
+                   after=cpu_after("uninstrumented")),
         bl.Variant("dynamic", [SONDE, "run", "--dynamic", "--throttle", "off", "-o", ddir, "--",
-                               base, N], before=rm(ddir), after=keep("dynamic", ddir)),
+                               base, N], before=cpu_before("dynamic", rm(ddir)),
+                   after=cpu_after("dynamic", keep("dynamic", ddir))),
         bl.Variant("compiled", [SONDE, "run", "--throttle", "off", "-o", cdir, "--", inst, N],
-                   before=rm(cdir), after=keep("compiled", cdir)),
+                   before=cpu_before("compiled", rm(cdir)),
+                   after=cpu_after("compiled", keep("compiled", cdir))),
     ]
     res = bl.rounds(variants)
     ref = bl.same_results(res)
@@ -344,6 +369,31 @@ def part_callheavy(summary):
         ratio, fig["dynamic"], fig["compiled"]))
     summary["ratio"] = "%.2f" % ratio
     print_compensated(res, comp)
+    print_cpu(cpu, comp)
+
+
+def print_cpu(cpu, comp):
+    """The same in CPU time, which a loaded machine does not inflate: the probes' cost per pair
+    in situ against the o_full each profile removed, and the compensated CPU time."""
+    n = min(len(cpu["uninstrumented"]), len(comp["dynamic"]), len(comp["compiled"]),
+            len(cpu["dynamic"]), len(cpu["compiled"]))
+    if not n:
+        return
+    u = cpu["uninstrumented"]
+    print("   in CPU time (user + system of each run; sonde's own included), %d rounds; "
+          "uninstrumented median %.1f ms:" % (n, bl.median(u[:n]) / 1e6))
+    print("%-34s %12s %22s %26s" % ("", "CPU (ms)", "in situ (ns/pair)",
+                                    "compensated CPU - T_cpu"))
+    rows = (("run --dynamic (trampolines' costs)", "dynamic", "dynamic"),
+            ("run, compiled-in (hooks' costs)", "compiled", "compiled"),
+            ("run --dynamic with the hooks' costs", "dynamic", "compiled"))
+    for label, run_of, cal_of in rows:
+        c = cpu[run_of][:n]
+        situ = [(c[r] - u[r]) / comp[run_of][r]["probes"] for r in range(n)]
+        err = [100.0 * (c[r] - comp[run_of][r]["probes"] * comp[cal_of][r]["o_full"] - u[r]) /
+               u[r] for r in range(n)]
+        print("%-34s %12.1f %22s %26s" % (label, bl.median(c) / 1e6, fmt3(situ, "%.1f"),
+                                          fmt3(err, "%+.1f") + " %"))
 
 
 def print_compensated(res, comp):
