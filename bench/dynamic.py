@@ -29,7 +29,10 @@ build directory. Seven parts, each printing its table; the last line sums them u
    Compensated totals: each dynamic and compiled run's T_a (sonde report) against the same
                round's uninstrumented process time; for the dynamic runs also what T_a would be
                with the compiled-in hooks' o_full of the same round (what compensation removed
-               before the PROFILE probes were calibrated through the trampolines).
+               before the PROFILE probes were calibrated through the trampolines). The same in
+               CPU time (user + system of each run, from getrusage): on a loaded machine the wall
+               time of a long run includes the CPU given to other processes, which a
+               calibration of a few ms in short batches does not see.
 5. detach      bench/dyn_driver detach: callheavy's loop (bench/dyn_target heavy) before attaching,
                with one counter at every function (attached), after the patches are removed and
                the runtime detached; a twin process never attached, run in alternation, is the
