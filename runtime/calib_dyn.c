@@ -119,13 +119,19 @@ static struct sproto_action act(uint8_t when, uint8_t prim)
 				       .value = prim <= SPROTO_SUB || prim >= SPROTO_TSET };
 }
 
+/* ns as whole picoseconds, 0 below zero (a difference lost in noise), capped at 4.29 ms. */
+static uint32_t ps(double ns)
+{
+	return ns > 0 ? ns < 4294967.0 ? (uint32_t)(ns * 1000 + 0.5) : UINT32_MAX : 0;
+}
+
 static void put(struct sproto_costs *c, uint16_t item, double ns, double sd)
 {
 	if (c->n >= SPROTO_MAX_COSTS)
 		return;
 	c->c[c->n].item = item;
-	c->c[c->n].mean_ps = ns > 0 ? (uint32_t)(ns * 1000 + 0.5) : 0;
-	c->c[c->n].sd_ps = sd > 0 ? (uint32_t)(sd * 1000 + 0.5) : 0;
+	c->c[c->n].mean_ps = ps(ns);
+	c->c[c->n].sd_ps = ps(sd);
 	c->n++;
 }
 

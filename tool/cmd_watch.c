@@ -395,6 +395,10 @@ static void print_cost(struct dyn_session *s)
 	       extra ? ", an execution counter at each point included" : "",
 	       s->costs.flags & SPROTO_COSTS_MEASURED ? "costs measured in the process"
 						      : "default costs");
+	if (el > 0)
+		printf("cost: predicted again with the frequencies observed: %.3g ns per second (%.2g %% "
+		       "of a CPU, the plan's points)\n", cost_total(s->cost) * 1e9,
+		       cost_total(s->cost) * 100);
 	if (cost_alarm(s->cost, obs, el, &frac))
 		warning("watch: the instrumentation took %.0f %% of a CPU (alarm above %.0f %%)",
 			frac * 100, s->cp.alarm_at * 100);

@@ -2335,6 +2335,10 @@ def t_watch_costs(o):
             expect(any(x.startswith('predicted cost: ') for x in lines), 'predicted cost line')
             expect(any(x.startswith('cost: ') and x.endswith('costs measured in the process')
                        for x in lines), f'cost line in {lines[-4:]}')
+            again = next((re.match(r'cost: predicted again with the frequencies observed: '
+                                   r'([\d.e+]+) ns per second', x) for x in lines
+                          if x.startswith('cost: predicted again')), None)
+            expect(again and float(again[1]) > 0, f'prediction with observed counts: {lines[-4:]}')
         with check('watch -v: the program goes on as an untouched run'):
             t.feed(1)
             eq(t.finish(), untouched(b, 5), 'status, stdout, stderr')
