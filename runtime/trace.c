@@ -233,7 +233,8 @@ static void define_run(struct rt_thread *t)
 	uint32_t exe = rt_module_count() ? (uint32_t)rt_strlen(rt_module_at(0)->path) : 0;
 	uint32_t cmd = (uint32_t)rt_cmdline_len;
 
-	f[2] = (rt_cfg.cpu ? 1u : 0) | (rt_cfg.follow_exec ? 2u : 0);
+	f[2] = (rt_cfg.cpu ? 1u : 0) | (rt_cfg.follow_exec ? 2u : 0) |
+	       (rt_calib_dyn ? SPROF_RUN_DYNAMIC : 0); /* set before any stream begins */
 	if (cmd > LONG_BUF - 40 - exe) /* the command line is cut, the record stays whole */
 		cmd = LONG_BUF - 40 - exe;
 	__builtin_memcpy(long_buf, f, 16);

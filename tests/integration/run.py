@@ -1637,6 +1637,11 @@ def t_dynamic_calibration(o):
         eq(p['unmeasured_probes'], 0, 'unmeasured probes')
         removed, want = p['T_m_ns'] - p['T_a_ns'], p['probes'] * cd['o_full_ns']
         expect(abs(removed - want) <= 2 + p['probes'] * 0.001, f'T_m - T_a {removed} vs {want}')
+    with check('run --dynamic --trace: the trace says its calibration went through the '
+               'trampolines too'):
+        _, dt = srun(build('recursion', '-O0', plain=True), opts=['--dynamic', '--trace'],
+                     tag='dyn-calib-trace')
+        eq(report(dt)['processes'][0]['calibration']['path'], 'trampolines', 'calibration path')
 
 
 @test()
