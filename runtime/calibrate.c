@@ -116,6 +116,12 @@ static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *p
 	rt_trimmed_stats(vf, BATCHES, full, full_sd);
 	if (in)
 		rt_trimmed_stats(vi, BATCHES, in, in_sd);
+	/* A cost is never negative: a negative mean is noise (the plain loop's batches were
+	 * preempted), and removing a negative cost would add time to the results. */
+	if (*full < 0)
+		*full = 0;
+	if (in && *in < 0)
+		*in = 0;
 }
 
 #define SAMPLE_PAIRS 64
