@@ -2552,9 +2552,11 @@ def t_watch_lib_hammer(o):
                  ['--metric', 'calls_made', '--focus', '/Code/watch_libs.c/caller']):
         tag = args[1]
         t = subprocess.Popen([b, '4', str(k), str(locks)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=TMP,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP,
                              preexec_fn=no_core)
         try:
+            # in main, libc loaded and its threads started: a watch before would find no locks
+            eq(t.stderr.readline(), b'ready\n', f'{tag}: first line of watch_libs on stderr')
             t.stdin.write(data)  # < 64 KiB: the pipe holds it; the threads work on it meanwhile
             t.stdin.flush()
             p = run([SONDE, 'watch', str(t.pid), *args, '--hammer', '30', '--for', '500ms'],
