@@ -37,7 +37,12 @@ enum sprof_rec {
 	SPROF_REC_END = 0xffff,
 };
 
-enum sprof_end_reason { SPROF_END_EXIT = 0, SPROF_END_SIGNAL = 1, SPROF_END_EXEC = 2 };
+enum sprof_end_reason {
+	SPROF_END_EXIT = 0,
+	SPROF_END_SIGNAL = 1,
+	SPROF_END_EXEC = 2,
+	SPROF_END_DETACH = 3, /* an attached tool ended the profile (sonde attach): the process ran on */
+};
 enum sprof_clock { SPROF_CLOCK_TSC = 1, SPROF_CLOCK_MONOTONIC = 2 };
 enum sprof_func_kind { SPROF_FUNC = 0, SPROF_REGION = 1 };
 

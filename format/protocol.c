@@ -59,6 +59,8 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_PAUSE: return "PAUSE";
 	case SPROTO_RESUME: return "RESUME";
 	case SPROTO_DETACH: return "DETACH";
+	case SPROTO_PROFILE_BEGIN: return "PROFILE_BEGIN";
+	case SPROTO_PROFILE_END: return "PROFILE_END";
 	case SPROTO_HELLO_REPLY: return "HELLO_REPLY";
 	case SPROTO_LIST_REPLY: return "LIST_REPLY";
 	case SPROTO_OK: return "OK";
@@ -72,7 +74,7 @@ const char *sproto_type_name(uint16_t type)
 
 int sproto_is_request(uint16_t type)
 {
-	return type >= SPROTO_HELLO && type <= SPROTO_COSTS;
+	return type >= SPROTO_HELLO && type <= SPROTO_PROFILE_END;
 }
 
 /* HELLO, its reply and ERROR keep their payloads in every version: a peer of another version
@@ -373,6 +375,15 @@ static int dec_sampling(struct rd *r, uint64_t *ns, char *err, size_t cap)
 	return 0;
 }
 
+static int dec_profile_begin(struct rd *r, char *dir, char *err, size_t cap)
+{
+	uint16_t n = rd_u16(r);
+
+	if (r->bad || !n || rd_text(r, n, SPROTO_MAX_PATH, dir) != 0 || dir[0] != '/')
+		return fail(err, cap, "PROFILE_BEGIN: bad directory (absolute, one line)", NULL);
+	return 0;
+}
+
 static int dec_status(struct rd *r, uint16_t type, struct sproto_status *s, char *err,
 		      size_t cap)
 {
@@ -451,7 +462,7 @@ static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t c
 	for (i = 0; i < s->n; i++) {
 		const uint8_t *e = s->entries + 24 * i;
 
-		if (get_le(e, 4) >= SPROTO_MAX_METRICS || (get_le(e + 4, 4) & ~SPROTO_S_FIRST))
+		if (get_le(e, 4) >= SPROTO_MAX_METRICS || (get_le(e + 4, 4) & ~(SPROTO_S_FIRST | SPROTO_S_LAST)))
 			return fail(err, cap, "SAMPLE: bad entry", NULL);
 	}
 	return 0;
@@ -498,6 +509,7 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_METRIC_ENABLE: return dec_metric(r, &m->u.metric, err, cap);
 	case SPROTO_METRIC_DISABLE: return dec_metric_disable(r, &m->u.metric, err, cap);
 	case SPROTO_SAMPLING: return dec_sampling(r, &m->u.bucket_ns, err, cap);
+	case SPROTO_PROFILE_BEGIN: return dec_profile_begin(r, m->u.dir, err, cap);
 	case SPROTO_OK:
 	case SPROTO_ERROR: return dec_status(r, type, &m->u.status, err, cap);
 	case SPROTO_LIST_REPLY: return dec_list(r, &m->u.list, err, cap);
@@ -507,7 +519,8 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_LIST:
 	case SPROTO_PAUSE:
 	case SPROTO_RESUME:
-	case SPROTO_DETACH: return 0;
+	case SPROTO_DETACH:
+	case SPROTO_PROFILE_END: return 0;
 	default: return fail(err, cap, "unknown message type", NULL);
 	}
 }
@@ -771,6 +784,22 @@ size_t sproto_put_costs_reply(void *mem, size_t cap, const struct sproto_costs *
 		sproto_u32(&b, c->c[i].mean_ps);
 		sproto_u32(&b, c->c[i].sd_ps);
 	}
+	return sproto_end(&b);
+}
+
+size_t sproto_put_profile_begin(void *mem, size_t cap, const char *dir)
+{
+	struct sproto_buf b;
+	size_t n = strlen(dir), i;
+
+	if (!n || n > SPROTO_MAX_PATH || dir[0] != '/')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (dir[i] == '\n' || dir[i] == '\r')
+			return 0;
+	sproto_begin(&b, mem, cap, SPROTO_PROFILE_BEGIN);
+	sproto_u16(&b, (uint16_t)n);
+	sproto_bytes(&b, dir, n);
 	return sproto_end(&b);
 }
 

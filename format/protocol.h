@@ -51,6 +51,8 @@ enum sproto_type {
 	SPROTO_RESUME = 9,         /* empty */
 	SPROTO_DETACH = 10,        /* empty: stop sampling, clear points, close */
 	SPROTO_COSTS = 11,         /* empty; reply COSTS_REPLY (version 2) */
+	SPROTO_PROFILE_BEGIN = 12, /* a directory: an attached runtime starts a profile */
+	SPROTO_PROFILE_END = 13,   /* empty: every point cleared, the profile written */
 	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
 	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
 	SPROTO_OK = 0x83,          /* the request (its type) was done */
@@ -121,6 +123,7 @@ enum sproto_cost_item {
 
 /* SAMPLE entry flags */
 #define SPROTO_S_FIRST 0x1u /* the first sample since the metric was enabled */
+#define SPROTO_S_LAST 0x2u  /* the process is ending (exit, a signal): no sample follows */
 
 struct sproto_header {
 	uint32_t magic;
@@ -228,6 +231,7 @@ struct sproto_msg {
 		struct sproto_range clear;
 		struct sproto_metric metric;
 		uint64_t bucket_ns;
+		char dir[SPROTO_MAX_PATH + 1]; /* PROFILE_BEGIN */
 		struct sproto_status status;
 		struct sproto_list list;
 		struct sproto_sample sample;
@@ -283,9 +287,11 @@ size_t sproto_put_point_clear(void *mem, size_t cap, uint32_t first, uint32_t co
 size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metric *m);
 size_t sproto_put_metric_disable(void *mem, size_t cap, uint32_t id);
 size_t sproto_put_sampling(void *mem, size_t cap, uint64_t bucket_ns);
-size_t sproto_put_empty(void *mem, size_t cap, uint16_t type); /* LIST, PAUSE, RESUME, DETACH,
-								 * COSTS */
+/* LIST, PAUSE, RESUME, DETACH, COSTS, PROFILE_END */
+size_t sproto_put_empty(void *mem, size_t cap, uint16_t type);
 size_t sproto_put_costs_reply(void *mem, size_t cap, const struct sproto_costs *c);
+/* dir: absolute, one line, at most SPROTO_MAX_PATH bytes; else 0. */
+size_t sproto_put_profile_begin(void *mem, size_t cap, const char *dir);
 size_t sproto_put_ok(void *mem, size_t cap, uint16_t request);
 /* The text is cut at SPROTO_MAX_TEXT bytes and at its first newline. */
 size_t sproto_put_error(void *mem, size_t cap, uint16_t request, const char *text);

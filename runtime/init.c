@@ -124,7 +124,7 @@ static void unpreload_self(void)
 		unsetenv("LD_PRELOAD");
 }
 
-static void read_cmdline(void)
+void rt_read_cmdline(void)
 {
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -144,6 +144,8 @@ static void on_signal(int signo)
 
 	for (i = 0; i < sizeof(fault_signals) / sizeof(fault_signals[0]); i++)
 		fault |= fault_signals[i] == signo;
+	if (!fault) /* a fault may have hit the runtime itself: nothing more than the profile */
+		dyn_server_final();
 	rt_write_profile(SPROF_END_SIGNAL, signo);
 	signal(signo, SIG_DFL);
 	if (!fault)
@@ -182,9 +184,10 @@ static void after_fork_child(void)
 	rt_start_unix_ns = (uint64_t)time(NULL) * 1000000000ull;
 	rt_writer_after_fork();
 	rt_thread_after_fork();
-	read_cmdline();
+	rt_read_cmdline();
 	rt_trace_after_fork();
 	rt_sample_after_fork();
+	dyn_server_after_fork();
 	rt_busy--;
 }
 
@@ -248,6 +251,8 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_clock_init();
 	rt_mode = !preloaded() ? RT_MODE_ATTACHED
 		  : env_u64("SONDE_DYNAMIC", 0) ? RT_MODE_DYNAMIC : RT_MODE_PROFILE;
+	/* preloaded, the profile runs from the start; attached, from PROFILE_BEGIN (attached.c) */
+	atomic_store(&dyn_profile_live, rt_mode != RT_MODE_ATTACHED);
 	if (rt_mode == RT_MODE_ATTACHED) {
 		start_attached();
 		rt_busy = 0;
@@ -255,7 +260,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	}
 	read_options();
 	unpreload_self();
-	read_cmdline();
+	rt_read_cmdline();
 	if (rt_func_table_init() != 0) {
 		rt_log("out of memory at start: not measuring");
 		return;
@@ -286,8 +291,12 @@ __attribute__((constructor(101))) static void rt_init(void)
 		start_dynamic();
 }
 
+/* exit or the end of main: a tool watching gets its last sample, then the profile is written. */
 __attribute__((destructor)) static void rt_fini(void)
 {
+	dyn_server_final();
+	if (rt_mode == RT_MODE_ATTACHED)
+		rt_attached_exit();
 	dyn_server_unlink();
 	if (rt_mode != RT_MODE_ATTACHED && getpid() == rt_pid)
 		rt_write_profile(SPROF_END_EXIT, 0);

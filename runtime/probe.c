@@ -426,6 +426,12 @@ RT_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 		leave(t, (uintptr_t)fn);
 }
 
+/* Their names inside the library, for PROFILE points (dyn/entry.c). */
+extern __typeof__(__cyg_profile_func_enter) rt_probe_enter
+	__attribute__((alias("__cyg_profile_func_enter"), visibility("hidden")));
+extern __typeof__(__cyg_profile_func_exit) rt_probe_exit
+	__attribute__((alias("__cyg_profile_func_exit"), visibility("hidden")));
+
 /* ---- public API (include/sonde.h) ---- */
 
 RT_EXPORT void sonde__region_begin(const char *name)

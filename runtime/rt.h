@@ -248,6 +248,7 @@ struct rt_thread *rt_thread_new(int publish);
 void rt_thread_release(struct rt_thread *t);
 void rt_thread_finish(struct rt_thread *t, uint64_t now);
 void rt_thread_after_fork(void);
+void rt_threads_restart(void); /* an attached runtime's next profile (attached.c) */
 struct rt_node *rt_node_child(struct rt_thread *t, struct rt_node *parent, uintptr_t fn,
 			      int kind, const char *name);
 void rt_unwind_to(struct rt_thread *t, struct rt_frame *keep, uint64_t now);
@@ -322,6 +323,21 @@ extern int rt_mode;
 int dyn_server_start(const char *ctl_dir, int at_start);
 void dyn_server_unlink(void);
 void dyn_server_hold(unsigned seconds); /* until the tool's RESUME */
+void dyn_server_final(void);            /* the process is ending: a last sample to the tool */
+void dyn_server_after_fork(void);       /* in a forked child */
+extern _Atomic int dyn_profile_live;    /* PROFILE actions reach the probes (dyn/point.c) */
+
+/* ---- an attached runtime while a tool is connected (attached.c) ---- */
+/* PROFILE_BEGIN: profile from now, into dir. 0, or -1 and why. */
+int rt_attached_profile_begin(const char *dir, const char **why);
+/* PROFILE_END, the client gone, the process ending: the profile written (reason, signo). 0 also
+ * when none was being made; -1 and why when it could not be written. */
+int rt_attached_profile_end(int reason, int signo, const char **why);
+/* A tool connected (1) or went (0): the process's end is caught meanwhile. */
+void rt_attached_client(int connected);
+void rt_attached_after_fork(void);
+/* At exit (the destructor): a profile being made is written. */
+void rt_attached_exit(void);
 
 /* ---- calibration (calibrate.c) ---- */
 extern struct sprof_calib rt_calib;
@@ -338,6 +354,8 @@ void rt_calibrate(struct sprof_calib *out, int cpu);
 void rt_calibrate_clock(struct sprof_calib *out);
 void rt_trimmed_stats(double *v, int n, double *mean, double *sd);
 int rt_calib_sample(struct rt_thread *scratch, double *full, double *in);
+
+void rt_read_cmdline(void); /* into rt_cmdline (init.c) */
 
 /* ---- writing the profile (writer.c) ---- */
 int rt_write_profile(int end_reason, int signo);

@@ -29,11 +29,13 @@ static int exit_key_ok;
 /* Another chunk of nodes for this thread's tree. */
 static struct rt_chunk *chunk_new(struct rt_thread *t)
 {
-	struct rt_chunk *c = rt_map(sizeof(*c));
+	struct rt_chunk *c = t->chunk_last ? t->chunk_last->next : NULL; /* a restart's */
 
-	if (!c)
+	if (c)
+		c->used = 0;
+	else if (!(c = rt_map(sizeof(*c))))
 		return NULL;
-	if (t->chunk_last)
+	else if (t->chunk_last)
 		t->chunk_last->next = c;
 	else
 		t->chunks = c;
@@ -51,6 +53,7 @@ static struct rt_node *node_alloc(struct rt_thread *t)
 		return NULL;
 	n = t->free++;
 	t->chunk_last->used++;
+	memset(n, 0, sizeof(*n)); /* fresh memory is zero; a restarted tree's is not */
 	n->index = t->nnodes++;
 	return n;
 }
@@ -258,4 +261,53 @@ void rt_thread_after_fork(void)
 	t->next = NULL;
 	t->index = atomic_fetch_add(&thread_count, 1);
 	atomic_store(&rt_threads, t);
+}
+
+/* An empty tree (its memory kept): the root alone, open since now. */
+static void tree_restart(struct rt_thread *t, uint64_t now)
+{
+	struct rt_chunk *c;
+
+	for (c = t->chunks; c; c = c->next)
+		c->used = 0;
+	t->chunk_last = t->chunks;
+	t->free = t->chunks->nodes;
+	t->free_end = t->chunks->nodes + NODES_PER_CHUNK;
+	t->nnodes = 0;
+	t->root = node_alloc(t);
+	t->root->func = &rt_root_func;
+	t->top = t->frames;
+	t->frames[0].node = t->root;
+	t->frames[0].start = now;
+	t->start = now;
+}
+
+/*
+ * An attached runtime's next profile (attached.c) starts from nothing, now: every live thread's
+ * tree emptied in place, threads that ended dropped from the list (their records stay mapped).
+ * Called while no thread can be in a probe: no PROFILE action is live.
+ */
+void rt_threads_restart(void)
+{
+	struct rt_thread *t, *next, *keep = NULL;
+	uint64_t now = rt_now();
+	uint32_t n = 0;
+
+	for (t = atomic_load(&rt_threads); t; t = next) { /* newest first: reversed here */
+		next = t->next;
+		if (atomic_load(&t->exited) || !t->chunks)
+			continue;
+		tree_restart(t, now);
+		t->end = t->cpu_end = t->overflow = 0;
+		t->depth_skips = t->lost_calls = t->calib_ticks = 0;
+		t->nsamples = t->sample_tick = 0;
+		t->nphases = t->ncounters = t->jmp_next = 0;
+		atomic_fetch_and(&t->slow, ~(RT_SLOW_JUMPED | RT_SLOW_OVERFLOW | RT_SLOW_REFRESH));
+		t->next = keep;
+		keep = t;
+	}
+	for (t = keep; t; t = t->next) /* oldest first now: numbered in the order they came */
+		t->index = n++;
+	atomic_store(&thread_count, n);
+	atomic_store(&rt_threads, keep);
 }

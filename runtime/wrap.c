@@ -120,6 +120,8 @@ RT_EXPORT void _exit(int status)
 {
 	exit_fn real = (exit_fn)rt_next_symbol("_exit");
 
+	if (getpid() == rt_pid) /* not a vfork child's: our memory, but not our process */
+		dyn_server_final();
 	before_image_ends(SPROF_END_EXIT);
 	real(status);
 }

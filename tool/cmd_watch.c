@@ -66,22 +66,9 @@ static void watch_usage(FILE *out)
 		"Ctrl-C ends the watch early; the process is let go as it was.\n");
 }
 
-/* "10s", "500ms", "2m", "1h", "1.5" (seconds). */
-static int parse_duration(const char *v, double *out)
+static int parse_for(const char *v, double *out)
 {
-	char *end;
-	double x = strtod(v, &end), mul = 1;
-
-	if (!strcmp(end, "ms"))
-		mul = 1e-3;
-	else if (!strcmp(end, "m") || !strcmp(end, "min"))
-		mul = 60;
-	else if (!strcmp(end, "h"))
-		mul = 3600;
-	else if (*end && strcmp(end, "s"))
-		end = (char *)(uintptr_t)v;
-	*out = x * mul;
-	if (end == v || !(*out > 0) || *out > 86400.0 * 365)
+	if (parse_time_span(v, out) != 0)
 		return error("watch: --for needs a duration like 10s, 500ms or 2m, got '%s'", v);
 	return 0;
 }
@@ -144,7 +131,7 @@ static int value_opt(struct watch_opts *o, int argc, char **argv, int *i)
 	    (r = opt_value(argc, argv, i, "-o", &o->dir)))
 		return r < 0 ? -1 : 1;
 	if ((r = opt_value(argc, argv, i, "--for", &v)))
-		return r < 0 || parse_duration(v, &o->seconds) ? -1 : 1;
+		return r < 0 || parse_for(v, &o->seconds) ? -1 : 1;
 	if ((r = opt_value(argc, argv, i, "--bucket", &v)))
 		return r < 0 || parse_bucket(v, &o->bucket_ns) ? -1 : 1;
 	if ((r = opt_value(argc, argv, i, "--hammer", &v)))
@@ -412,8 +399,9 @@ static void report(struct dyn_session *s, const struct watch_opts *o, struct scr
 		printf("\033[%dA\033[J", sc->lines);
 	render(stdout, s, o);
 	printf("%s at %s in process %d (%s)%s\n", s->plan->metric->name, s->plan->focus,
-	       (int)s->pid, s->comm, s->ended ? ", which ended: values up to its last sample"
-					      : "");
+	       (int)s->pid, s->comm, !s->ended ? ""
+	       : s->last_seen ? ", which ended: values up to its end"
+	       : ", which ended without a last sample (killed?): values up to the sample before");
 	value_line(stdout, s, s->value, secs);
 	print_counts(s);
 	if (s->lost)

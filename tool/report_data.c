@@ -8,7 +8,7 @@
 #include "report.h"
 #include "util.h"
 
-static const char *const end_names[] = { "exit", "signal", "exec" };
+static const char *const end_names[] = { "exit", "signal", "exec", "detach" };
 
 /* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when it is not one. */
 static int utf8_len(const unsigned char *s)
@@ -104,7 +104,7 @@ static void json_processes(FILE *out, const struct model *m)
 			"\"probes\":%llu,"
 			"\"unmeasured_probes\":%llu,\"depth_limit\":%u,\"throttle_calls\":%llu,"
 			"\"throttle_ns\":%llu,\"calibration\":",
-			end_names[p->end_reason < 3 ? p->end_reason : 0], p->end_signal, ns(p->t_m),
+			end_names[p->end_reason < 4 ? p->end_reason : 0], p->end_signal, ns(p->t_m),
 			ns(p->t_a), ns(M_COMP_UNCERTAINTY * (p->t_m - p->t_a)),
 			(unsigned long long)p->probes,
 			(unsigned long long)p->unmeasured, p->depth,

@@ -7,7 +7,7 @@
 #include "report.h"
 #include "util.h"
 
-static const char *const end_names[] = { "exit", "signal", "exec" };
+static const char *const end_names[] = { "exit", "signal", "exec", "detach" };
 
 const char *fmt_time(char *buf, size_t cap, double ns)
 {
@@ -71,7 +71,7 @@ static void print_process(FILE *out, const struct m_process *p)
 	double removed = p->t_m - p->t_a;
 
 	fprintf(out, "process %u  %s  (ended by %s", p->pid, p->cmdline,
-		end_names[p->end_reason < 3 ? p->end_reason : 0]);
+		end_names[p->end_reason < 4 ? p->end_reason : 0]);
 	if (p->end_reason == 1)
 		fprintf(out, " %u", p->end_signal);
 	fprintf(out, ")\n");

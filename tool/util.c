@@ -142,6 +142,23 @@ int parse_u64(const char *s, unsigned long long *out)
 	return errno || *end ? -1 : 0;
 }
 
+int parse_time_span(const char *s, double *seconds)
+{
+	char *end;
+	double x = strtod(s, &end), mul = 1;
+
+	if (!strcmp(end, "ms"))
+		mul = 1e-3;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		mul = 60;
+	else if (!strcmp(end, "h"))
+		mul = 3600;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	*seconds = x * mul;
+	return end == s || !(*seconds > 0) || *seconds > 86400.0 * 365 ? -1 : 0;
+}
+
 /* A size in bytes with an optional K, M or G suffix (powers of 1024). */
 int parse_size(const char *s, unsigned long long *out)
 {

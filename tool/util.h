@@ -28,6 +28,8 @@ int include_dir(char *out, size_t cap);
 int find_program(const char *name, char *out, size_t cap);
 int parse_u64(const char *s, unsigned long long *out);
 int parse_size(const char *s, unsigned long long *out);
+/* A duration in seconds: "10s", "500ms", "2m", "1h", "1.5" (seconds); above 0, at most a year. */
+int parse_time_span(const char *s, double *seconds);
 /* The trace files of a run directory (only trace.PID.strc when pid), sorted; NULL and *n = 0
  * when there is none or the directory cannot be read. Free each and the array. */
 char **trace_files(const char *dir, uint32_t pid, size_t *n);

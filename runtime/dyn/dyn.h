@@ -86,9 +86,14 @@ extern _Atomic(const struct dyn_prog *) dyn_points[DYN_POINT_SLOTS];
 extern struct dyn_counter dyn_counters[DYN_COUNTERS];
 extern _Atomic int dyn_paused;
 
+/* PROFILE actions reach the profile runtime (set while a profile is being made). */
+extern _Atomic int dyn_profile_live;
+
 int dyn_point_set(const struct sproto_point_set *ps, const char **why);
 /* A point's action list from a POINT_SET message (p has room for ps->n actions). */
 void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps);
+/* A forked child: its parent's points are not its own (PROFILE ones kept when keep_profile). */
+void dyn_points_after_fork(int keep_profile);
 void dyn_points_clear(uint32_t first, uint32_t count);
 void dyn_points_reclaim(uint64_t now_ns);
 void dyn_counters_reset(void);
@@ -122,6 +127,8 @@ struct dyn_thread {
 	int tid;
 	_Atomic int state;
 	uint64_t lost;    /* calls not hooked: shadow stack full (written by the owner) */
+	uint32_t in_profile; /* inside a PROFILE action (nested in signal handlers: a count) */
+	uint32_t pad;
 	struct dyn_thread *next; /* list of every record, push-only */
 	int64_t tcounters[DYN_TCOUNTERS]; /* written by the owner only */
 	struct dyn_timer wall[DYN_TIMERS], cpu[DYN_TIMERS];
@@ -136,6 +143,9 @@ struct dyn_thread *dyn_thread_new(void);
 void dyn_threads_sweep(void);
 void dyn_threads_reset(void);
 uint64_t dyn_lost_total(void);
+/* PROFILE actions off, then wait (up to max_ms) until no other thread is inside one: after it,
+ * the profile runtime's state is the writer's alone. 0, or -1 when a thread stayed inside. */
+int dyn_profile_quiesce(unsigned max_ms);
 /* What threads that ended left in a timer (clock units) or thread counter (by term kind). */
 uint64_t dyn_departed(int kind, uint32_t index);
 
@@ -217,12 +227,15 @@ int dyn_metric_enable(const struct sproto_metric *m);
 void dyn_metric_disable(uint32_t id);
 void dyn_metrics_clear(void);
 uint32_t dyn_metrics_on(void);
-/* A SAMPLE message of every enabled metric into buf: its size, 0 when none is enabled. */
-size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns);
+/* A SAMPLE message of every enabled metric into buf: its size, 0 when none is enabled. last:
+ * the process is ending (SPROTO_S_LAST). */
+size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns, int last);
 int64_t dyn_metric_value(uint32_t id); /* tests */
 
 /* ---- the control server (server.c, list.c) ---- */
 int dyn_server_running(void);
+/* A forked child: the parent's server, sockets and session are not its own. */
+void dyn_server_after_fork(void);
 int dyn_private_dir(const char *dir, const char **why);
 size_t dyn_list_reply(void *buf, size_t cap);
 uint64_t dyn_mono_ns(void);
@@ -257,5 +270,9 @@ void dyn_calibrate_costs(struct sproto_costs *out);
 /* The profile runtime's probes (probe.c), for SPROTO_PROFILE. */
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
+/* The profile runtime's probes (probe.c), for SPROTO_PROFILE, by their names inside the library:
+ * a runtime loaded by dlopen would find glibc's empty __cyg_profile_func_* under the others. */
+void rt_probe_enter(void *fn, void *site) __attribute__((visibility("hidden")));
+void rt_probe_exit(void *fn, void *site) __attribute__((visibility("hidden")));
 
 #endif

@@ -93,15 +93,26 @@ static void thread_op(const struct dyn_action *a, struct dyn_thread *t)
 	}
 }
 
-/* The profile runtime measures the call as if the compiler had put its hooks there. */
-static void profile_op(const struct dyn_action *a, int at_exit)
+/*
+ * The profile runtime measures the call as if the compiler had put its hooks there. The thread
+ * says it is inside (in_profile, counted: a signal handler may nest) before it looks whether
+ * the profile is live, so that dyn_profile_quiesce, which turns it off and then waits for
+ * every thread to be outside, never writes a profile that a thread is still changing.
+ */
+static void profile_op(const struct dyn_action *a, struct dyn_thread *t, int at_exit)
 {
 	void *fn = (void *)(uintptr_t)a->value;
 
-	if (at_exit)
-		dyn_call_keeping_vectors(__cyg_profile_func_exit, fn);
-	else
-		dyn_call_keeping_vectors(__cyg_profile_func_enter, fn);
+	if (unlikely(!t))
+		return;
+	__asm__ volatile("addl $1, %0" : "+m"(t->in_profile) : : "memory");
+	if (likely(atomic_load_explicit(&dyn_profile_live, memory_order_relaxed))) {
+		if (at_exit)
+			dyn_call_keeping_vectors(rt_probe_exit, fn);
+		else
+			dyn_call_keeping_vectors(rt_probe_enter, fn);
+	}
+	__asm__ volatile("subl $1, %0" : "+m"(t->in_profile) : : "memory");
 }
 
 /* At entry: regs, the arguments; at exit: retval. */
@@ -114,7 +125,7 @@ static inline void run_actions(const struct dyn_action *a, unsigned n, struct dy
 		if (likely(a->prim <= SPROTO_SUB))
 			counter_op(a);
 		else if (a->prim == SPROTO_PROFILE)
-			profile_op(a, at_exit);
+			profile_op(a, t, at_exit);
 		else
 			thread_op(a, t);
 	}

@@ -161,7 +161,7 @@ uint32_t dyn_metrics_on(void)
 	return nmetrics_on;
 }
 
-size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns)
+size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns, int last)
 {
 	struct sproto_buf b;
 	uint32_t i;
@@ -176,7 +176,7 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns)
 		if (!m->on)
 			continue;
 		e.metric = i;
-		e.flags = m->first ? SPROTO_S_FIRST : 0;
+		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0);
 		e.value = metric_value(m);
 		e.delta = (int64_t)((uint64_t)e.value - (uint64_t)m->last);
 		m->last = e.value;

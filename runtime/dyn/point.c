@@ -17,6 +17,8 @@
 _Atomic(const struct dyn_prog *) dyn_points[DYN_POINT_SLOTS];
 struct dyn_counter dyn_counters[DYN_COUNTERS];
 _Atomic int dyn_paused;
+_Atomic int dyn_profile_live;
+static uint32_t points_hi; /* every point set so far is below (a fork's child clears up to it) */
 
 static uint8_t *arena;
 static uint64_t arena_used;
@@ -134,6 +136,8 @@ int dyn_point_set(const struct sproto_point_set *ps, const char **why)
 		return -1;
 	}
 	dyn_prog_fill(p, ps);
+	if (ps->point % DYN_POINTS >= points_hi)
+		points_hi = ps->point % DYN_POINTS + 1;
 	old = atomic_exchange_explicit(&dyn_points[ps->point % DYN_POINTS], p,
 				       memory_order_acq_rel);
 	prog_retire(old, now);
@@ -158,4 +162,33 @@ void dyn_counters_reset(void)
 	for (i = 0; i < DYN_COUNTERS; i++)
 		if (atomic_load_explicit(&dyn_counters[i].v, memory_order_relaxed))
 			atomic_store_explicit(&dyn_counters[i].v, 0, memory_order_relaxed);
+}
+
+static int all_profile(const struct dyn_prog *p)
+{
+	unsigned i;
+
+	for (i = 0; i < (unsigned)p->n_entry + p->n_exit; i++)
+		if (p->act[i].prim != SPROTO_PROFILE)
+			return 0;
+	return 1;
+}
+
+/*
+ * In a forked child (one thread, nothing running concurrently): the points of the parent's
+ * session would count into values nobody reads, so they go (the inherited trampolines then
+ * cost an inactive point's load and branch). PROFILE points feed the child's own profile where
+ * it writes one (keep_profile: sonde run --dynamic). The action lists' memory stays as it is.
+ */
+void dyn_points_after_fork(int keep_profile)
+{
+	uint32_t i;
+
+	for (i = 0; i < points_hi; i++) {
+		const struct dyn_prog *p = atomic_load_explicit(&dyn_points[i], memory_order_relaxed);
+
+		if (p && !(keep_profile && all_profile(p)))
+			atomic_store_explicit(&dyn_points[i], NULL, memory_order_relaxed);
+	}
+	atomic_store(&dyn_paused, 0);
 }

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -28,9 +29,18 @@
 #define SWEEP_NS 1000000000ull    /* ended threads' records are found this often */
 #define SEND_TIMEOUT_S 10         /* a client that reads nothing for this long is dropped */
 #define INBUF (SPROTO_MAX_MESSAGE + 65536)
+#define FINAL_WAIT_NS 500000000ull /* how long an ending process waits for its last sample */
+
+/* Which file an fd of ours is: a forked child closes the parent's fds only if still ours. */
+struct fd_id {
+	dev_t dev;
+	ino_t ino;
+};
 
 struct server {
 	int lfd, cfd;
+	int efd;                   /* eventfd: an ending process wakes the thread */
+	struct fd_id lfd_id, cfd_id, efd_id;
 	int at_start;
 	int hello;                 /* the client said HELLO */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -41,9 +51,11 @@ struct server {
 	pid_t pid; /* of the process that opened the socket (not a forked child) */
 };
 
-static struct server srv = { .lfd = -1, .cfd = -1 };
+static struct server srv = { .lfd = -1, .cfd = -1, .efd = -1 };
 static struct sproto_costs costs; /* measured when the server starts (calib_dyn.c) */
 static _Atomic int running;
+/* The process is ending (exit, a signal): 1 a last sample is asked for, 2 sent (or none due). */
+static _Atomic int final_state;
 /*
  * The program waits in the runtime's start-up until the tool lets it go. Sticky, and set by the
  * server only: the tool's RESUME may come before the start-up thread begins to wait (it can be
@@ -142,12 +154,42 @@ static int listen_on(const char *path, const char **why)
 	return fd;
 }
 
+static struct fd_id fd_id_of(int fd)
+{
+	struct stat st;
+	struct fd_id id = { 0, 0 };
+
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		id.dev = st.st_dev;
+		id.ino = st.st_ino;
+	}
+	return id;
+}
+
+/* Close fd if it is still the file it was (the program may have closed it and reused the
+ * number), and forget it either way. */
+static void close_if_ours(int *fd, const struct fd_id *id)
+{
+	struct fd_id now = fd_id_of(*fd);
+
+	if (*fd >= 0 && now.ino && now.dev == id->dev && now.ino == id->ino)
+		close(*fd);
+	*fd = -1;
+}
+
 /* ---- sending ---- */
 
 static void drop_client(void)
 {
-	if (srv.cfd >= 0)
+	const char *why;
+
+	if (srv.cfd >= 0) {
 		atomic_store(&released, 1); /* the tool went away: the program goes on */
+		if (rt_mode == RT_MODE_ATTACHED) { /* a profile it left open is written as it is */
+			rt_attached_profile_end(SPROF_END_DETACH, 0, &why);
+			rt_attached_client(0);
+		}
+	}
 	if (srv.cfd >= 0)
 		close(srv.cfd);
 	srv.cfd = -1;
@@ -218,6 +260,8 @@ static void on_hello(const struct sproto_hello *h)
 	r.exit_addr = (uint64_t)(uintptr_t)&sonde__dyn_exit;
 	r.ret_tramp_addr = (uint64_t)(uintptr_t)dyn_ret_tramp_local;
 	rt_stpcpy(r.build, "sonde " SONDE_VERSION, r.build + sizeof(r.build));
+	if (!srv.hello && rt_mode == RT_MODE_ATTACHED)
+		rt_attached_client(1);
 	srv.hello = 1;
 	send_msg(sproto_put_hello_reply(srv.out, SPROTO_MAX_MESSAGE, &r));
 }
@@ -263,6 +307,23 @@ static void on_costs(void)
 	send_msg(sproto_put_costs_reply(srv.out, SPROTO_MAX_MESSAGE, &costs));
 }
 
+static void on_profile(const struct sproto_msg *m)
+{
+	const char *why = "not an attached runtime: this process is measured from its start";
+	int r = -1;
+
+	if (rt_mode == RT_MODE_ATTACHED && m->h.type == SPROTO_PROFILE_BEGIN)
+		r = rt_attached_profile_begin(m->u.dir, &why);
+	else if (rt_mode == RT_MODE_ATTACHED)
+		r = rt_attached_profile_end(SPROF_END_DETACH, 0, &why);
+	if (r == 0 && m->h.type == SPROTO_PROFILE_END)
+		dyn_points_clear(0, DYN_POINTS);
+	if (r != 0)
+		reply_error(m->h.type, why);
+	else
+		reply_ok(m->h.type);
+}
+
 static void end_session(void)
 {
 	dyn_metrics_clear();
@@ -286,6 +347,8 @@ static void dispatch(const struct sproto_msg *m)
 	case SPROTO_PAUSE: atomic_store(&dyn_paused, 1); break;
 	case SPROTO_RESUME: atomic_store(&dyn_paused, 0); atomic_store(&released, 1); break;
 	case SPROTO_DETACH: end_session(); atomic_store(&released, 1); srv.detach = 1; break;
+	case SPROTO_PROFILE_BEGIN:
+	case SPROTO_PROFILE_END: on_profile(m); return;
 	default: reply_error(type, "not a request"); return;
 	}
 	reply_ok(type);
@@ -390,6 +453,7 @@ static void accept_client(void)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	srv.cfd = fd;
+	srv.cfd_id = fd_id_of(fd);
 	srv.inlen = 0;
 	srv.hello = 0;
 	srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client starts from the defaults */
@@ -404,13 +468,31 @@ static void sample_now(void)
 
 	if (now < srv.next_bucket)
 		return;
-	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.bucket_start, now);
+	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.bucket_start, now, 0);
 	srv.bucket_start = now;
 	srv.next_bucket += srv.bucket_ns;
 	if (srv.next_bucket <= now) /* fell behind: the next bucket starts now */
 		srv.next_bucket = now + srv.bucket_ns;
 	if (srv.cfd >= 0)
 		send_msg(n);
+}
+
+/* The process is ending: one last sample, up to now, so the tool has every call. */
+static void final_sample(void)
+{
+	uint64_t one, now = dyn_mono_ns();
+
+	if (read(srv.efd, &one, sizeof(one)) < 0)
+		(void)0; /* nothing to read: woken by something else */
+	if (atomic_load(&final_state) != 1)
+		return;
+	if (srv.cfd >= 0 && dyn_metrics_on()) {
+		size_t n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.bucket_start, now, 1);
+
+		srv.bucket_start = now;
+		send_msg(n);
+	}
+	atomic_store(&final_state, 2);
 }
 
 static void housekeeping(void)
@@ -435,19 +517,22 @@ static int poll_timeout_ms(void)
 
 static void serve_once(void)
 {
-	struct pollfd p[2] = { { srv.lfd, POLLIN, 0 }, { srv.cfd, POLLIN, 0 } };
-	int n = poll(p, srv.cfd >= 0 ? 2 : 1, poll_timeout_ms());
+	struct pollfd p[3] = { { srv.lfd, POLLIN, 0 }, { srv.efd, POLLIN, 0 },
+			       { srv.cfd, POLLIN, 0 } };
+	int n = poll(p, srv.cfd >= 0 ? 3 : 2, poll_timeout_ms());
 
 	if (n > 0 && (p[0].revents & POLLNVAL)) {
 		srv.lfd = -1; /* the program closed our socket: the number may be its own now */
 		srv.detach = 1;
 		return;
 	}
-	if (n > 0 && srv.cfd >= 0 && (p[1].revents & POLLNVAL)) {
+	if (n > 0 && srv.cfd >= 0 && (p[2].revents & POLLNVAL)) {
 		srv.cfd = -1; /* likewise: forgotten, never closed */
 		drop_client();
 	}
-	if (n > 0 && srv.cfd >= 0 && p[1].revents)
+	if (atomic_load(&final_state) == 1 || (p[1].revents & POLLIN))
+		final_sample();
+	if (n > 0 && srv.cfd >= 0 && p[2].revents)
 		read_client();
 	if (n > 0 && (p[0].revents & POLLIN))
 		accept_client();
@@ -468,6 +553,8 @@ static void *server_main(void *arg)
 		close(srv.lfd);
 	srv.lfd = -1;
 	drop_client();
+	close_if_ours(&srv.efd, &srv.efd_id);
+	atomic_store(&final_state, 0);
 	atomic_store(&running, 0);
 	return NULL;
 }
@@ -519,7 +606,11 @@ int dyn_server_start(const char *ctl_dir, int at_start)
 		why = "control socket name too long";
 	else if (map_buffers() != 0)
 		why = "out of memory";
+	else if ((srv.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		why = "cannot make an eventfd";
 	else if (dyn_private_dir(dir, &why) == 0 && (srv.lfd = listen_on(srv.path, &why)) >= 0) {
+		srv.lfd_id = fd_id_of(srv.lfd);
+		srv.efd_id = fd_id_of(srv.efd);
 		srv.at_start = at_start;
 		srv.pid = getpid();
 		srv.detach = 0;
@@ -535,6 +626,9 @@ int dyn_server_start(const char *ctl_dir, int at_start)
 		unlink(srv.path);
 		srv.lfd = -1;
 	}
+	if (srv.efd >= 0)
+		close(srv.efd);
+	srv.efd = -1;
 	if (rt_mode != RT_MODE_ATTACHED)
 		rt_log(why);
 	atomic_store(&running, 0);
@@ -556,6 +650,57 @@ void dyn_server_hold(unsigned seconds)
 		rt_log("dynamic instrumentation: no RESUME from the tool in time: running on");
 }
 
+/*
+ * The process is ending (exit, _exit, a terminating signal; any thread but the control
+ * thread): the control thread sends a last sample, up to now, and this thread waits for it
+ * (half a second at most), so a tool watching sees every call made. Once per process;
+ * async-signal-safe.
+ */
+void dyn_server_final(void)
+{
+	struct timespec us100 = { 0, 100000 };
+	uint64_t one = 1, end;
+	int expect = 0, saved = errno;
+
+	if (!atomic_load(&running) || srv.pid != getpid() || srv.efd < 0 ||
+	    !atomic_compare_exchange_strong(&final_state, &expect, 1))
+		return;
+	if (write(srv.efd, &one, sizeof(one)) < 0)
+		(void)0; /* the thread also looks at final_state whenever it wakes */
+	end = dyn_mono_ns() + FINAL_WAIT_NS;
+	while (atomic_load(&final_state) == 1 && atomic_load(&running) && dyn_mono_ns() < end)
+		nanosleep(&us100, NULL);
+	errno = saved;
+}
+
+/*
+ * In a forked child (pthread_atfork; the only thread): no control thread runs here. The
+ * parent's sockets are closed (a child holding the client's connection would keep the tool
+ * from seeing the parent's end), its session forgotten, its points cleared (not PROFILE ones
+ * in a child that writes its own profile), so that the child runs at an inactive point's cost
+ * and sonde__attach may start a server of its own later.
+ */
+void dyn_server_after_fork(void)
+{
+	close_if_ours(&srv.cfd, &srv.cfd_id);
+	close_if_ours(&srv.lfd, &srv.lfd_id);
+	close_if_ours(&srv.efd, &srv.efd_id);
+	srv.path[0] = 0;
+	srv.inlen = 0;
+	srv.hello = 0;
+	srv.detach = 0;
+	dyn_metrics_clear();
+	dyn_points_after_fork(rt_mode == RT_MODE_DYNAMIC);
+	atomic_store(&final_state, 0);
+	atomic_store(&running, 0);
+}
+
+static void child_of_attached(void)
+{
+	dyn_server_after_fork();
+	rt_attached_after_fork();
+}
+
 /* At exit: the socket's name goes with the process. */
 void dyn_server_unlink(void)
 {
@@ -565,5 +710,9 @@ void dyn_server_unlink(void)
 
 RT_EXPORT int sonde__attach(const char *ctl_dir)
 {
+	static _Atomic int atfork;
+
+	if (rt_mode == RT_MODE_ATTACHED && !atomic_exchange(&atfork, 1))
+		pthread_atfork(NULL, NULL, child_of_attached);
 	return dyn_server_start(ctl_dir, 0);
 }

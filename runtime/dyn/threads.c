@@ -203,3 +203,43 @@ uint64_t dyn_lost_total(void)
 		n += __atomic_load_n(&t->lost, __ATOMIC_RELAXED);
 	return n;
 }
+
+/*
+ * The asymmetric half of a Dekker handshake with profile_op (entry.c): that side pays no fence
+ * (it counts itself in, then reads the flag); this side turns the flag off and makes every
+ * thread of the process pass a full barrier (membarrier), after which a thread either sees the
+ * flag off or is seen inside. Without membarrier, a pause long enough for any thread that read
+ * the flag on to be seen inside.
+ */
+static void barrier_all_threads(void)
+{
+	struct timespec ms20 = { 0, 20000000 };
+
+	if (dyn_sys2(SYS_membarrier, 1 << 4 /* REGISTER_PRIVATE_EXPEDITED */, 0) == 0 &&
+	    dyn_sys2(SYS_membarrier, 1 << 3 /* PRIVATE_EXPEDITED */, 0) == 0)
+		return;
+	if (dyn_sys2(SYS_membarrier, 1 << 0 /* GLOBAL */, 0) == 0)
+		return;
+	nanosleep(&ms20, NULL);
+}
+
+int dyn_profile_quiesce(unsigned max_ms)
+{
+	struct timespec us100 = { 0, 100000 };
+	uint64_t end = dyn_mono_ns() + (uint64_t)max_ms * 1000000ull;
+	struct dyn_thread *t;
+	int inside = 0;
+
+	atomic_store(&dyn_profile_live, 0);
+	barrier_all_threads();
+	for (t = atomic_load(&dyn_threads); t; t = t->next) {
+		if (t == dyn_self) /* a signal handler here may have interrupted this thread's own */
+			continue;
+		if (__atomic_load_n(&t->in_profile, __ATOMIC_ACQUIRE) && thread_gone(t->tid))
+			continue; /* a record a fork copied from the parent */
+		while (__atomic_load_n(&t->in_profile, __ATOMIC_ACQUIRE) && dyn_mono_ns() < end)
+			nanosleep(&us100, NULL);
+		inside |= __atomic_load_n(&t->in_profile, __ATOMIC_ACQUIRE) != 0;
+	}
+	return inside ? -1 : 0;
+}

@@ -6,12 +6,19 @@
  * work() lines × THREADS × K, round_of() lines × THREADS. At stdin EOF it prints each thread's
  * checksum and the total: the output depends only on the input.
  * tiny() is a function the patcher refuses (one byte: `ret`); nothing calls it.
+ * Three lines are not rounds (no work call in this process), each acknowledged on stderr:
+ * "fork": a child process computes one round of the line and prints it, the parent waits for
+ * it ("forked N"); "linger": a child that only sleeps 60 s, with stdin, stdout and stderr
+ * closed, not waited for ("lingering PID"); "hold": the main thread, in hold(), reads one more
+ * line ("held", then "released").
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MAX_THREADS 16
 
@@ -56,6 +63,47 @@ static void *worker(void *arg)
 	}
 }
 
+/* A round in a child process, with the code (patched or not) it inherited. */
+static void fork_round(const char *line)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		printf("child: %016llx\n", (unsigned long long)round_of(strlen(line), per_line));
+		fflush(stdout);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		exit(3);
+}
+
+static pid_t linger(void)
+{
+	pid_t pid = fork();
+	int i;
+
+	if (pid == 0) {
+		for (i = 0; i < 3; i++)
+			close(i);
+		sleep(60);
+		_exit(0);
+	}
+	return pid;
+}
+
+__attribute__((noinline, noclone)) void hold(void)
+{
+	char line[256];
+
+	fprintf(stderr, "held\n");
+	if (!fgets(line, sizeof(line), stdin))
+		exit(4);
+	fprintf(stderr, "released\n");
+}
+
 static uint64_t hash_line(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -70,7 +118,7 @@ int main(int argc, char **argv)
 	pthread_t th[MAX_THREADS];
 	char line[4096];
 	uint64_t total = 0;
-	long lines = 0;
+	long lines = 0, forks = 0;
 	int i;
 
 	nthreads = argc > 1 ? atoi(argv[1]) : 4;
@@ -84,6 +132,19 @@ int main(int argc, char **argv)
 			return 1;
 	fprintf(stderr, "ready\n");
 	while (fgets(line, sizeof(line), stdin)) {
+		if (!strcmp(line, "fork\n")) {
+			fork_round(line);
+			fprintf(stderr, "forked %ld\n", ++forks);
+			continue;
+		}
+		if (!strcmp(line, "linger\n")) {
+			fprintf(stderr, "lingering %d\n", (int)linger());
+			continue;
+		}
+		if (!strcmp(line, "hold\n")) {
+			hold();
+			continue;
+		}
 		seed = hash_line(line);
 		pthread_barrier_wait(&go);
 		pthread_barrier_wait(&done);

@@ -28,7 +28,7 @@ void *profile_last;
 			 "xorps %%xmm6, %%xmm6; xorps %%xmm7, %%xmm7"                             \
 			 : : : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7")
 
-void __cyg_profile_func_enter(void *fn, void *site)
+void rt_probe_enter(void *fn, void *site)
 {
 	(void)site;
 	profile_enters++;
@@ -36,7 +36,7 @@ void __cyg_profile_func_enter(void *fn, void *site)
 	TRASH_VECTORS();
 }
 
-void __cyg_profile_func_exit(void *fn, void *site)
+void rt_probe_exit(void *fn, void *site)
 {
 	(void)site;
 	profile_exits++;
@@ -216,4 +216,29 @@ void dyn_test_init(void)
 {
 	rt_clock_init();
 	rt_stpcpy(rt_cfg.dir, "/nonexistent-sonde-test", rt_cfg.dir + sizeof(rt_cfg.dir));
+}
+
+/* An attached runtime's profile sessions (runtime/attached.c): not made by these tests. */
+int rt_attached_profile_begin(const char *dir, const char **why)
+{
+	(void)dir;
+	*why = "no profile runtime in this test";
+	return -1;
+}
+
+int rt_attached_profile_end(int reason, int signo, const char **why)
+{
+	(void)reason;
+	(void)signo;
+	(void)why;
+	return 0;
+}
+
+void rt_attached_client(int connected)
+{
+	(void)connected;
+}
+
+void rt_attached_after_fork(void)
+{
 }

@@ -195,12 +195,20 @@ static void test_profile_primitive(void **state)
 	long e = profile_enters, x = profile_exits;
 
 	(void)state;
+	atomic_store(&dyn_profile_live, 1); /* as sonde run --dynamic has it */
 	assert_int_equal(set_point(P_HALF, 2, v), 0);
 	assert_true(tr_half(7.0) == 3.5); /* the argument in xmm0 survives the probe */
 	assert_int_equal(profile_enters, e + 1);
 	assert_int_equal(profile_exits, x + 1);
 	assert_ptr_equal(profile_last, (void *)0x4242);
 	assert_int_equal(shadow_depth(), 0);
+	/* off (an attached profile ended): the points stay, the probes are not called */
+	assert_int_equal(dyn_profile_quiesce(100), 0);
+	assert_true(tr_half(5.0) == 2.5);
+	assert_int_equal(profile_enters, e + 1);
+	assert_int_equal(profile_exits, x + 1);
+	assert_int_equal(shadow_depth(), 0);
+	atomic_store(&dyn_profile_live, 1);
 }
 
 /* ---- the calibration's code (arch/x86_64/dyn_calib_code.c, calib_dyn.c) ---- */
@@ -395,7 +403,7 @@ static void test_timer_samples_monotonic(void **state)
 	atomic_store(&reading_done, 0);
 	assert_int_equal(pthread_create(&th, NULL, add_loop_thread, NULL), 0);
 	for (k = 0; k < 20000; k++) {
-		size_t n = dyn_sample(msg, sizeof(msg), 0, 1);
+		size_t n = dyn_sample(msg, sizeof(msg), 0, 1, 0);
 		struct sproto_header h;
 		struct sproto_sample_entry e;
 		struct sproto_msg dm;

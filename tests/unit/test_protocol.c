@@ -256,6 +256,42 @@ static void test_small_requests(void **state)
 	assert_int_equal(m.u.status.type, SPROTO_PAUSE);
 }
 
+/* PROFILE_BEGIN carries an absolute one-line directory; PROFILE_END nothing. */
+static void test_profile(void **state)
+{
+	static const uint8_t rel[] = { 'S', 'N', 'D', 'C', 1, 0, SPROTO_PROFILE_BEGIN, 0, 5, 0, 0,
+				       0, 3, 0, 'o', 'u', 't' };
+	static const uint8_t nl[] = { 'S', 'N', 'D', 'C', 1, 0, SPROTO_PROFILE_BEGIN, 0, 5, 0, 0,
+				      0, 3, 0, '/', '\n', 't' };
+	struct sproto_msg m;
+	char long_dir[SPROTO_MAX_PATH + 2];
+	size_t n;
+
+	(void)state;
+	n = sproto_put_profile_begin(buf, sizeof(buf), "/tmp/prof dir");
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_PROFILE_BEGIN);
+	assert_string_equal(m.u.dir, "/tmp/prof dir");
+	assert_int_equal(sproto_put_profile_begin(buf, sizeof(buf), "relative"), 0);
+	assert_int_equal(sproto_put_profile_begin(buf, sizeof(buf), "/a\nb"), 0);
+	assert_int_equal(sproto_put_profile_begin(buf, sizeof(buf), ""), 0);
+	memset(long_dir, 'a', sizeof(long_dir) - 1);
+	long_dir[0] = '/';
+	long_dir[sizeof(long_dir) - 1] = 0;
+	assert_int_equal(sproto_put_profile_begin(buf, sizeof(buf), long_dir), 0);
+	long_dir[SPROTO_MAX_PATH] = 0;
+	n = sproto_put_profile_begin(buf, sizeof(buf), long_dir);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(strlen(m.u.dir), SPROTO_MAX_PATH);
+	assert_int_equal(read_msg(rel, sizeof(rel), &m), -1);
+	assert_int_equal(read_msg(nl, sizeof(nl), &m), -1);
+	n = sproto_put_empty(buf, sizeof(buf), SPROTO_PROFILE_END);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_PROFILE_END);
+	assert_true(sproto_is_request(SPROTO_PROFILE_END));
+	assert_false(sproto_is_request(SPROTO_PROFILE_END + 1));
+}
+
 static void test_metric(void **state)
 {
 	struct sproto_metric mt = { .id = 7, .n = 4 };
@@ -616,7 +652,12 @@ static void test_bad_replies(void **state)
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	sproto_sample_begin(&b, buf, sizeof(buf), 1, 5, 0);
-	e.flags = 2;
+	e.flags = SPROTO_S_FIRST | SPROTO_S_LAST; /* the process ends: known flags */
+	sproto_sample_add(&b, &e);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	sproto_sample_begin(&b, buf, sizeof(buf), 1, 5, 0);
+	e.flags = 4; /* unknown */
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -700,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_bad_costs),
 		cmocka_unit_test(test_point_set),
 		cmocka_unit_test(test_small_requests),
+		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_metric),
 		cmocka_unit_test(test_error_text),
 		cmocka_unit_test(test_list),

@@ -14,7 +14,7 @@
 #include "dyn.h"
 #include "launch.h"
 
-static int set_points(struct ctl_client *c, const struct dyn_set *s, char *err, size_t n)
+int dyn_profile_points(struct ctl_client *c, const struct dyn_set *s, char *err, size_t n)
 {
 	static uint8_t msg[SPROTO_HEADER_SIZE + 64 + SPROTO_MAX_ACTIONS * 32];
 	struct sproto_point_set ps;
@@ -37,7 +37,7 @@ static int set_points(struct ctl_client *c, const struct dyn_set *s, char *err, 
 	return 0;
 }
 
-static void write_report(const char *dir, const struct dyn_set *s)
+void dyn_profile_report(const char *dir, const struct dyn_set *s, const char *command)
 {
 	char path[4200];
 	FILE *f;
@@ -47,7 +47,7 @@ static void write_report(const char *dir, const struct dyn_set *s)
 	f = fopen(path, "w");
 	if (!f)
 		return;
-	fprintf(f, "# sonde run --dynamic: %zu functions of %s patched, %zu refused\n",
+	fprintf(f, "# %s: %zu functions of %s patched, %zu refused\n", command,
 		dyn_count(s, DYN_INSTALLED), s->module, dyn_count(s, DYN_REFUSED));
 	for (i = 0; i < s->n; i++)
 		if (s->f[i].state == DYN_REFUSED)
@@ -55,9 +55,8 @@ static void write_report(const char *dir, const struct dyn_set *s)
 	fclose(f);
 }
 
-/* Patch the executable's functions of a held process (world stopped by ptrace meanwhile). */
-static int patch_program(struct ctl_client *c, pid_t pid, const char *exe,
-			 const char *const *only, struct dyn_set *s, char *err, size_t n)
+int dyn_profile_patch(struct ctl_client *c, pid_t pid, const char *exe, const char *const *only,
+		      struct dyn_set *s, double *pause_ms, char *err, size_t n)
 {
 	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
 	const char *prefixes[] = { base, NULL };
@@ -76,6 +75,8 @@ static int patch_program(struct ctl_client *c, pid_t pid, const char *exe,
 		snprintf(err, n, "letting the process go: %s", target_error(&t));
 		ret = -1;
 	}
+	if (pause_ms)
+		*pause_ms += (double)t.paused_ns / 1e6;
 	return ret;
 }
 
@@ -89,12 +90,12 @@ int dyn_launch(const struct dyn_launch_opts *o, char *err, size_t n)
 	err[0] = 0;
 	if (ctl_connect(&c, o->ctl_dir, o->pid, 10000, err, n) != 0)
 		return -1;
-	if (patch_program(&c, o->pid, o->exe, o->only, &s, err, n) == 0 &&
-	    set_points(&c, &s, err, n) == 0 &&
+	if (dyn_profile_patch(&c, o->pid, o->exe, o->only, &s, NULL, err, n) == 0 &&
+	    dyn_profile_points(&c, &s, err, n) == 0 &&
 	    ctl_request(&c, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n) == 0)
 		ret = 0;
 	if (ret == 0) {
-		write_report(o->run_dir, &s);
+		dyn_profile_report(o->run_dir, &s, "sonde run --dynamic");
 		if (o->verbose)
 			fprintf(stderr, "sonde: %zu functions patched, %zu refused (%s/dynamic.txt)\n",
 				dyn_count(&s, DYN_INSTALLED), dyn_count(&s, DYN_REFUSED), o->run_dir);

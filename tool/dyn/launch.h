@@ -18,4 +18,16 @@ struct dyn_launch_opts {
 /* Patch, set the points, let the program go. 0, or -1 with err (the caller kills it). */
 int dyn_launch(const struct dyn_launch_opts *o, char *err, size_t n);
 
+struct ctl_client;
+struct dyn_set;
+/* The parts, for sonde attach too: every function of the executable exe of process pid patched
+ * (only: NULL, or a NULL-ended list of names), the world stopped meanwhile (pause_ms, when not
+ * NULL, grows by how long); */
+int dyn_profile_patch(struct ctl_client *c, pid_t pid, const char *exe, const char *const *only,
+		      struct dyn_set *s, double *pause_ms, char *err, size_t n);
+/* each patched function's point set to PROFILE at entry and exit; */
+int dyn_profile_points(struct ctl_client *c, const struct dyn_set *s, char *err, size_t n);
+/* the refused ones listed in DIR/dynamic.txt, under a line naming the command. */
+void dyn_profile_report(const char *dir, const struct dyn_set *s, const char *command);
+
 #endif

@@ -478,6 +478,7 @@ static void on_sample(struct dyn_session *s, const struct sproto_sample *sm)
 
 	for (i = 0; i < sm->n; i++) {
 		sproto_sample_entry(sm, i, &e);
+		s->last_seen |= (e.flags & SPROTO_S_LAST) != 0;
 		if (e.metric >= s->nmetrics)
 			continue;
 		if (!s->seen[e.metric])
@@ -516,6 +517,18 @@ static int process_gone(pid_t pid)
 	return gone;
 }
 
+/* The connection closed: the process is ending. It may take a moment to be gone (its files are
+ * closed before it becomes a zombie): 1 when gone within 2 s. */
+static int gone_soon(pid_t pid)
+{
+	struct timespec ms5 = { 0, 5000000 };
+	int i;
+
+	for (i = 0; i < 400 && !process_gone(pid); i++)
+		nanosleep(&ms5, NULL);
+	return process_gone(pid);
+}
+
 int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 {
 	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull, now;
@@ -527,7 +540,7 @@ int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 		if (r == 1)
 			break;
 		if (r < 0) {
-			if (!process_gone(s->pid))
+			if (!gone_soon(s->pid))
 				return -1;
 			s->ended = 1;
 		} else if (m.h.type == SPROTO_SAMPLE) {

@@ -104,6 +104,7 @@ struct dyn_session {
 	uint8_t *seen;
 	int64_t value;       /* the metric's increase since enabled */
 	uint64_t t_start, t_last, lost, bucket_ns, nsamples;
+	int last_seen;       /* the runtime's sample at the process's end came (SPROTO_S_LAST) */
 	struct hist *h;
 	/* costs and times */
 	struct sproto_costs costs; /* what the runtime measured (flags 0: the defaults are used) */
