@@ -320,7 +320,7 @@ def sanity(js, tree_sums=True, complete=True):
         has_keys(p, PROC_KEYS, 'process')
         has_keys(p['calibration'], CALIB_KEYS, 'calibration')
         expect(p['calibration']['clock'] in ('tsc', 'monotonic'), 'calibration clock')
-        expect(p['end'] in ('exit', 'signal', 'exec'), f'end {p["end"]!r}')
+        expect(p['end'] in ('exit', 'signal', 'exec', 'detach'), f'end {p["end"]!r}')
         if p['end'] == 'signal':
             expect(p.get('signal', 0) > 0, 'a process ended by a signal names it')
         expect(0 <= p['T_a_ns'] <= p['T_m_ns'], f'process T_a {p["T_a_ns"]} T_m {p["T_m_ns"]}')
@@ -1692,7 +1692,7 @@ def sattach(pid, ctl, lib=None, opts=(), user=None, timeout=60):
     env = dict(os.environ)
     if lib:
         env['SONDE_RUNTIME'] = lib
-    args = [SONDE, 'attach', '-o', ctl] + list(opts) + [str(pid)]
+    args = [SONDE, 'attach', '--load-only', '-o', ctl] + list(opts) + [str(pid)]
     return subprocess.run(args, capture_output=True, cwd=TMP, timeout=timeout, env=env,
                           preexec_fn=no_core, user=user)
 
@@ -1835,7 +1835,7 @@ def t_attach_hold(o):
     os.makedirs(ctl)
     t = Target(b)
     try:
-        sp = subprocess.Popen([SONDE, 'attach', '--detach-after', '1.5', '-o', ctl,
+        sp = subprocess.Popen([SONDE, 'attach', '--load-only', '--detach-after', '1.5', '-o', ctl,
                                str(t.p.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env=dict(os.environ, SONDE_RUNTIME=lib), cwd=TMP)
         with check('attach hold: signals sent while attached are delivered at once'):
@@ -2134,6 +2134,11 @@ class Watch:
             out, err = self.p.communicate()
             raise Fail(f'sonde watch did not start watching: {err.decode()[:300]!r}')
 
+    def wait(self, timeout=60):
+        """The watch ends by itself (the process ended): (status, every stdout line, stderr)."""
+        out, err = self.p.communicate(timeout=timeout)
+        return self.p.returncode, self.r.rest(out), err.decode()
+
     def stop(self, timeout=60):
         """Ctrl-C: (status, every stdout line, stderr)."""
         if self.p.poll() is None:
@@ -2392,6 +2397,275 @@ def t_watch_errors(o):
             eq(t.finish(), untouched(b, 3), 'status, stdout, stderr')
     finally:
         t.kill()
+
+
+def untouched_input(binary, data, threads=WATCH_THREADS, k=WATCH_K):
+    """watch_target fed these bytes, never watched: (status, stdout, stderr lines)."""
+    p = run([binary, str(threads), str(k)], stdin=data)
+    return p.returncode, p.stdout.decode(), p.stderr.decode().splitlines()
+
+
+def watch_started(b, args, tag):
+    """sonde watch ARGS -o DIR -- watch_target started by it; (process, its stdout, its stderr)
+    once the program says it is ready."""
+    sp = subprocess.Popen([SONDE, 'watch'] + args + ['-o', new_dir(tag), '--', b,
+                                                     str(WATCH_THREADS), str(WATCH_K)],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=TMP, preexec_fn=no_core)
+    out, err = LineReader(sp.stdout, 'sonde watch'), LineReader(sp.stderr, 'stderr')
+    out.until('watching ')
+    eq(err.line(), 'ready', 'the program started after it was patched')
+    return sp, out, err
+
+
+def send(sp, err, line, ack):
+    sp.stdin.write(line)
+    sp.stdin.flush()
+    got = err.line()
+    expect(got.startswith(ack), f'acknowledgement of {line!r}: {got!r}')
+    return got
+
+
+WATCH_SLOW = ['--metric', 'calls', '--focus', '/Code/watch_target.c/work', '--bucket', '600000']
+
+
+@test()
+def t_watch_exit(o):
+    """A program that ends while watched: the runtime sends a last sample at its end, so the
+    final value is every call made, even with buckets (10 min) longer than the whole watch:
+    exit and SIGTERM of a process attached to, exit of a program sonde watch started."""
+    b = build('watch_target', '-O2', plain=True)
+    per = WATCH_THREADS * WATCH_K
+    for how in ('exit', 'SIGTERM'):
+        t = WatchTarget(b)
+        try:
+            t.feed(2)
+            w = Watch(t.p.pid, *WATCH_SLOW)
+            t.feed(5)
+            if how == 'exit':
+                t.p.stdin.close()
+            else:
+                t.p.send_signal(signal.SIGTERM)
+            rc = t.p.wait(timeout=60)
+            st, lines, err = w.wait()
+            with check(f'watch exit ({how}, attached): the final value is every call made'):
+                eq(rc, 0 if how == 'exit' else -signal.SIGTERM, 'status of the program')
+                eq(st, 0, f'sonde watch status ({err.strip()[:300]!r})')
+                eq(watch_total(lines), 5 * per, 'calls of work')
+                expect(any('which ended: values up to its end' in x for x in lines),
+                       f'the end said: {lines[-8:]}')
+        finally:
+            t.kill()
+    sp, out, err = watch_started(b, WATCH_SLOW, 'watch-exit')
+    try:
+        with check('watch exit (started by sonde watch): the final value is every call made'):
+            for i in range(6):
+                send(sp, err, b'line %d\n' % (i + 1), f'done {i + 1}')
+            sp.stdin.close()
+            eq(sp.wait(timeout=60), 0, 'status')
+            lines = out.rest(sp.stdout.read())
+            eq(watch_total(lines), 6 * per, 'calls of work')
+            expect(any('lines 6, work calls 24000' in x for x in lines), 'the program\'s end')
+    finally:
+        if sp.poll() is None:
+            sp.kill()
+            sp.communicate()
+
+
+@test()
+def t_watch_fork(o):
+    """Children forked while a process is watched inherit its patched code: they compute what
+    they would unwatched, their calls are not the parent's (the parent's points are cleared in
+    them), and one that outlives its parent does not keep sonde watch from seeing the parent's
+    end (the parent's sockets are closed in it). sonde run --dynamic: the child profiles itself."""
+    b = build('watch_target', '-O2', plain=True)
+    per = WATCH_THREADS * WATCH_K
+    t = WatchTarget(b)
+    try:
+        t.feed(1)
+        w = Watch(t.p.pid, '--metric', 'calls', '--focus', '/Code/watch_target.c/work')
+        t.feed(2)
+        for i in range(3):
+            send(t.p, t.r, b'fork\n', f'forked {i + 1}')
+        t.feed(1)
+        rc, lines, err = w.stop()
+        with check('watch fork: the parent\'s calls, exactly'):
+            eq(rc, 0, f'sonde watch status ({err.strip()[:300]!r})')
+            eq(watch_total(lines), 3 * per, 'calls of work')
+        with check('watch fork: the children computed as unwatched, the program ends as one'):
+            t.feed(1)
+            data = b'line 1\nline 2\nline 3\nfork\nfork\nfork\nline 4\nline 5\n'
+            eq(t.finish(), untouched_input(b, data), 'status, stdout, stderr')
+    finally:
+        t.kill()
+    sp, out, err = watch_started(b, WATCH_SLOW, 'watch-linger')
+    child = None
+    try:
+        with check('watch fork: a child outliving its parent does not hold the watch'):
+            send(sp, err, b'line 1\n', 'done 1')
+            child = int(send(sp, err, b'linger\n', 'lingering ').split()[1])
+            send(sp, err, b'line 2\n', 'done 2')
+            sp.stdin.close()
+            eq(sp.wait(timeout=50), 0, 'status')
+            eq(watch_total(out.rest(sp.stdout.read())), 2 * per, 'calls of work')
+            os.kill(child, 0)  # still there: the watch ended with the parent
+    finally:
+        if child:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if sp.poll() is None:
+            sp.kill()
+            sp.communicate()
+    with check('run --dynamic fork: a profile per process, the counts of compiled-in hooks'):
+        plain = build('fork', '-O0', plain=True)
+        p, d = srun(plain, opts=['--dynamic'], tag='dyn-fork')
+        same_output(p, direct(plain))
+        js = report(d)
+        eq(len(js['processes']), 2, 'processes')
+        eq([calls(js, f) for f in ('main', 'before_fork', 'child_work', 'parent_work')],
+           [2, 1, 3, 5], 'main, before_fork, child_work, parent_work')
+
+
+def sprofile(pid, d, *opts):
+    """`sonde attach -o D OPTS PID` (profiling) in the background, once it says so."""
+    sp = subprocess.Popen([SONDE, 'attach', '-o', d] + list(opts) + [str(pid)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=TMP,
+                          preexec_fn=no_core)
+    r = LineReader(sp.stdout, 'sonde attach')
+    try:
+        r.until('profiling process ')
+    except Fail:
+        sp.kill()
+        _, e = sp.communicate()
+        raise Fail(f'sonde attach did not start profiling: {e.decode()[:300]!r}')
+    return sp, r
+
+
+@test()
+def t_attach_profile(o):
+    """sonde attach PID until Ctrl-C: every function of a running 4-thread program profiled;
+    exactly the calls made in the window (calls entered before it never seen, one still open at
+    its end counted up to then); the program goes on as an untouched run."""
+    b = build('watch_target', '-O2', plain=True)
+    per = WATCH_THREADS * WATCH_K
+    d = new_dir('attach-profile')
+    t = WatchTarget(b)
+    try:
+        t.feed(3)
+        sp, r = sprofile(t.p.pid, d)
+        t.feed(5)
+        send(t.p, t.r, b'hold\n', 'held')
+        sp.send_signal(signal.SIGINT)
+        out, err = sp.communicate(timeout=60)
+        send(t.p, t.r, b'go on\n', 'released')
+        t.feed(2)
+        with check('attach profile: detached; the program goes on as an untouched run'):
+            eq(sp.returncode, 0, f'sonde attach status ({err.decode().strip()[:300]!r})')
+            text = '\n'.join(r.rest(out))
+            expect(re.search(r'profile of process \d+ over [\d.]+ s written into .*detach: '
+                             r'pause [\d.]+ ms', text), text)
+            eq(open(f'/proc/{t.p.pid}/status').read().count('TracerPid:\t0\n'), 1, 'TracerPid')
+            data = b''.join(b'line %d\n' % i for i in range(1, 9)) + b'hold\ngo on\n' + \
+                b'line 9\nline 10\n'
+            eq(t.finish(), untouched_input(b, data), 'status, stdout, stderr')
+        with check('attach profile: exactly the calls made while profiled'):
+            js = report(d)
+            sanity(js)
+            eq(js['processes'][0]['end'], 'detach', 'end')
+            eq([calls(js, f) for f in ('work', 'round_of', 'hold', 'main', 'worker')],
+               [5 * per, 5 * WATCH_THREADS, 1, 0, 0], 'work, round_of, hold, main, worker')
+            expect_path(js, ('round_of', 'work'), 5 * per)
+            expect_path(js, ('hold',), 1)
+    finally:
+        t.kill()
+
+
+@test()
+def t_attach_profile_end(o):
+    """sonde attach --for: a process that ends in the window writes the profile at its end
+    (exact counts); a window with no call leaves an empty profile; errors in one line."""
+    b = build('watch_target', '-O2', plain=True)
+    per = WATCH_THREADS * WATCH_K
+    d = new_dir('attach-profile-exit')
+    t = WatchTarget(b)
+    try:
+        t.feed(1)
+        sp, r = sprofile(t.p.pid, d, '--for', '10m')
+        t.feed(4)
+        t.p.stdin.close()
+        rc = t.p.wait(timeout=60)
+        out, err = sp.communicate(timeout=60)
+        with check('attach profile --for: the process ended in the window, its profile written'):
+            eq((rc, sp.returncode), (0, 0), f'statuses ({err.decode().strip()[:300]!r})')
+            text = '\n'.join(r.rest(out))
+            expect('it wrote its profile at its end' in text, text)
+            js = report(d)
+            eq(js['processes'][0]['end'], 'exit', 'end')
+            eq([calls(js, f) for f in ('work', 'round_of', 'main')], [4 * per, 4 * WATCH_THREADS, 0],
+               'work, round_of, main')
+    finally:
+        t.kill()
+    t = WatchTarget(b)
+    try:
+        d = new_dir('attach-profile-idle')
+        p = run([SONDE, 'attach', '--for', '300ms', '-o', d, str(t.p.pid)])
+        with check('attach profile --for: a window without calls, an empty profile'):
+            eq(p.returncode, 0, describe(p))
+            js = report(d)
+            eq((calls(js, 'work'), js['processes'][0]['end']), (0, 'detach'), 'work, end')
+        with check('attach profile errors: one line, the program untouched'):
+            for args, what in ((['--for', 'soon', str(t.p.pid)], '--for'),
+                               (['--load-only', '--for', '1s', str(t.p.pid)], '--load-only')):
+                p = run([SONDE, 'attach'] + args)
+                expect_error(p, what, 2)
+            p = run([SONDE, 'attach', '-o', '/proc/nope', str(t.p.pid)])
+            expect_error(p, 'unwritable directory', 1)
+            t.feed(1)
+            eq(t.finish(), untouched(b, 1), 'status, stdout, stderr')
+    finally:
+        t.kill()
+
+
+@test()
+def t_attach_profile_cycles(o):
+    """50 profiles of a running 4-thread program (sonde attach --for 50ms, each to its own
+    directory): each one readable; the program's output is that of an untouched run."""
+    b = build('attach_target', '-O2', plain=True)
+    n = 50
+    t = Target(b)
+    pauses = []
+    try:
+        with check('attach profile cycles: 50 attaches, profiles and detaches'):
+            for i in range(n):
+                t.feed(i)
+                d = os.path.join(TMP, f'attach-cycle-{i}')
+                p = run([SONDE, 'attach', '--for', '50ms', '-o', d, str(t.p.pid)])
+                expect(p.returncode == 0, f'attach #{i + 1}: {describe(p)}')
+                m = re.search(r'pause ([\d.]+) ms, .*detach: pause ([\d.]+) ms', p.stdout.decode(),
+                              re.S)
+                expect(m, f'attach #{i + 1} printed {p.stdout.decode()!r}')
+                pauses.append(float(m[1]) + float(m[2]))
+                eq(profiles(d), [f'profile.{t.p.pid}.sprof'], f'profile #{i + 1}')
+            for i in (0, n // 2, n - 1):
+                js = report(os.path.join(TMP, f'attach-cycle-{i}'))
+                eq(js['processes'][0]['end'], 'detach', f'end of profile #{i + 1}')
+            rc, out, err = t.finish()
+    finally:
+        t.kill()
+    with check('attach profile cycles: the output is that of an untouched run'):
+        t0 = Target(b)
+        try:
+            for i in range(n):
+                t0.feed(i)
+            ref = t0.finish()
+        finally:
+            t0.kill()
+        eq((rc, out, err), ref, 'status, stdout, stderr profiled 50 times vs untouched')
+        eq(out.count('every round the same'), 4, f'threads whose rounds all agree: {out}')
+    if pauses:
+        print(f'# attach profile: {n} cycles, pauses (attach + detach) {ms_stats(pauses)}')
 
 
 # Tests kept in files of their own (tests/integration/tests_*.py) run in this module's namespace,
