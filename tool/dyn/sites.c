@@ -283,7 +283,8 @@ int dyn_sites_left_patch(const struct dyn_session *s, char *err, size_t n)
 	close(fd);
 	if (i == s->nprocs)
 		return 0;
-	return snprintf(err, n, "process %d carries the patches of a sonde that did not detach "
-			"(killed?), at %s and maybe more: a new session would count with them",
-			(int)s->pid, s->procs[i].name), -1;
+	return snprintf(err, n, "process %d carries patches of another session, at %s and maybe "
+			"more (of a sonde that did not detach, killed?, or its parent's, inherited at "
+			"a fork during a watch): a new session would count with them", (int)s->pid,
+			s->procs[i].name), -1;
 }
