@@ -662,7 +662,9 @@ void dyn_server_final(void)
 	uint64_t one = 1, end;
 	int expect = 0, saved = errno;
 
+	/* no client (a hint: the control thread may be changing it) means nothing to send */
 	if (!atomic_load(&running) || srv.pid != getpid() || srv.efd < 0 ||
+	    __atomic_load_n(&srv.cfd, __ATOMIC_RELAXED) < 0 ||
 	    !atomic_compare_exchange_strong(&final_state, &expect, 1))
 		return;
 	if (write(srv.efd, &one, sizeof(one)) < 0)
