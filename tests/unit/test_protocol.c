@@ -259,10 +259,10 @@ static void test_small_requests(void **state)
 /* PROFILE_BEGIN carries an absolute one-line directory; PROFILE_END nothing. */
 static void test_profile(void **state)
 {
-	static const uint8_t rel[] = { 'S', 'N', 'D', 'C', 1, 0, SPROTO_PROFILE_BEGIN, 0, 5, 0, 0,
-				       0, 3, 0, 'o', 'u', 't' };
-	static const uint8_t nl[] = { 'S', 'N', 'D', 'C', 1, 0, SPROTO_PROFILE_BEGIN, 0, 5, 0, 0,
-				      0, 3, 0, '/', '\n', 't' };
+	static const uint8_t rel[] = { 'S', 'N', 'D', 'C', SPROTO_VERSION, 0,
+				       SPROTO_PROFILE_BEGIN, 0, 5, 0, 0, 0, 3, 0, 'o', 'u', 't' };
+	static const uint8_t nl[] = { 'S', 'N', 'D', 'C', SPROTO_VERSION, 0,
+				      SPROTO_PROFILE_BEGIN, 0, 5, 0, 0, 0, 3, 0, '/', '\n', 't' };
 	struct sproto_msg m;
 	char long_dir[SPROTO_MAX_PATH + 2];
 	size_t n;
