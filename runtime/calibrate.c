@@ -28,7 +28,7 @@ static int pairs = 1; /* probe pairs per call of a stand-in */
 int rt_calib_dyn;
 
 /*
- * sonde run --dynamic: the program's probes are reached through the patcher's trampolines and
+ * sonde run --dynamic and sonde attach: the program's probes are reached through the patcher's trampolines and
  * the return hook (SPROTO_PROFILE points), not through compiler hooks. The stand-ins become
  * empty functions patched the same way (calib_dyn.c), so o_in, o_full and o_skip are the costs
  * of that path, the batches taken during the run too. Kept when they cannot be made.
@@ -37,7 +37,7 @@ static void use_dynamic_standins(void)
 {
 	struct rt_calib_dyn_fns f;
 
-	if (rt_calib_dyn || rt_mode != RT_MODE_DYNAMIC || rt_calib_dyn_standins(&f) != 0)
+	if (rt_calib_dyn || rt_mode == RT_MODE_PROFILE || rt_calib_dyn_standins(&f) != 0)
 		return;
 	measured_fn = f.measured;
 	excluded_fn = f.excluded;

@@ -2578,6 +2578,11 @@ def t_attach_profile(o):
                [5 * per, 5 * WATCH_THREADS, 1, 0, 0], 'work, round_of, hold, main, worker')
             expect_path(js, ('round_of', 'work'), 5 * per)
             expect_path(js, ('hold',), 1)
+        with check('attach profile: probes calibrated through the trampolines, so compensated'):
+            c = js['processes'][0]['calibration']
+            eq(c['path'], 'trampolines', 'calibration path')
+            between(c['o_in_ns'], 1, 10000, 'o_in')
+            between(c['o_full_ns'], c['o_in_ns'], 20000, 'o_full')
     finally:
         t.kill()
 
