@@ -36,9 +36,9 @@ def t_sync_hot(o):
     with check(f'{name}: hot_lock singled out by name, first by wait time'):
         by, objs = sync_objs(js, 'mutex')
         eq(objs[0]['name'], 'hot_lock', 'most waited-for mutex')
-        expect(objs[0]['contended'] >= 4, f'hot_lock contended {objs[0]["contended"]} (main '
-               'holds it while the 4 workers start)')
-        expect(objs[0]['wait_ns'] >= 40e6, f'hot_lock wait {objs[0]["wait_ns"]} ns')
+        expect(objs[0]['contended'] >= 1, f'hot_lock contended {objs[0]["contended"]} (main '
+               'holds it while the 4 workers come to it)')
+        expect(objs[0]['wait_ns'] >= 10e6, f'hot_lock wait {objs[0]["wait_ns"]} ns')
         for other in objs[1:]:
             expect(other['wait_ns'] * 10 < objs[0]['wait_ns'],
                    f'{other["name"]} waited {other["wait_ns"]} ns, hot_lock {objs[0]["wait_ns"]}')

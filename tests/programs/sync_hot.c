@@ -1,10 +1,11 @@
 /*
  * One hot mutex among many: four threads take `hot_lock` often and hold it, and each of eight
- * cold locks (an array, a static, a heap mutex) a few times. main holds hot_lock for 50 ms while
- * the workers start, so each of them waits for it at least once. `sonde report` must rank
+ * cold locks (an array, a static, a heap mutex) a few times. main holds hot_lock until every
+ * worker has said it is about to take it, and 50 ms more, so the workers wait for it. `sonde report` must rank
  * hot_lock first by wait time and name it (tests/integration/t_sync.py has the exact counts).
  */
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -20,6 +21,7 @@ pthread_mutex_t cold_locks[8] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITI
 				  PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER };
 static pthread_mutex_t quiet_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t *heap_lock;
+static sem_t ready;
 static volatile unsigned long counter, cold_sum;
 
 static void work(int n)
@@ -34,6 +36,7 @@ static void *worker(void *arg)
 {
 	int id = (int)(long)arg, i, k;
 
+	sem_post(&ready);
 	for (i = 0; i < HOT; i++) {
 		pthread_mutex_lock(&hot_lock);
 		counter++;
@@ -62,9 +65,13 @@ int main(void)
 
 	heap_lock = malloc(sizeof(*heap_lock));
 	pthread_mutex_init(heap_lock, NULL);
+	sem_init(&ready, 0, 0);
 	pthread_mutex_lock(&hot_lock);
 	for (i = 0; i < THREADS; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
+	for (i = 0; i < THREADS; i++)
+		while (sem_wait(&ready) != 0)
+			;
 	nanosleep(&nap, NULL);
 	pthread_mutex_unlock(&hot_lock);
 	for (i = 0; i < THREADS; i++)
