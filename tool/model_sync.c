@@ -40,7 +40,8 @@ static char *object_name(const struct sprof_file *f, const struct sprof_sync *s,
 	uint32_t i;
 
 	if (s->flags & SPROF_SYNC_F_OVERFLOW) {
-		snprintf(buf, sizeof(buf), "(other %ss: the table was full)", sync_kind_name(s->kind));
+		snprintf(buf, sizeof(buf), "(other objects of kind %s: the table was full)",
+			 sync_kind_name(s->kind));
 		return xstrdup(buf);
 	}
 	for (i = 0; s->kind != SPROF_SYNC_THREAD && i < f->nmodules; i++)

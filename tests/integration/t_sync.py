@@ -164,3 +164,22 @@ def t_sync_trace(o):
             x = run([SONDE, 'export'] + opts + [d])
             expect(x.returncode == 0, f'export {opts[0]}: {describe(x)}')
         report(d)
+
+
+@test()
+def t_sync_table_full(o):
+    name = 'sync_table_full'
+    b = build('sync_many', '-O0')
+    p, d = srun(b, opts=['--sync'], tag='syncmany')
+    with check(f'{name}: output as a direct run'):
+        same_output(p, direct(b))
+    with check(f'{name}: objects beyond the table counted in the overflow entry, totals exact'):
+        c = run([SONDE, 'report', '--sync', '--csv', d])
+        expect(c.returncode == 0, describe(c))
+        recs = [r for r in csv.DictReader(io.StringIO(c.stdout.decode())) if r['kind'] == 'mutex']
+        eq(sum(int(r['acquires']) for r in recs), 70010, 'acquisitions over all mutexes')
+        eq(sum(int(r['releases']) for r in recs), 70010, 'releases over all mutexes')
+        over = [r for r in recs if 'table was full' in r['name']]
+        eq(len(over), 1, 'overflow entries')
+        expect(0 < int(over[0]['acquires']) < 70000, f'overflow entry {over[0]}')
+        expect(len(recs) > 60000, f'{len(recs)} mutexes listed')
