@@ -26,8 +26,8 @@ PROGRAMS = [
     ('consult_phases', QUICK, ('CPUBound', '/Code/consult_phases.c/solve', 'solve')),
     ('consult_locks', QUICK, ('ExcessiveSyncWaitingTime',
                            '/Code/consult_locks.c/update_shared,/SyncObject/mutex/hot_lock', None)),
-    ('consult_probes', ['--period', '5', '--min-obs', '0.025', '--sufficient', '0.1',
-                        '--budget', '0.5', '--priority', 'InstrumentationOverhead'],
+    ('consult_probes', ['--period', '2', '--min-obs', '0.01', '--sufficient', '0.04',
+                        '--budget', '1', '--priority', 'InstrumentationOverhead'],
      ('InstrumentationOverhead', '/Code/consult_probes.c/step', None)),
 ]
 
