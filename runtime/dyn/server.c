@@ -179,23 +179,32 @@ static void close_if_ours(int *fd, const struct fd_id *id)
 
 /* ---- sending ---- */
 
-static void drop_client(void)
+/* Forget the client; its connection is returned, still open, for the caller to close. */
+static int release_client(void)
 {
 	const char *why;
+	int fd = srv.cfd;
 
-	if (srv.cfd >= 0) {
+	if (fd >= 0) {
 		atomic_store(&released, 1); /* the tool went away: the program goes on */
 		if (rt_mode == RT_MODE_ATTACHED) { /* a profile it left open is written as it is */
 			rt_attached_profile_end(SPROF_END_DETACH, 0, &why);
 			rt_attached_client(0);
 		}
 	}
-	if (srv.cfd >= 0)
-		close(srv.cfd);
 	srv.cfd = -1;
 	srv.inlen = 0;
 	srv.hello = 0;
 	dyn_metrics_clear(); /* nobody to send them to; the points go on counting */
+	return fd;
+}
+
+static void drop_client(void)
+{
+	int fd = release_client();
+
+	if (fd >= 0)
+		close(fd);
 }
 
 static void send_all(const void *p, size_t n)
@@ -543,6 +552,8 @@ static void serve_once(void)
 
 static void *server_main(void *arg)
 {
+	int cfd;
+
 	(void)arg;
 	rt_busy = 1; /* neither the profile probes nor the points count this thread */
 	dyn_calibrate_costs(&costs); /* a client that connects meanwhile waits in the backlog */
@@ -552,10 +563,14 @@ static void *server_main(void *arg)
 	if (srv.lfd >= 0)
 		close(srv.lfd);
 	srv.lfd = -1;
-	drop_client();
+	cfd = release_client();
 	close_if_ours(&srv.efd, &srv.efd_id);
 	atomic_store(&final_state, 0);
 	atomic_store(&running, 0);
+	/* Last: a tool that sees the end of the stream may attach again at once, and the next
+	 * sonde__attach must find this server stopped (ctl_wait_end). */
+	if (cfd >= 0)
+		close(cfd);
 	return NULL;
 }
 

@@ -200,6 +200,8 @@ int attach_profile_end(struct attach_profile *a, char *err, size_t n)
 		r = -1;
 	if (ask_empty(a, SPROTO_DETACH, r ? e2 : err, r ? sizeof(e2) : n) != 0)
 		r = -1;
+	else
+		ctl_wait_end(&a->c, 2000);
 	ctl_close(&a->c);
 	a->connected = 0;
 	if (unpatch(a, r ? e2 : err, r ? sizeof(e2) : n) != 0) /* even when DETACH failed */

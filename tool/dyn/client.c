@@ -207,6 +207,34 @@ int ctl_costs(struct ctl_client *c, struct sproto_costs *out, char *err, size_t 
 	}
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void ctl_wait_end(struct ctl_client *c, unsigned wait_ms)
+{
+	uint64_t end = mono_ms() + wait_ms, now;
+	char b[4096];
+
+	while (c->fd >= 0 && (now = mono_ms()) < end) {
+		struct pollfd p = { c->fd, POLLIN, 0 };
+		int k = poll(&p, 1, (int)(end - now));
+		ssize_t got;
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;
+		got = recv(c->fd, b, sizeof(b), 0);
+		if (got == 0 || (got < 0 && errno != EINTR))
+			return; /* the end of the stream: the control thread has stopped */
+	}
+}
+
 void ctl_close(struct ctl_client *c)
 {
 	if (c->fd >= 0)

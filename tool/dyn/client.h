@@ -33,6 +33,12 @@ int ctl_recv(struct ctl_client *c, struct sproto_msg *m, int timeout_ms, char *e
 int ctl_request(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n);
 /* COSTS: what the runtime measured its primitives and trampolines to cost (protocol 2). */
 int ctl_costs(struct ctl_client *c, struct sproto_costs *out, char *err, size_t n);
+/*
+ * After DETACH: the runtime closes the connection only once its control thread has stopped
+ * (runtime/dyn/server.c). Waiting for that end (at most wait_ms) means that an attach right
+ * after this one never finds the old server still stopping, and so never goes unserved.
+ */
+void ctl_wait_end(struct ctl_client *c, unsigned wait_ms);
 void ctl_close(struct ctl_client *c);
 
 #endif

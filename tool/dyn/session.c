@@ -744,6 +744,8 @@ int dyn_session_finish(struct dyn_session *s, char *err, size_t n)
 	if (!s->ended &&
 	    simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_DETACH), err, n) != 0)
 		r = process_gone(s->pid) ? 0 : -1;
+	else if (!s->ended)
+		ctl_wait_end(&s->c, 2000);
 	ctl_close(&s->c);
 	s->connected = 0;
 	if (process_gone(s->pid))
