@@ -227,7 +227,7 @@ def part_insertion(summary):
                                       "300ms", "--ascii"], [MANY])
             a = re.search(r"attach: pause ([0-9.]+) ms.*?([0-9.]+) ms in all", p.stdout)
             d = re.search(r"detach: pause ([0-9.]+) ms.*?([0-9.]+) ms in all", p.stdout)
-            n = re.search(r"(\d+) functions of .* patched", p.stdout)
+            n = re.search(r"(\d+) entr(?:y|ies)(?: and \d+ call sites?)? patched", p.stdout)
             if p.returncode != 0 or not a or not d:
                 print("   sonde watch: no timings (exit %d): %s" % (p.returncode,
                                                                 p.stdout.strip()[-300:]))
@@ -236,7 +236,7 @@ def part_insertion(summary):
                        float(d.group(2)), int(n.group(1)) if n else 0))
         if len(wt) == WATCHES:
             print("   `sonde watch PID --metric calls --for 300ms`, fresh bench/dyn_many, %d runs "
-                  "(%d functions), ms: attach+patch pause %s, total %s; unpatch+detach pause "
+                  "(%d entries patched), ms: attach+patch pause %s, total %s; unpatch+detach pause "
                   "%s, total %s" % (WATCHES, wt[0][4], fmt3([w[0] for w in wt]),
                                     fmt3([w[1] for w in wt], "%.1f"), fmt3([w[2] for w in wt]),
                                     fmt3([w[3] for w in wt])))
@@ -251,7 +251,8 @@ def part_insertion(summary):
 def part_attach(summary):
     att = []
     for _ in range(ATTACHES):
-        p = run_near(lambda pid: [SONDE, "attach", "-o", os.path.join(work, "att"), str(pid)],
+        p = run_near(lambda pid: [SONDE, "attach", "--load-only", "-o", os.path.join(work, "att"),
+                                  str(pid)],
                      [TARGET, "spin"])
         m = re.search(r"pause ([0-9.]+) ms.*load ([0-9.]+) ms.*total ([0-9.]+) ms", p.stdout)
         if p.returncode != 0 or not m:
