@@ -66,10 +66,7 @@ static int fail(struct hparser *p, struct mdl_loc at, const char *fmt, ...)
 
 static int expected(struct hparser *p, const char *what)
 {
-	char buf[64];
-
-	return fail(p, here(p), "expected %s, found %s", what,
-		    lex_describe(&p->lx, buf, sizeof(buf)));
+	return lex_expected(&p->lx, what);
 }
 
 static int next(struct hparser *p)
@@ -79,7 +76,7 @@ static int next(struct hparser *p)
 
 static int expect(struct hparser *p, enum tok t, const char *what)
 {
-	return p->lx.t == t ? next(p) : expected(p, what);
+	return lex_expect(&p->lx, t, what);
 }
 
 static int is_word(const struct hparser *p, const char *w)

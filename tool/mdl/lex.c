@@ -245,3 +245,16 @@ const char *lex_describe(const struct lexer *lx, char *buf, size_t cap)
 		return buf;
 	}
 }
+
+int lex_expected(struct lexer *lx, const char *what)
+{
+	char buf[64];
+
+	return lex_error_at(lx, lx->tline, lx->tcol, "expected %s, found %s", what,
+			    lex_describe(lx, buf, sizeof(buf)));
+}
+
+int lex_expect(struct lexer *lx, enum tok t, const char *what)
+{
+	return lx->t == t ? lex_next(lx) : lex_expected(lx, what);
+}

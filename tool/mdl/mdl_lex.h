@@ -43,6 +43,10 @@ int lex_error_at(struct lexer *lx, int line, int col, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 /* The current token in words, for messages: "'metric'", "a string", "end of file". */
 const char *lex_describe(const struct lexer *lx, char *buf, size_t cap);
+/* "expected WHAT, found <the current token>" at the current token; returns -1. */
+int lex_expected(struct lexer *lx, const char *what);
+/* Move past the current token if it is t, else lex_expected(what). */
+int lex_expect(struct lexer *lx, enum tok t, const char *what);
 /* The current token is this identifier or $name. */
 int lex_is(const struct lexer *lx, enum tok t, const char *text);
 

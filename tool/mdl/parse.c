@@ -55,10 +55,7 @@ static int fail_at(struct parser *p, struct mdl_loc at, const char *fmt, ...)
 
 static int expected(struct parser *p, const char *what)
 {
-	char buf[64];
-
-	return fail_at(p, here(p), "expected %s, found %s", what,
-		       lex_describe(&p->lx, buf, sizeof(buf)));
+	return lex_expected(&p->lx, what);
 }
 
 static int next(struct parser *p)
@@ -68,7 +65,7 @@ static int next(struct parser *p)
 
 static int expect(struct parser *p, enum tok t, const char *what)
 {
-	return p->lx.t == t ? next(p) : expected(p, what);
+	return lex_expect(&p->lx, t, what);
 }
 
 static int is_word(const struct parser *p, const char *w)
