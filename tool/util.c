@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int error(const char *fmt, ...)
@@ -233,4 +234,17 @@ char **trace_files(const char *dir, uint32_t pid, size_t *n)
 	if (*n)
 		qsort(paths, *n, sizeof(*paths), cmp_str);
 	return paths;
+}
+
+uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+double elapsed_ms(uint64_t t0_ns)
+{
+	return (double)(mono_now_ns() - t0_ns) / 1e6;
 }

@@ -34,6 +34,10 @@ int parse_time_span(const char *s, double *seconds);
  * when there is none or the directory cannot be read. Free each and the array. */
 char **trace_files(const char *dir, uint32_t pid, size_t *n);
 
+/* CLOCK_MONOTONIC in ns, and the ms elapsed since such a reading. */
+uint64_t mono_now_ns(void);
+double elapsed_ms(uint64_t t0_ns);
+
 /* Option parsing shared by commands: "--name VALUE" and "--name=VALUE". */
 int opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 

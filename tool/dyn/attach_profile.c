@@ -10,19 +10,8 @@
 #include "../inject/session.h"
 #include "attach_profile.h"
 #include "launch.h"
+#include "util.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double ms_since(uint64_t t0)
-{
-	return (double)(now_ns() - t0) / 1e6;
-}
 
 /* A request answered by OK; err names it when the runtime refuses. */
 static int ask(struct attach_profile *a, const uint8_t *msg, size_t len, char *err, size_t n)
@@ -119,7 +108,7 @@ static int unpatch(struct attach_profile *a, char *err, size_t n)
 
 int attach_profile_begin(struct attach_profile *a, char *err, size_t n)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_now_ns();
 	char e2[256];
 
 	a->c.fd = -1;
@@ -131,7 +120,7 @@ int attach_profile_begin(struct attach_profile *a, char *err, size_t n)
 		return -1;
 	a->connected = 1;
 	if (begin_profile(a, err, n) == 0 && patch_all(a, err, n) == 0) {
-		a->attach_ms = ms_since(t0);
+		a->attach_ms = elapsed_ms(t0);
 		return 0;
 	}
 	ask_empty(a, SPROTO_DETACH, e2, sizeof(e2)); /* points cleared; the patches come out */
@@ -173,11 +162,11 @@ static int process_gone(pid_t pid)
 
 void attach_profile_wait(struct attach_profile *a, double seconds, const sigset_t *wake)
 {
-	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(seconds * 1e9);
+	uint64_t t0 = mono_now_ns(), end = t0 + (uint64_t)(seconds * 1e9);
 	struct sproto_msg m;
 	char err[256];
 
-	while (!a->ended && !(a->signo = pending(wake)) && (seconds <= 0 || now_ns() < end)) {
+	while (!a->ended && !(a->signo = pending(wake)) && (seconds <= 0 || mono_now_ns() < end)) {
 		int r = ctl_recv(&a->c, &m, 50, err, sizeof(err));
 
 		if (r < 0)
@@ -185,12 +174,12 @@ void attach_profile_wait(struct attach_profile *a, double seconds, const sigset_
 		if (r < 0 && !a->ended)
 			break; /* the connection broke, the process lives: end as usual */
 	}
-	a->seconds = (double)(now_ns() - t0) / 1e9;
+	a->seconds = (double)(mono_now_ns() - t0) / 1e9;
 }
 
 int attach_profile_end(struct attach_profile *a, char *err, size_t n)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = mono_now_ns();
 	char e2[256];
 	int r = 0;
 
@@ -206,7 +195,7 @@ int attach_profile_end(struct attach_profile *a, char *err, size_t n)
 	a->connected = 0;
 	if (unpatch(a, r ? e2 : err, r ? sizeof(e2) : n) != 0) /* even when DETACH failed */
 		r = -1;
-	a->detach_ms = ms_since(t0);
+	a->detach_ms = elapsed_ms(t0);
 	return r;
 }
 

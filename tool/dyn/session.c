@@ -22,18 +22,6 @@
 #include "symbols.h"
 #include "util.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double ms_since(uint64_t t0)
-{
-	return (double)(now_ns() - t0) / 1e6;
-}
 
 /* ---- the program's procedures, for the plan ---- */
 
@@ -126,7 +114,7 @@ int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const st
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->c.fd = -1;
-	s->t_open = now_ns();
+	s->t_open = mono_now_ns();
 	s->lib = lib;
 	s->metric = metric;
 	s->focus = focus ? focus : "/Code";
@@ -531,11 +519,11 @@ static int gone_soon(pid_t pid)
 
 int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 {
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull, now;
+	uint64_t end = mono_now_ns() + (uint64_t)ms * 1000000ull, now;
 	struct sproto_msg m;
 	int r;
 
-	while (!s->ended && (now = now_ns()) < end) {
+	while (!s->ended && (now = mono_now_ns()) < end) {
 		r = ctl_recv(&s->c, &m, (int)((end - now) / 1000000ull) + 1, err, n);
 		if (r == 1)
 			break;
@@ -673,7 +661,7 @@ int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, 
 		       size_t n)
 {
 	s->o = *o;
-	s->t_open = now_ns();
+	s->t_open = mono_now_ns();
 	s->bucket_ns = o->bucket_ns ? o->bucket_ns : SPROTO_DEFAULT_BUCKET_NS;
 	if (o->ctl_dir)
 		snprintf(s->ctl_dir, sizeof(s->ctl_dir), "%s", o->ctl_dir);
@@ -689,7 +677,7 @@ int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, 
 		undo(s);
 		return -1;
 	}
-	s->attach_ms = ms_since(s->t_open);
+	s->attach_ms = elapsed_ms(s->t_open);
 	return 0;
 }
 
@@ -720,11 +708,11 @@ int dyn_session_hammer(struct dyn_session *s, unsigned rounds, char *err, size_t
 /* Values up to now: the buckets are made short until one ends after now. */
 static void last_sample(struct dyn_session *s, char *err, size_t n)
 {
-	uint64_t t = now_ns(), deadline = t + 2000000000ull;
+	uint64_t t = mono_now_ns(), deadline = t + 2000000000ull;
 
 	if (sampling(s, SPROTO_MIN_BUCKET_NS, err, n) != 0)
 		return;
-	while (!s->ended && s->t_last < t && now_ns() < deadline)
+	while (!s->ended && s->t_last < t && mono_now_ns() < deadline)
 		if (dyn_session_poll(s, 20, err, n) < 0)
 			return;
 }
@@ -740,7 +728,7 @@ int dyn_session_finish(struct dyn_session *s, char *err, size_t n)
 		return 0;
 	if (!s->ended)
 		last_sample(s, err, n);
-	t0 = now_ns();
+	t0 = mono_now_ns();
 	if (!s->ended &&
 	    simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_DETACH), err, n) != 0)
 		r = process_gone(s->pid) ? 0 : -1;
@@ -752,7 +740,7 @@ int dyn_session_finish(struct dyn_session *s, char *err, size_t n)
 		s->ended = 1;
 	else if (unpatch(s, &s->detach_pause_ms, r ? e2 : err, r ? sizeof(e2) : n) != 0)
 		r = -1; /* the patches come out even when DETACH failed */
-	s->detach_ms = ms_since(t0);
+	s->detach_ms = elapsed_ms(t0);
 	return r;
 }
 
