@@ -34,6 +34,9 @@ enum sprof_rec {
 	SPROF_REC_OS_INTERVAL = 12, /* process-wide OS counters per interval (--os) */
 	SPROF_REC_HW = 13,      /* hardware counters, or why there are none (--hw) */
 	SPROF_REC_SAMPLES = 14, /* statistical samples: stacks and counts (--sample) */
+	SPROF_REC_MPI_CALL = 15, /* reserved (MPI): per MPI routine: calls, time, bytes */
+	SPROF_REC_MPI_PEER = 16, /* reserved (MPI): messages and bytes per peer, communicator, tag */
+	SPROF_REC_MPI_COMP = 17, /* reserved (MPI): the rank's local and parallel compensation */
 	SPROF_REC_END = 0xffff,
 };
 

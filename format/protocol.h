@@ -53,12 +53,14 @@ enum sproto_type {
 	SPROTO_COSTS = 11,         /* empty; reply COSTS_REPLY (version 2) */
 	SPROTO_PROFILE_BEGIN = 12, /* a directory: an attached runtime starts a profile */
 	SPROTO_PROFILE_END = 13,   /* empty: every point cleared, the profile written */
+	SPROTO_RESOURCES = 14,     /* reserved: list sync objects and files; reply RESOURCES_REPLY */
 	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
 	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
 	SPROTO_OK = 0x83,          /* the request (its type) was done */
 	SPROTO_ERROR = 0x84,       /* the request (its type) was refused: one line of text */
 	SPROTO_SAMPLE = 0x85,      /* unrequested, every bucket: the enabled metrics' values */
 	SPROTO_COSTS_REPLY = 0x86, /* what primitives and trampolines cost here (version 2) */
+	SPROTO_RESOURCES_REPLY = 0x87, /* reserved: sync objects and files seen so far */
 };
 
 /* Instrumentation: an action is {when, primitive, target, value, optional predicate}. */

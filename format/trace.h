@@ -61,6 +61,10 @@ enum strc_type {
 	STRC_DEF_SYNC = 25,    /* reserved (--sync): long, no time: a synchronization object */
 	STRC_IO = 26,          /* reserved (--io): an I/O call */
 	STRC_DEF_FILE = 27,    /* reserved (--io): long, no time: a file */
+	STRC_MPI_SEND = 28,    /* reserved (MPI): a message sent: partner, tag, communicator, size */
+	STRC_MPI_RECV = 29,    /* reserved (MPI): a message received (matched to its send) */
+	STRC_MPI_COLL = 30,    /* reserved (MPI): a collective operation ended */
+	STRC_DEF_COMM = 31,    /* reserved (MPI): long, no time: a communicator; the last 5-bit type */
 };
 
 #define STRC_ID_BITS 20
