@@ -223,6 +223,12 @@ static const char *action_target_problem(const struct sproto_action *a)
 						      : NULL;
 	if (a->prim == SPROTO_PROFILE)
 		return a->target ? "PROFILE takes no target" : !a->value ? "PROFILE of address 0" : NULL;
+	if (a->prim == SPROTO_ADD_RET || a->prim == SPROTO_TADD_RET) {
+		if (a->when != SPROTO_AT_EXIT || a->value)
+			return "ADD_RET and TADD_RET are exit actions without a value";
+		if (a->prim == SPROTO_ADD_RET)
+			return a->target >= SPROTO_MAX_COUNTERS ? "counter index out of range" : NULL;
+	}
 	if (a->prim >= SPROTO_TSET)
 		return a->target >= SPROTO_MAX_TCOUNTERS ? "thread counter index out of range" : NULL;
 	return a->target >= SPROTO_MAX_COUNTERS ? "counter index out of range" : NULL;

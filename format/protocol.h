@@ -16,7 +16,10 @@
 #include <stdint.h>
 
 #define SPROTO_MAGIC 0x43444e53u /* "SNDC" in the byte stream */
-#define SPROTO_VERSION 2 /* 2: COSTS (version 1 had no way to ask what the primitives cost) */
+/* 2: COSTS (version 1 had no way to ask what the primitives cost); 3: ADD_RET, TADD_RET (the
+ * return value added: bytes read or written) */
+#define SPROTO_VERSION 3
+#define SPROTO_VERSION_TEXT "3"
 #define SPROTO_HEADER_SIZE 12
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
@@ -78,6 +81,9 @@ enum sproto_prim {
 	SPROTO_TSUB = 9,       /* this thread's counter[target] -= value */
 	SPROTO_PROFILE = 10,   /* the profile runtime's enter (at entry) or exit (at exit) of the
 				* function at address `value`, as -finstrument-functions calls it */
+	SPROTO_ADD_RET = 11,   /* counter[target] += rax when rax > 0 (signed; at exit only;
+				* version 3) */
+	SPROTO_TADD_RET = 12,  /* this thread's counter[target] += rax when rax > 0 (version 3) */
 	SPROTO_PRIM_COUNT
 };
 enum sproto_pred {

@@ -141,7 +141,7 @@ static int show_plan(const struct mdl_lib *lib, const struct metrics_opts *o)
 			symtab__delete(b.st);
 			return error("metrics: cannot read the symbols of %s", o->exe), 1;
 		}
-		prog = (struct mdl_program){ b.procs, b.n };
+		prog = (struct mdl_program){ b.procs, b.n, NULL, NULL };
 	}
 	p = mdl_plan(lib, o->plan, o->focus, o->exe ? &prog : NULL, err, sizeof(err));
 	if (p) {

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "dyn/resources.h"
 #include "dyn/session.h"
 #include "util.h"
 
@@ -34,6 +35,7 @@ struct watch_opts {
 	uint64_t bucket_ns;
 	unsigned hammer; /* hidden: remove and reinstall the patches this many times */
 	int ascii, verbose;
+	int resources; /* --resources: list the process's sync objects and files, watch nothing */
 	double max_cost; /* fraction of a CPU; 0: the default; < 0: no limit */
 };
 
@@ -49,11 +51,14 @@ static void watch_usage(FILE *out)
 	fprintf(out,
 		"usage: sonde watch [OPTIONS] PID\n"
 		"       sonde watch [OPTIONS] -- PROGRAM ARGS\n"
+		"       sonde watch PID --resources\n"
 		"  instrument a running process (or a program it starts) for one metric, show its\n"
 		"  time histogram, then take the instrumentation out again (docs/dynamic.md)\n"
 		"  --metric NAME      the metric ('sonde metrics' lists them), e.g. calls, wall_time\n"
 		"  --focus PATH       /Code (default), /Code/MODULE, /Code/MODULE/PROCEDURE, with\n"
-		"                     /Threads/TID, e.g. /Code/app.c/solve\n"
+		"                     /Threads/TID, e.g. /Code/app.c/solve; a sync object\n"
+		"                     /SyncObject/KIND/NAME (mutex, rwlock, cond, barrier, sem; a\n"
+		"                     data symbol, NAME[i] or an address) or a file /Files/PATH\n"
 		"  --for DURATION     watch this long (500ms, 10s, 2m; default: until Ctrl-C or the\n"
 		"                     process ends)\n"
 		"  --bucket MS        sampling period in milliseconds (default 100)\n"
@@ -63,6 +68,7 @@ static void watch_usage(FILE *out)
 		"                     (default 10; 'off': no limit)\n"
 		"  -v, --verbose      show what each primitive and trampoline costs in the process\n"
 		"  -o, --output DIR   with a PROGRAM: the runtime's directory (default ./sonde-out)\n"
+		"  --resources        list the process's sync objects and open files, watch nothing\n"
 		"Ctrl-C ends the watch early; the process is let go as it was.\n");
 }
 
@@ -159,6 +165,8 @@ static int parse_args(struct watch_opts *o, int argc, char **argv)
 			o->ascii = 1;
 		} else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
 			o->verbose = 1;
+		} else if (!strcmp(argv[i], "--resources")) {
+			o->resources = 1;
 		} else if ((r = value_opt(o, argc, argv, &i)) != 0) {
 			if (r < 0)
 				return -1;
@@ -172,7 +180,10 @@ static int parse_args(struct watch_opts *o, int argc, char **argv)
 	if (!o->pid == !o->argv)
 		return error(o->pid ? "watch: a PID or a program, not both"
 				    : "watch: which process? (sonde watch PID --metric NAME)");
-	if (!o->metric)
+	if (o->resources && o->argv)
+		return error("watch: --resources lists a running process's (sonde watch PID "
+			     "--resources)");
+	if (!o->metric && !o->resources)
 		return error("watch: which metric? (--metric NAME; 'sonde metrics' lists them)");
 	return 0;
 }
@@ -391,6 +402,28 @@ static void print_cost(struct dyn_session *s)
 			frac * 100, s->cp.alarm_at * 100);
 }
 
+/* "object /SyncObject/mutex/hot_lock at 0x55...", "file /Files/tmp/x: fd 3 (followed 1 change)" */
+static void print_object(const struct dyn_session *s)
+{
+	const struct mdl_plan *p = s->plan;
+	uint32_t i;
+
+	if (p->resource == MDL_RES_SYNC && p->nobjects) {
+		printf("object %s at 0x%llx\n", p->object, (unsigned long long)p->objects[0]);
+		return;
+	}
+	if (p->resource != MDL_RES_FILE)
+		return;
+	printf("file %s: ", p->object);
+	if (!p->nobjects)
+		printf("not open");
+	for (i = 0; i < p->nobjects; i++)
+		printf("%sfd %lld", i ? ", " : "", (long long)p->objects[i]);
+	printf(" (descriptors read every %llu ms; %u change%s followed)\n",
+	       (unsigned long long)(DYN_REFRESH_NS / 1000000), s->refocused,
+	       s->refocused == 1 ? "" : "s");
+}
+
 static void report(struct dyn_session *s, const struct watch_opts *o, struct screen *sc)
 {
 	double secs = s->t_last > s->t_start ? (double)(s->t_last - s->t_start) / 1e9 : 0;
@@ -404,6 +437,7 @@ static void report(struct dyn_session *s, const struct watch_opts *o, struct scr
 	       : ", which ended without a last sample (killed?): values up to the sample before");
 	value_line(stdout, s, s->value, secs);
 	print_counts(s);
+	print_object(s);
 	if (s->lost)
 		printf("lost: %llu calls whose return could not be hooked\n",
 		       (unsigned long long)s->lost);
@@ -618,6 +652,28 @@ static int watch_program(const struct watch_opts *o, const struct mdl_lib *lib)
 	return r != 0 ? 1 : status;
 }
 
+/* --resources: what a /SyncObject or /Files focus can name in the process now. */
+static int list_resources(pid_t pid)
+{
+	struct dyn_resources r;
+	char err[512];
+	size_t i;
+
+	if (dyn_resources_list(pid, DYN_RES_WANT_SYNC | DYN_RES_WANT_FILES, &r, err,
+			       sizeof(err)) != 0)
+		return error("watch: %s", err), 1;
+	for (i = 0; i < r.n; i++)
+		if (r.v[i].kind == DYN_RES_FILE)
+			printf("%-40s fd %lld\n", r.v[i].path, (long long)r.v[i].value);
+		else
+			printf("%-40s 0x%llx %s\n", r.v[i].path, (unsigned long long)r.v[i].value,
+			       r.v[i].module);
+	if (!r.n)
+		printf("no sync object among the data of process %d, no file open\n", (int)pid);
+	dyn_resources_free(&r);
+	return 0;
+}
+
 int cmd_watch(int argc, char **argv)
 {
 	struct watch_opts o = { .focus = "/Code", .dir = "sonde-out" };
@@ -627,6 +683,8 @@ int cmd_watch(int argc, char **argv)
 
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_USAGE;
+	if (o.resources)
+		return list_resources(o.pid);
 	lib = mdl_load_all(o.file, err, sizeof(err));
 	if (!lib)
 		return error("%s", err), 1;

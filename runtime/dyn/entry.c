@@ -93,6 +93,19 @@ static void thread_op(const struct dyn_action *a, struct dyn_thread *t)
 	}
 }
 
+/* Bytes read or written: the return value, when it is not an error (exit actions only). */
+static __attribute__((noinline)) void retval_op(const struct dyn_action *a, struct dyn_thread *t,
+					      int64_t retval)
+{
+	if (retval <= 0)
+		return;
+	if (a->prim == SPROTO_ADD_RET)
+		atomic_fetch_add_explicit(&dyn_counters[a->target % DYN_COUNTERS].v, retval,
+					  memory_order_relaxed);
+	else if (t)
+		dyn_tcounter_add(&t->tcounters[a->target % DYN_TCOUNTERS], retval);
+}
+
 /*
  * The profile runtime measures the call as if the compiler had put its hooks there. The thread
  * says it is inside (in_profile, counted: a signal handler may nest) before it looks whether
@@ -126,6 +139,8 @@ static inline void run_actions(const struct dyn_action *a, unsigned n, struct dy
 			counter_op(a);
 		else if (a->prim == SPROTO_PROFILE)
 			profile_op(a, t, at_exit);
+		else if (unlikely(a->prim >= SPROTO_ADD_RET))
+			retval_op(a, t, at_exit ? retval : 0);
 		else
 			thread_op(a, t);
 	}
@@ -273,7 +288,7 @@ entry_active(const struct dyn_prog *p, uint32_t point, const struct sonde_regs *
 		}
 	}
 	run_actions(p->act, p->n_entry, t, regs, 0, 0);
-	if (hook)
+	if (hook && likely(t)) /* exit actions make needs_thread: t is there */
 		shadow_push(t, point, ret_slot);
 }
 

@@ -248,7 +248,8 @@ static void on_hello(const struct sproto_hello *h)
 	struct sproto_hello_reply r;
 
 	if (h->min_version > SPROTO_VERSION || h->max_version < SPROTO_VERSION) {
-		reply_error(SPROTO_HELLO, "unsupported protocol version (this runtime speaks 2)");
+		reply_error(SPROTO_HELLO, "unsupported protocol version (this runtime speaks "
+			    SPROTO_VERSION_TEXT ")");
 		return;
 	}
 	memset(&r, 0, sizeof(r));

@@ -79,7 +79,9 @@ static int by_vaddr(const void *a, const void *b)
 
 	if (x->vaddr != y->vaddr)
 		return x->vaddr < y->vaddr ? -1 : 1;
-	return (x->name[0] == '_') - (y->name[0] == '_'); /* the public name first */
+	if ((x->name[0] == '_') != (y->name[0] == '_'))
+		return (x->name[0] == '_') - (y->name[0] == '_'); /* the public name first */
+	return strcmp(x->name, y->name); /* one name's versions next to each other */
 }
 
 static void add_proc(struct dyn_session *s, struct symtab *st, const char *file, uint32_t mod,
@@ -114,8 +116,11 @@ static int read_module(struct dyn_session *s, struct symtab *st, uint32_t mod, c
 	if (r == 0)
 		callees_add_slots(s->callees, file, s->mods[mod].bias);
 	qsort(c.v, c.n, sizeof(*c.v), by_vaddr);
-	for (i = 0; r == 0 && i < c.n; i++) /* the public names, or the first */
-		if (!i || c.v[i].vaddr != c.v[i - 1].vaddr || c.v[i].name[0] != '_')
+	/* the public names, or the first; a name once, however many versions it has
+	 * (pthread_rwlock_rdlock@GLIBC_2.2.5 and @@GLIBC_2.34 are one procedure) */
+	for (i = 0; r == 0 && i < c.n; i++)
+		if (!i || c.v[i].vaddr != c.v[i - 1].vaddr ||
+		    (c.v[i].name[0] != '_' && strcmp(c.v[i].name, c.v[i - 1].name)))
 			add_proc(s, st, file, mod, &c.v[i]);
 	for (i = 0; i < c.n; i++)
 		free(c.v[i].name);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "resources.h"
 #include "session_int.h"
 #include "symbols.h"
 #include "util.h"
@@ -89,7 +90,8 @@ static int plan_now(struct dyn_session *s, char *err, size_t n)
 
 	if (dyn_program_read(s, err, n) != 0)
 		return -1;
-	prog = (struct mdl_program){ s->procs, s->nprocs };
+	prog = (struct mdl_program){ s->procs, s->nprocs, NULL, NULL };
+	dyn_resources_program(&prog, &s->pid);
 	mdl_plan_free(s->plan);
 	s->plan = mdl_plan(s->lib, s->metric, s->focus, &prog, err, n);
 	if (!s->plan)
@@ -228,7 +230,9 @@ static void map_action(const struct mdl_plan *p, const struct mdl_action *a, uin
 	memset(o, 0, sizeof(*o));
 	o->when = when;
 	o->target = a->var;
-	if (p->vars[a->var].kind == MDL_VAR_COUNTER && a->prim <= MDL_SUB) {
+	if (a->from_return) { /* bytes read or written */
+		o->prim = SPROTO_TADD_RET;
+	} else if (p->vars[a->var].kind == MDL_VAR_COUNTER && a->prim <= MDL_SUB) {
 		o->prim = tprim[a->prim];
 		o->value = a->value;
 	} else {
@@ -243,7 +247,7 @@ static int counts_itself(const struct mdl_plan *p, const struct dyn_site *site)
 	const struct mdl_request *e = site->nreq == 1 ? &p->req[site->req[0]] : NULL;
 
 	return e && e->point != MDL_EXIT && e->nact == 1 && e->act[0].prim == MDL_ADD &&
-	       e->act[0].var == 0 && e->act[0].pred.opd == MDL_OPD_NONE && e->act[0].value &&
+	       !e->act[0].from_return && e->act[0].var == 0 && e->act[0].pred.opd == MDL_OPD_NONE && e->act[0].value &&
 	       p->vars[0].kind == MDL_VAR_COUNTER;
 }
 
@@ -517,6 +521,73 @@ static int gone_soon(pid_t pid)
 	return process_gone(pid);
 }
 
+/* ---- a file's descriptors change: the predicates follow ---- */
+
+/* The same requests at the same procedures and points, only other values of $object. */
+static int same_shape(const struct mdl_plan *a, const struct mdl_plan *b)
+{
+	uint32_t i;
+
+	if (a->nreq != b->nreq || a->nvars != b->nvars)
+		return 0;
+	for (i = 0; i < a->nreq; i++)
+		if (a->req[i].proc != b->req[i].proc || a->req[i].point != b->req[i].point ||
+		    strcmp(a->req[i].name, b->req[i].name))
+			return 0;
+	return 1;
+}
+
+static int same_objects(const struct mdl_plan *p, const int64_t *v, uint32_t n)
+{
+	return p->nobjects == n && (!n || !memcmp(p->objects, v, n * sizeof(*v)));
+}
+
+/* A point's actions from the plan now; its execution counter's metric stays. */
+static int rebuild_point(struct dyn_session *s, uint32_t i, char *err, size_t n)
+{
+	uint32_t metric = s->pt[i].count_metric;
+	int r = build_point(s, i, err, n);
+
+	s->pt[i].count_metric = metric;
+	return r;
+}
+
+int dyn_session_refresh(struct dyn_session *s, char *err, size_t n)
+{
+	int64_t fds[MDL_MAX_OBJECTS];
+	struct mdl_program prog = { s->procs, s->nprocs, NULL, NULL };
+	struct mdl_plan *p, *old = s->plan;
+	uint32_t k, i;
+
+	if (!old || old->resource != MDL_RES_FILE || !s->pt || s->ended)
+		return 0;
+	k = dyn_file_fds(s->pid, old->object + 6, fds, MDL_MAX_OBJECTS);
+	if (same_objects(old, fds, k < MDL_MAX_OBJECTS ? k : MDL_MAX_OBJECTS))
+		return 0;
+	dyn_resources_program(&prog, &s->pid);
+	if (!(p = mdl_plan(s->lib, s->metric, s->focus, &prog, err, n)))
+		return -1;
+	if (!same_shape(old, p)) {
+		mdl_plan_free(p);
+		return snprintf(err, n, "the plan for the new descriptors of %s differs",
+				old->object), -1;
+	}
+	s->plan = p;
+	for (i = 0; i < s->npt; i++)
+		if (rebuild_point(s, i, err, n) != 0)
+			break;
+	if (i == s->npt && set_points(s, err, n) == 0) {
+		mdl_plan_free(old);
+		s->refocused++;
+		return 1;
+	}
+	s->plan = old; /* the runtime keeps what it had; the points' copies are rebuilt */
+	for (i = 0; i < s->npt; i++)
+		rebuild_point(s, i, err, n);
+	mdl_plan_free(p);
+	return -1;
+}
+
 int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 {
 	uint64_t end = mono_now_ns() + (uint64_t)ms * 1000000ull, now;
@@ -534,6 +605,12 @@ int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 		} else if (m.h.type == SPROTO_SAMPLE) {
 			on_sample(s, &m.u.sample);
 		}
+	}
+	if (!s->ended && s->plan && s->plan->resource == MDL_RES_FILE &&
+	    mono_now_ns() - s->t_refresh >= DYN_REFRESH_NS) {
+		s->t_refresh = mono_now_ns();
+		if (dyn_session_refresh(s, err, n) < 0)
+			return process_gone(s->pid) ? (s->ended = 1) : -1;
 	}
 	if (!s->ended && s->h && s->h->width > s->bucket_ns) { /* folded: sample less often */
 		s->bucket_ns = s->h->width;

@@ -116,7 +116,12 @@ struct dyn_session {
 	double attach_pause_ms, attach_ms, detach_pause_ms, detach_ms;
 	double hammer_pause_ms; /* summed over the hammer's rounds */
 	uint64_t t_open;
+	/* a /Files focus: its descriptors, read again every DYN_REFRESH_NS (dyn_session_refresh) */
+	uint64_t t_refresh;
+	uint32_t refocused; /* times the points' predicates were set to new descriptors */
 };
+
+#define DYN_REFRESH_NS 100000000ull /* 100 ms */
 
 /*
  * Plan metric at focus against the modules loaded in process pid (/proc/PID/maps and their
@@ -134,6 +139,14 @@ int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, 
 		       size_t n);
 /* Receive samples for up to ms. 0; 1 when the process ended (or closed the connection). */
 int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n);
+/*
+ * A /Files focus: the file's descriptors in the process now (/proc/PID/fd); when they are not
+ * those of the plan, plan again with them and set every point's actions anew (POINT_SET: one
+ * store each in the runtime). dyn_session_poll calls it every DYN_REFRESH_NS: a descriptor
+ * opened (or closed, or reused) since is followed within that time; the calls made before are
+ * not seen. 0: nothing changed (or no file in the focus), 1: followed, -1 with err.
+ */
+int dyn_session_refresh(struct dyn_session *s, char *err, size_t n);
 /* Remove and reinstall every patch, rounds times, the process running 1 ms in between. */
 int dyn_session_hammer(struct dyn_session *s, unsigned rounds, char *err, size_t n);
 /* A last sample, DETACH, the patches removed; nothing when the process ended. */

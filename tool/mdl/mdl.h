@@ -71,12 +71,14 @@ struct mdl_cond {
 	int arg;          /* ARG: 0..5 */
 	enum mdl_relop op;
 	int64_t k;
+	int object;       /* compared with $object (the focus's sync object or file), not k */
 };
 
 struct mdl_call {
 	enum mdl_prim prim;
 	char *var;     /* counter or timer: a constraint's name, the metric's name or "$metric" */
 	int64_t value; /* SET, ADD, SUB */
+	int from_return; /* ADD at an exit: addCounter(c, $return), the return value when > 0 */
 	struct mdl_cond cond;
 	struct mdl_loc loc;
 };
@@ -168,9 +170,20 @@ struct mdl_proc {
 	uint64_t addr;
 	int library; /* 1: a shared library's (lower default frequency, not in $procedures) */
 };
+/*
+ * What a /SyncObject or /Files resource of the focus stands for in the process: a sync
+ * object's address, a file's open descriptors (tool/dyn/resources.h). path: "/SyncObject/
+ * mutex/hot_lock" or "/Files/tmp/x.dat". Up to cap values into vals, their number into *n
+ * (0 is fine: a file not open now); 0, or -1 with a one-line reason in err.
+ */
+typedef int (*mdl_resolve_fn)(void *arg, const char *path, int64_t *vals, uint32_t cap,
+			      uint32_t *n, char *err, size_t errcap);
+
 struct mdl_program {
 	const struct mdl_proc *procs;
 	uint32_t n;
+	mdl_resolve_fn resolve; /* NULL: $object stays a placeholder (the plan is only shown) */
+	void *resolve_arg;
 };
 
 struct mdl_pred {
@@ -179,11 +192,15 @@ struct mdl_pred {
 	int arg;
 	enum mdl_relop op;
 	int64_t k;
+	int object; /* k is one of the focus's objects (plan->objects), or MDL_NO_OBJECT */
 };
+/* $object of a file that is not open, or unknown: no argument is ever this value. */
+#define MDL_NO_OBJECT INT64_MIN
 struct mdl_action {
 	enum mdl_prim prim;
 	uint32_t var; /* index in plan->vars */
 	int64_t value;
+	int from_return; /* MDL_ADD of the return value (when > 0) instead of value */
 	struct mdl_pred pred;
 };
 /* One point and the actions at it, in execution order. */
@@ -226,11 +243,25 @@ struct mdl_plan {
 	enum mdl_fold fold;
 	enum mdl_agg agg;
 	uint32_t missing; /* named procedures the program lacks: their requests were left out */
+	/*
+	 * A /SyncObject or /Files focus: the resource's path and the values $object took (an
+	 * action testing $object is repeated for each; none: once, with MDL_NO_OBJECT). A file's
+	 * descriptors change while the process runs: plan again with the new values
+	 * (tool/dyn/resources.h) and set the points' actions anew.
+	 */
+	enum mdl_res { MDL_RES_NONE, MDL_RES_SYNC, MDL_RES_FILE } resource;
+	char *object;      /* "/SyncObject/mutex/hot_lock", "/Files/tmp/x.dat"; NULL: none */
+	int64_t *objects;  /* addresses or descriptors */
+	uint32_t nobjects;
+	int resolved;      /* the values came from the process (else placeholders) */
 };
+#define MDL_MAX_OBJECTS 8 /* values of one focus resource (a file open that many times) */
 
 /*
  * Focus: resource paths, e.g. "/Code", "/Code/app.c/solve", "/Code/libm.so/Threads/2" or
- * "/Code/app.c,/Process/1234"; "" or "/" is the whole program. NULL with a one-line message in
+ * "/Code/app.c,/Process/1234"; "" or "/" is the whole program. "/SyncObject/KIND/NAME" (KIND:
+ * mutex, rwlock, cond, barrier, sem; NAME: a data symbol, "locks[3]" or an address "0x...")
+ * and "/Files/PATH" (PATH absolute: the rest up to a comma) bind $object. NULL with a one-line message in
  * err when the metric is unknown, the focus malformed or the metric cannot be constrained to it.
  */
 struct mdl_plan *mdl_plan(const struct mdl_lib *lib, const char *metric, const char *focus,

@@ -312,6 +312,20 @@ static int parse_operand(struct parser *p, struct mdl_cond *c)
 	return k ? next(p) : -1;
 }
 
+/* $object: the focus's sync object or file, in a constraint on those hierarchies only. */
+static int object_defined(const struct parser *p)
+{
+	uint32_t i;
+
+	if (!p->cons || !p->cons->npaths)
+		return 0;
+	for (i = 0; i < p->cons->npaths; i++)
+		if (strncmp(p->cons->paths[i], "/SyncObject/", 12) &&
+		    strncmp(p->cons->paths[i], "/Files/", 7))
+			return 0;
+	return 1;
+}
+
 static int parse_relop(struct parser *p, struct mdl_cond *c)
 {
 	static const enum tok toks[] = { T_EQ, T_NE, T_LT, T_LE, T_GT, T_GE };
@@ -326,7 +340,16 @@ static int parse_relop(struct parser *p, struct mdl_cond *c)
 		return 0;
 	}
 	c->op = (enum mdl_relop)i;
-	return next(p) || take_int(p, "a number", &c->k);
+	if (next(p))
+		return -1;
+	if (lex_is(&p->lx, T_DOLLAR, "$object")) {
+		if (!object_defined(p))
+			return fail_at(p, here(p), "$object is only defined in a constraint whose "
+				       "paths are all under /SyncObject or /Files");
+		c->object = 1;
+		return next(p);
+	}
+	return take_int(p, "a number or $object", &c->k);
 }
 
 static int parse_cond(struct parser *p, struct mdl_cond *c)
@@ -357,7 +380,18 @@ static int parse_value(struct parser *p, struct mdl_call *c)
 	}
 	if (c->prim > MDL_SUB)
 		return fail_at(p, here(p), "%s takes one argument, a timer", mdl_prim_name(c->prim));
-	return next(p) || take_int(p, "a number", &c->value);
+	if (next(p))
+		return -1;
+	if (lex_is(&p->lx, T_DOLLAR, "$return")) {
+		if (c->prim != MDL_ADD)
+			return fail_at(p, here(p), "only addCounter adds $return");
+		if (p->point != MDL_EXIT)
+			return fail_at(p, here(p), "$return is only defined at an exit point");
+		c->from_return = 1;
+		c->value = 0;
+		return next(p);
+	}
+	return take_int(p, "a number or $return", &c->value);
 }
 
 static int parse_call(struct parser *p, struct mdl_call *c)

@@ -18,6 +18,8 @@
 
 #define MAX_LOOPS 16
 #define MAX_NAME 256
+#define MAX_PATH_LEN 4096
+#define NCHOSEN 4 /* code, thread, process, sync object or file */
 
 struct target {
 	const char *module, *name; /* module NULL: wherever the name is */
@@ -31,6 +33,12 @@ struct focus {
 	char module[MAX_NAME], proc[MAX_NAME];
 	char code_path[2 * MAX_NAME + 8], thread_path[64], pid_path[64];
 	long thread, pid;
+	/* a sync object (depth 1: its kind, 2: its name) or a file */
+	enum mdl_res res;
+	int res_depth;
+	char kind[MAX_NAME], object[MAX_PATH_LEN];
+	char res_path[MAX_PATH_LEN + 16];   /* the resource: "/SyncObject/mutex/hot_lock" */
+	char match_path[MAX_PATH_LEN + 16]; /* what constraints' paths match (a file: one name) */
 };
 
 struct binding {
@@ -110,28 +118,87 @@ static int focus_number(struct ctx *c, const char *root, const char *comp, int d
 	return 0;
 }
 
+static const char *const sync_kinds[] = { "mutex", "rwlock", "cond", "barrier", "sem" };
+
+/* /SyncObject/KIND/NAME: the kind, then the object (a symbol, "name[i]" or an address). */
+static int focus_sync(struct ctx *c, const char *comp, int depth)
+{
+	struct focus *f = &c->f;
+	size_t i;
+
+	if (depth == 1) {
+		for (i = 0; i < sizeof(sync_kinds) / sizeof(sync_kinds[0]); i++)
+			if (!strcmp(comp, sync_kinds[i]))
+				break;
+		if (i == sizeof(sync_kinds) / sizeof(sync_kinds[0]))
+			return fail(c, "focus %s: no sync object kind '%s' (mutex, rwlock, cond, "
+				    "barrier, sem)", c->plan->focus, comp);
+		snprintf(f->kind, sizeof(f->kind), "%s", comp);
+	} else if (depth == 2) {
+		snprintf(f->object, sizeof(f->object), "%s", comp);
+	} else {
+		return fail(c, "focus %s: /SyncObject has kinds and objects, nothing below",
+			    c->plan->focus);
+	}
+	f->res = MDL_RES_SYNC;
+	f->res_depth = depth;
+	snprintf(f->res_path, sizeof(f->res_path), depth == 1 ? "/SyncObject/%s"
+			: "/SyncObject/%s/%s", f->kind, f->object);
+	snprintf(f->match_path, sizeof(f->match_path), "%s", f->res_path);
+	return 0;
+}
+
 /* One component of the focus, below the hierarchy 'root' at 'depth' (the root is 0). */
 static int focus_comp(struct ctx *c, const char **root, const char *comp, int *depth)
 {
-	static const char *const roots[] = { "Code", "Threads", "Process", "SyncObject", "Files",
-					     "Machine" };
+	static const char *const roots[] = { "Code", "Threads", "Process", "SyncObject", "Machine" };
 	size_t i;
 
 	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
 		if (!strcmp(comp, roots[i])) {
-			if (i >= 3)
+			if (i >= 4)
 				return fail(c, "focus %s: resources under /%s are not supported yet",
 					    c->plan->focus, comp);
+			if (c->f.res && i == 3)
+				return fail(c, "focus %s: one sync object or file at a time",
+					    c->plan->focus);
 			*root = roots[i];
 			*depth = 0;
 			return 0;
 		}
 	if (!*root)
-		return fail(c, "focus %s: a focus starts with /Code, /Threads or /Process",
-			    c->plan->focus);
+		return fail(c, "focus %s: a focus starts with /Code, /Threads, /Process, "
+			    "/SyncObject or /Files", c->plan->focus);
 	++*depth;
+	if (!strcmp(*root, "SyncObject"))
+		return focus_sync(c, comp, *depth);
 	return !strcmp(*root, "Code") ? focus_code(c, comp, *depth)
 				      : focus_number(c, *root, comp, *depth);
+}
+
+/*
+ * /Files/PATH: the rest of the focus up to a comma is the file's absolute path. Constraints
+ * match it as /Files/ANY: a file is one resource below /Files, whatever its directories.
+ */
+static int focus_file(struct ctx *c, const char *path, size_t n)
+{
+	struct focus *f = &c->f;
+
+	if (f->res)
+		return fail(c, "focus %s: one sync object or file at a time", c->plan->focus);
+	if (n >= sizeof(f->object))
+		return fail(c, "focus %s: a path longer than %d bytes", c->plan->focus,
+			    MAX_PATH_LEN - 1);
+	if (n < 2 || path[0] != '/')
+		return fail(c, "focus %s: /Files takes a file's absolute path, as in "
+			    "/Files/tmp/x.dat", c->plan->focus);
+	memcpy(f->object, path, n);
+	f->object[n] = 0;
+	f->res = MDL_RES_FILE;
+	f->res_depth = 1;
+	snprintf(f->res_path, sizeof(f->res_path), "/Files%s", f->object);
+	snprintf(f->match_path, sizeof(f->match_path), "/Files/file");
+	return 0;
 }
 
 static int parse_focus(struct ctx *c, const char *focus)
@@ -144,6 +211,16 @@ static int parse_focus(struct ctx *c, const char *focus)
 	while (*p) {
 		size_t n = strcspn(p, "/,");
 
+		if (n == 5 && !strncmp(p, "Files", 5) && (p == focus || p[-1] == '/') &&
+		    (p[5] == '/' || !p[5] || p[5] == ',')) {
+			p += 5;
+			n = strcspn(p, ",");
+			if (n && focus_file(c, p, n))
+				return -1;
+			p += n + (p[n] != 0);
+			root = NULL;
+			continue;
+		}
 		if (n >= sizeof(comp))
 			return fail(c, "focus %s: a name longer than %d bytes", focus, MAX_NAME - 1);
 		if (n) {
@@ -183,19 +260,24 @@ static const struct mdl_constraint *constraint_for(const struct mdl_metric *m, c
 	return NULL;
 }
 
-/* The constraints the focus needs, by resource: code, thread, process. */
-static int choose(struct ctx *c, const struct mdl_constraint *chosen[3])
+/* The constraints the focus needs, by resource: code, thread, process, object. */
+static int choose(struct ctx *c, const struct mdl_constraint *chosen[NCHOSEN])
 {
-	const char *paths[3] = { c->f.code ? c->f.code_path : NULL,
-				 c->f.thread >= 0 ? c->f.thread_path : NULL,
-				 c->f.pid >= 0 ? c->f.pid_path : NULL };
+	const char *paths[NCHOSEN] = { c->f.code ? c->f.code_path : NULL,
+				       c->f.thread >= 0 ? c->f.thread_path : NULL,
+				       c->f.pid >= 0 ? c->f.pid_path : NULL,
+				       c->f.res ? c->f.match_path : NULL };
 	int i, replace = 0;
 
-	for (i = 0; i < 3; i++) {
+	if (c->f.res == MDL_RES_SYNC && c->f.res_depth < 2)
+		return fail(c, "focus %s: name the object, as in /SyncObject/%s/NAME (a data "
+			    "symbol, name[i] or an address)", c->plan->focus, c->f.kind);
+	for (i = 0; i < NCHOSEN; i++) {
 		chosen[i] = paths[i] ? constraint_for(c->m, paths[i]) : NULL;
 		if (paths[i] && !chosen[i])
 			return fail(c, "metric '%s' cannot be constrained to %s (none of its "
-				    "constraints matches)", c->m->name, paths[i]);
+				    "constraints matches)", c->m->name,
+				    i == 3 ? c->f.res_path : paths[i]);
 		if (chosen[i] && chosen[i]->kind == MDL_CONS_REPLACE && replace++)
 			return fail(c, "focus %s: two constraints would replace the base of '%s'",
 				    c->plan->focus, c->m->name);
@@ -409,22 +491,32 @@ static int guard(struct ctx *c, const struct mdl_stmt *s, struct mdl_action *a)
 		return fail(c, "%s:%d:%d: a constrained request with a predicate of its own would "
 			    "test two; the runtime tests one per primitive", s->loc.file,
 			    s->loc.line, s->loc.col);
-	a->pred = (struct mdl_pred){ MDL_OPD_COUNTER, c->guard, 0, MDL_GT, 0 };
+	a->pred = (struct mdl_pred){ MDL_OPD_COUNTER, c->guard, 0, MDL_GT, 0, 0 };
 	return 0;
 }
 
+/* The copies of a call: one per value of $object when its predicate tests it (at least one). */
+static uint32_t copies(const struct ctx *c, const struct mdl_call *k)
+{
+	return k->cond.object && c->plan->nobjects ? c->plan->nobjects : 1;
+}
+
 static int make_action(struct ctx *c, const struct mdl_stmt *s, const struct mdl_call *k,
-		       struct mdl_action *a)
+		       uint32_t copy, struct mdl_action *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->prim = k->prim;
 	a->var = var_index(c);
 	a->value = k->value;
+	a->from_return = k->from_return;
 	a->pred.opd = k->cond.opd;
 	a->pred.counter = k->cond.opd == MDL_OPD_COUNTER ? var_index(c) : 0;
 	a->pred.arg = k->cond.arg;
 	a->pred.op = k->cond.op;
 	a->pred.k = k->cond.k;
+	a->pred.object = k->cond.object;
+	if (k->cond.object) /* Paradyn's resource constraint: a predicate on the object */
+		a->pred.k = c->plan->nobjects ? c->plan->objects[copy] : MDL_NO_OBJECT;
 	return guard(c, s, a);
 }
 
@@ -433,18 +525,21 @@ static int add_actions(struct ctx *c, const struct target *t, const void *arg)
 {
 	const struct mdl_stmt *s = arg;
 	struct mdl_request *r;
-	uint32_t i, at;
+	uint32_t i, j, at, n = 0;
 
-	if (!s->ncalls)
+	for (i = 0; i < s->ncalls; i++)
+		n += copies(c, &s->calls[i]);
+	if (!n)
 		return 0;
 	r = request_for(c, t, s->point, s->callee);
-	r->act = xrealloc(r->act, (r->nact + s->ncalls) * sizeof(*r->act));
+	r->act = xrealloc(r->act, (r->nact + n) * sizeof(*r->act));
 	at = s->prepend ? 0 : r->nact;
-	memmove(r->act + at + s->ncalls, r->act + at, (r->nact - at) * sizeof(*r->act));
-	r->nact += s->ncalls;
+	memmove(r->act + at + n, r->act + at, (r->nact - at) * sizeof(*r->act));
+	r->nact += n;
 	for (i = 0; i < s->ncalls; i++)
-		if (make_action(c, s, &s->calls[i], &r->act[at + i]))
-			return -1;
+		for (j = 0; j < copies(c, &s->calls[i]); j++)
+			if (make_action(c, s, &s->calls[i], j, &r->act[at++]))
+				return -1;
 	return 0;
 }
 
@@ -505,14 +600,14 @@ static int run_constraint(struct ctx *c, const struct mdl_constraint *k)
 }
 
 /* Flags in the order the metric lists its constraints, then the replacement or the base. */
-static int instantiate(struct ctx *c, const struct mdl_constraint *chosen[3])
+static int instantiate(struct ctx *c, const struct mdl_constraint *chosen[NCHOSEN])
 {
 	const struct mdl_constraint *replace = NULL;
 	uint32_t i;
 	int k;
 
 	for (i = 0; i < c->m->ncons; i++)
-		for (k = 0; k < 3; k++) {
+		for (k = 0; k < NCHOSEN; k++) {
 			if (chosen[k] != c->m->cons[i])
 				continue;
 			if (chosen[k]->kind == MDL_CONS_REPLACE)
@@ -520,6 +615,10 @@ static int instantiate(struct ctx *c, const struct mdl_constraint *chosen[3])
 			else if (chosen[k]->kind == MDL_CONS_FLAG && run_constraint(c, chosen[k]))
 				return -1;
 		}
+	if (replace && c->nguards)
+		return fail(c, "focus %s: '%s' cannot narrow '%s' and guard it with a flag too "
+			    "(the runtime tests one predicate per primitive)", c->plan->focus,
+			    replace->name, c->m->name);
 	if (replace) {
 		c->plan->vars[0].kind = replace->var;
 		return run_constraint(c, replace);
@@ -531,13 +630,35 @@ static int instantiate(struct ctx *c, const struct mdl_constraint *chosen[3])
 	return run_stmt(c, &c->m->body);
 }
 
+/* ---- the focus's sync object or file: $object ---- */
+
+static int resolve(struct ctx *c)
+{
+	struct mdl_plan *p = c->plan;
+	uint32_t n = 0;
+
+	p->resource = c->f.res;
+	if (!c->f.res)
+		return 0;
+	p->object = xstrdup(c->f.res_path);
+	if (!c->prog || !c->prog->resolve)
+		return 0;
+	p->objects = xcalloc(MDL_MAX_OBJECTS, sizeof(*p->objects));
+	if (c->prog->resolve(c->prog->resolve_arg, p->object, p->objects, MDL_MAX_OBJECTS, &n,
+			     c->err, c->cap))
+		return -1;
+	p->nobjects = n < MDL_MAX_OBJECTS ? n : MDL_MAX_OBJECTS;
+	p->resolved = 1;
+	return 0;
+}
+
 /* ---- plans ---- */
 
 struct mdl_plan *mdl_plan(const struct mdl_lib *lib, const char *metric, const char *focus,
 			  const struct mdl_program *prog, char *err, size_t cap)
 {
 	struct ctx c = { .lib = lib, .prog = prog, .err = err, .cap = cap };
-	const struct mdl_constraint *chosen[3];
+	const struct mdl_constraint *chosen[NCHOSEN];
 	struct mdl_plan *p;
 	int rc;
 
@@ -550,7 +671,8 @@ struct mdl_plan *mdl_plan(const struct mdl_lib *lib, const char *metric, const c
 	p->fold = c.m->fold;
 	p->agg = c.m->agg;
 	add_var(p, c.m->name, c.m->var, MDL_ROLE_VALUE);
-	rc = parse_focus(&c, p->focus) || choose(&c, chosen) || instantiate(&c, chosen);
+	rc = parse_focus(&c, p->focus) || choose(&c, chosen) || resolve(&c) ||
+	     instantiate(&c, chosen);
 	free(c.index.slot);
 	p->thread = c.f.thread;
 	p->pid = c.f.pid;
@@ -574,6 +696,8 @@ void mdl_plan_free(struct mdl_plan *p)
 	free(p->req);
 	free(p->vars);
 	free(p->focus);
+	free(p->object);
+	free(p->objects);
 	free(p);
 }
 
@@ -590,14 +714,25 @@ static void print_pred(FILE *out, const struct mdl_plan *p, const struct mdl_pre
 		fprintf(out, "$arg[%d]", d->arg);
 	else
 		fputs("$return", out);
-	fprintf(out, " %s %lld) ", mdl_relop_name(d->op), (long long)d->k);
+	fprintf(out, " %s ", mdl_relop_name(d->op));
+	if (!d->object)
+		fprintf(out, "%lld) ", (long long)d->k);
+	else if (!p->resolved)
+		fputs("$object) ", out);
+	else if (d->k == MDL_NO_OBJECT)
+		fputs("$object: none open) ", out);
+	else
+		fprintf(out, p->resource == MDL_RES_SYNC ? "0x%llx) " : "%lld) ",
+			(long long)d->k);
 }
 
 static void print_action(FILE *out, const struct mdl_plan *p, const struct mdl_action *a)
 {
 	print_pred(out, p, &a->pred);
 	fprintf(out, "%s(%s", mdl_prim_name(a->prim), p->vars[a->var].name);
-	if (a->prim <= MDL_SUB)
+	if (a->from_return)
+		fputs(", $return", out);
+	else if (a->prim <= MDL_SUB)
 		fprintf(out, ", %lld", (long long)a->value);
 	fputc(')', out);
 }
@@ -620,6 +755,21 @@ static void print_request(FILE *out, const struct mdl_plan *p, const struct mdl_
 	fputc('\n', out);
 }
 
+static void print_objects(FILE *out, const struct mdl_plan *p)
+{
+	uint32_t i;
+
+	fprintf(out, "  $object %s: ", p->object);
+	if (!p->resolved)
+		fputs("resolved in the process (an address, or the open descriptors)", out);
+	else if (!p->nobjects)
+		fputs("not open now (the predicates hold for no call until it is)", out);
+	for (i = 0; p->resolved && i < p->nobjects; i++)
+		fprintf(out, p->resource == MDL_RES_SYNC ? "%s0x%llx" : "%sfd %lld", i ? ", " : "",
+			(long long)p->objects[i]);
+	fputc('\n', out);
+}
+
 void mdl_plan_print(FILE *out, const struct mdl_plan *p)
 {
 	static const char *const kinds[] = { "counter", "wall timer", "process timer", "timer" };
@@ -636,6 +786,8 @@ void mdl_plan_print(FILE *out, const struct mdl_plan *p)
 		fprintf(out, " of process %ld", p->pid);
 	fprintf(out, "; %s over threads and processes, histogram folded by %s\n",
 		mdl_agg_name(p->agg), mdl_fold_name(p->fold));
+	if (p->object)
+		print_objects(out, p);
 	for (i = 0; i < p->nreq; i++)
 		print_request(out, p, &p->req[i]);
 	if (p->missing)
