@@ -124,7 +124,7 @@ static void request(int fd, size_t n, struct sproto_msg *m)
 
 static void hello(int fd, struct sproto_hello_reply *out)
 {
-	struct sproto_hello h = { 2, 2, "test_dyn_attach" };
+	struct sproto_hello h = { SPROTO_VERSION, SPROTO_VERSION, "test_dyn_attach" };
 	struct sproto_msg m;
 
 	inlen = 0;

@@ -119,13 +119,13 @@ static void expect_error(size_t n, uint16_t type, const char *text)
 
 static void hello(void)
 {
-	struct sproto_hello h = { 2, 2, "test" };
+	struct sproto_hello h = { SPROTO_VERSION, SPROTO_VERSION, "test" };
 	struct sproto_msg m;
 
 	send_raw(cl.fd, msg, sproto_put_hello(msg, sizeof(msg), &h));
 	reply(&m);
 	assert_int_equal(m.h.type, SPROTO_HELLO_REPLY);
-	assert_int_equal(m.u.hello_reply.version, 2);
+	assert_int_equal(m.u.hello_reply.version, SPROTO_VERSION);
 	assert_int_equal(m.u.hello_reply.pid, getpid());
 	assert_int_equal(m.u.hello_reply.max_points, SPROTO_MAX_POINTS);
 	assert_int_equal(m.u.hello_reply.max_actions, SPROTO_MAX_ACTIONS);
@@ -325,7 +325,7 @@ static void test_costs(void **state)
 
 static void test_hello_first(void **state)
 {
-	struct sproto_hello h = { 3, 4, "future" };
+	struct sproto_hello h = { SPROTO_VERSION + 1, SPROTO_VERSION + 2, "future" };
 	struct sproto_point_set ps = { .point = P_ADD, .n = 1 };
 
 	(void)state;

@@ -174,7 +174,7 @@ static const struct mdl_proc procs[] = {
 	{ "app.c", "helper", 0x3000, 0 }, { "util.c", "solve", 0x4000, 0 },
 	{ "libm.so.6", "sin", 0x5000, 1 }, { "libc.so.6", "pthread_mutex_lock", 0x6000, 1 },
 };
-static const struct mdl_program prog = { procs, sizeof(procs) / sizeof(procs[0]) };
+static const struct mdl_program prog = { procs, sizeof(procs) / sizeof(procs[0]), NULL, NULL };
 
 static struct mdl_plan *plan(const struct mdl_lib *lib, const char *metric, const char *focus,
 			     const struct mdl_program *p)
@@ -389,15 +389,222 @@ static void test_plan_errors(void **state)
 	expect_plan_error(lib, "calls", "/Code/app.c/nosuch",
 			  "no procedure 'nosuch' in module 'app.c'");
 	expect_plan_error(lib, "calls", "/Code/other.c", "no module 'other.c' in the program");
-	expect_plan_error(lib, "calls", "/Files/etc", "focus /Files/etc: resources under /Files "
+	expect_plan_error(lib, "calls", "/Files/etc", "metric 'calls' cannot be constrained to "
+			  "/Files/etc (none of its constraints matches)");
+	expect_plan_error(lib, "calls", "/Machine/x", "focus /Machine/x: resources under /Machine "
 			  "are not supported yet");
 	expect_plan_error(lib, "calls", "/Threads/two",
 			  "focus /Threads/two: /Threads takes a number, as in /Threads/2");
 	expect_plan_error(lib, "calls", "/Code/a/b/c",
 			  "focus /Code/a/b/c: /Code has modules and procedures, nothing below");
 	expect_plan_error(lib, "calls", "solve",
-			  "focus solve: a focus starts with /Code, /Threads or /Process");
+			  "focus solve: a focus starts with /Code, /Threads, /Process, /SyncObject "
+			  "or /Files");
 	mdl_lib_free(lib);
+}
+
+/* ---- sync objects and files: $object ---- */
+
+static const struct mdl_proc io_procs[] = {
+	{ "app.c", "main", 0x1000, 0 },
+	{ "libc.so.6", "pthread_mutex_lock", 0x6000, 1 },
+	{ "libc.so.6", "pthread_mutex_trylock", 0x6100, 1 },
+	{ "libc.so.6", "pthread_mutex_unlock", 0x6200, 1 },
+	{ "libc.so.6", "pthread_rwlock_rdlock", 0x6300, 1 },
+	{ "libc.so.6", "read", 0x7000, 1 }, { "libc.so.6", "write", 0x7100, 1 },
+	{ "libc.so.6", "fsync", 0x7200, 1 },
+};
+
+/* What the session's resolver would say: hot_lock at 0x4040, /tmp/x.dat open as fds 3 and 7,
+ * /tmp/closed.dat not open, anything else unknown. */
+static int fake_resolve(void *arg, const char *path, int64_t *vals, uint32_t cap, uint32_t *n,
+			char *err, size_t errcap)
+{
+	(void)arg;
+	*n = 0;
+	if (!strcmp(path, "/SyncObject/mutex/hot_lock") && cap >= 1) {
+		vals[(*n)++] = 0x4040;
+		return 0;
+	}
+	if (!strcmp(path, "/Files/tmp/x.dat") && cap >= 2) {
+		vals[(*n)++] = 3;
+		vals[(*n)++] = 7;
+		return 0;
+	}
+	if (!strcmp(path, "/Files/tmp/closed.dat"))
+		return 0;
+	snprintf(err, errcap, "no %s", path);
+	return -1;
+}
+
+static const struct mdl_program io_prog = { io_procs, sizeof(io_procs) / sizeof(io_procs[0]),
+					    fake_resolve, NULL };
+
+static const struct mdl_request *req_at(const struct mdl_plan *p, const char *name,
+					enum mdl_point pt)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->nreq; i++)
+		if (!strcmp(p->req[i].name, name) && p->req[i].point == pt)
+			return &p->req[i];
+	fail_msg("no request at %s %s", name, mdl_point_name(pt));
+	return NULL;
+}
+
+static void expect_object_pred(const struct mdl_action *a, int64_t k)
+{
+	assert_int_equal(a->pred.opd, MDL_OPD_ARG);
+	assert_int_equal(a->pred.arg, 0);
+	assert_int_equal(a->pred.op, MDL_EQ);
+	assert_int_equal(a->pred.object, 1);
+	assert_int_equal(a->pred.k, k);
+}
+
+/* A sync object: a predicate arg[0] == &object on the kind's functions, not on the others'. */
+static void test_plan_sync_object(void **state)
+{
+	struct mdl_lib *lib = builtin();
+	struct mdl_plan *p = plan(lib, "sync_ops", "/SyncObject/mutex/hot_lock", &io_prog);
+	const struct mdl_request *r;
+
+	(void)state;
+	assert_int_equal(p->resource, MDL_RES_SYNC);
+	assert_string_equal(p->object, "/SyncObject/mutex/hot_lock");
+	assert_int_equal(p->nobjects, 1);
+	assert_int_equal(p->nreq, 2); /* lock and trylock: no rwlock, no unlock */
+	r = req_at(p, "pthread_mutex_lock", MDL_ENTRY);
+	assert_int_equal(r->nact, 1);
+	expect_act(&r->act[0], MDL_ADD, 0, 1, MDL_OPD_ARG);
+	expect_object_pred(&r->act[0], 0x4040);
+	mdl_plan_free(p);
+
+	/* wall time: the start tests the object, the stop does not need to */
+	p = plan(lib, "sync_wait", "/SyncObject/mutex/hot_lock", &io_prog);
+	assert_int_equal(p->vars[0].kind, MDL_VAR_WALL_TIMER);
+	r = req_at(p, "pthread_mutex_lock", MDL_ENTRY);
+	expect_act(&r->act[0], MDL_START_WALL, 0, 0, MDL_OPD_ARG);
+	expect_object_pred(&r->act[0], 0x4040);
+	r = req_at(p, "pthread_mutex_lock", MDL_EXIT);
+	expect_act(&r->act[0], MDL_STOP_WALL, 0, 0, MDL_OPD_NONE);
+	mdl_plan_free(p);
+
+	/* hold time: a flag set by the object's lock and unlock guards the timer */
+	p = plan(lib, "lock_hold", "/SyncObject/mutex/hot_lock", &io_prog);
+	assert_int_equal(p->nvars, 2);
+	assert_string_equal(p->vars[1].name, "mutex_held");
+	r = req_at(p, "pthread_mutex_lock", MDL_EXIT); /* start before the flag is reset */
+	assert_int_equal(r->nact, 2);
+	expect_act(&r->act[0], MDL_START_WALL, 0, 0, MDL_OPD_COUNTER);
+	expect_act(&r->act[1], MDL_SET, 1, 0, MDL_OPD_NONE);
+	r = req_at(p, "pthread_mutex_unlock", MDL_ENTRY); /* the flag set, then the stop */
+	assert_int_equal(r->nact, 2);
+	expect_act(&r->act[0], MDL_SET, 1, 1, MDL_OPD_ARG);
+	expect_object_pred(&r->act[0], 0x4040);
+	expect_act(&r->act[1], MDL_STOP_WALL, 0, 0, MDL_OPD_COUNTER);
+	mdl_plan_free(p);
+
+	/* without a resolver: a placeholder, for showing the plan */
+	p = plan(lib, "sync_ops", "/SyncObject/rwlock/rw", NULL);
+	assert_int_equal(p->resolved, 0);
+	assert_int_equal(p->nreq, 8); /* rwlock_ops, wildcards by name */
+	expect_object_pred(&p->req[0].act[0], MDL_NO_OBJECT);
+	mdl_plan_free(p);
+	mdl_lib_free(lib);
+}
+
+/* A file: one action per open descriptor; bytes from the return value, behind a flag. */
+static void test_plan_file(void **state)
+{
+	struct mdl_lib *lib = builtin();
+	struct mdl_plan *p = plan(lib, "io_ops", "/Files/tmp/x.dat", &io_prog);
+	const struct mdl_request *r;
+
+	(void)state;
+	assert_int_equal(p->resource, MDL_RES_FILE);
+	assert_string_equal(p->object, "/Files/tmp/x.dat");
+	assert_int_equal(p->nreq, 3); /* read, write, fsync */
+	r = req_at(p, "fsync", MDL_ENTRY);
+	assert_int_equal(r->nact, 2);
+	expect_object_pred(&r->act[0], 3);
+	expect_object_pred(&r->act[1], 7);
+	mdl_plan_free(p);
+
+	p = plan(lib, "io_bytes", "/Files/tmp/x.dat/,/Threads/4", &io_prog);
+	assert_int_equal(p->thread, 4);
+	assert_int_equal(p->nreq, 4); /* read and write, entry and exit; not fsync */
+	r = req_at(p, "write", MDL_ENTRY);
+	assert_int_equal(r->nact, 2);
+	expect_act(&r->act[0], MDL_SET, 1, 1, MDL_OPD_ARG);
+	expect_object_pred(&r->act[1], 7);
+	r = req_at(p, "write", MDL_EXIT);
+	assert_int_equal(r->nact, 2);
+	assert_int_equal(r->act[0].prim, MDL_ADD);
+	assert_int_equal(r->act[0].from_return, 1);
+	assert_int_equal(r->act[0].pred.opd, MDL_OPD_COUNTER);
+	expect_act(&r->act[1], MDL_SET, 1, 0, MDL_OPD_NONE);
+	mdl_plan_free(p);
+
+	/* not open now: the predicate holds for no call until the session sees it open */
+	p = plan(lib, "io_time", "/Files/tmp/closed.dat", &io_prog);
+	assert_int_equal(p->resolved, 1);
+	assert_int_equal(p->nobjects, 0);
+	r = req_at(p, "read", MDL_ENTRY);
+	assert_int_equal(r->nact, 1);
+	expect_object_pred(&r->act[0], MDL_NO_OBJECT);
+	mdl_plan_free(p);
+	mdl_lib_free(lib);
+}
+
+static void test_plan_object_errors(void **state)
+{
+	struct mdl_lib *lib = builtin();
+	char err[512];
+
+	(void)state;
+	expect_plan_error(lib, "sync_ops", "/SyncObject/spin/x",
+			  "focus /SyncObject/spin/x: no sync object kind 'spin' (mutex, rwlock, "
+			  "cond, barrier, sem)");
+	expect_plan_error(lib, "sync_ops", "/SyncObject/mutex",
+			  "focus /SyncObject/mutex: name the object, as in /SyncObject/mutex/NAME "
+			  "(a data symbol, name[i] or an address)");
+	expect_plan_error(lib, "sync_ops", "/SyncObject/mutex/a/b",
+			  "focus /SyncObject/mutex/a/b: /SyncObject has kinds and objects, nothing "
+			  "below");
+	expect_plan_error(lib, "io_ops", "/Files/tmp/x.dat,/Files/tmp/y",
+			  "focus /Files/tmp/x.dat,/Files/tmp/y: one sync object or file at a time");
+	expect_plan_error(lib, "calls", "/SyncObject/mutex/hot_lock",
+			  "metric 'calls' cannot be constrained to /SyncObject/mutex/hot_lock (none "
+			  "of its constraints matches)");
+	expect_plan_error(lib, "sync_wait", "/SyncObject/mutex/hot_lock,/Code/app.c/main",
+			  "focus /SyncObject/mutex/hot_lock,/Code/app.c/main: 'mutex_wait' cannot "
+			  "narrow 'sync_wait' and guard it with a flag too (the runtime tests one "
+			  "predicate per primitive)");
+	assert_null(mdl_plan(lib, "sync_ops", "/SyncObject/mutex/cold", &io_prog, err,
+			     sizeof(err)));
+	assert_string_equal(err, "no /SyncObject/mutex/cold"); /* the resolver's own words */
+	mdl_lib_free(lib);
+}
+
+#define C1 "constraint c /SyncObject/*/* is replace counter {\n\tappend at \"f\"->"
+
+static void test_object_parse_errors(void **state)
+{
+	(void)state;
+	expect_error("metric m { base is counter { append at $procedures->entry "
+		     "[ if ($arg[0] == $object) addCounter(m); ] } }",
+		     "t.mdl:1:76: $object is only defined in a constraint whose paths are all "
+		     "under /SyncObject or /Files");
+	expect_error("constraint c /Code/*, /Files/* is counter { append at \"f\"->entry "
+		     "[ if ($arg[0] == $object) setCounter(c, 1); ] }",
+		     "t.mdl:1:83: $object is only defined in a constraint whose paths are all "
+		     "under /SyncObject or /Files");
+	expect_error(C1 "entry [ addCounter($metric, $return); ] }",
+		     "t.mdl:2:45: $return is only defined at an exit point");
+	expect_error(C1 "exit [ subCounter($metric, $return); ] }",
+		     "t.mdl:2:44: only addCounter adds $return");
+	expect_error(C1 "entry [ if ($arg[0] == $objet) addCounter($metric); ] }",
+		     "t.mdl:2:40: expected a number or $object, found '$objet'");
 }
 
 /* ---- time histograms ---- */
@@ -754,6 +961,10 @@ int main(void)
 		cmocka_unit_test(test_plan_flag),
 		cmocka_unit_test(test_plan_order_and_conjunction),
 		cmocka_unit_test(test_plan_errors),
+		cmocka_unit_test(test_plan_sync_object),
+		cmocka_unit_test(test_plan_file),
+		cmocka_unit_test(test_plan_object_errors),
+		cmocka_unit_test(test_object_parse_errors),
 		cmocka_unit_test(test_hist_fold),
 		cmocka_unit_test(test_hist_odd_and_samples),
 		cmocka_unit_test(test_agg_late_and_lagging),

@@ -454,9 +454,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 1; /* version 1 of a versioned message: this codec speaks 2 only */
+	buf[4] = 2; /* version 2 of a versioned message: this codec speaks 3 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 3;
+	buf[4] = 4;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -557,6 +557,36 @@ static void test_bad_actions(void **state)
 	expect_bad_action(4 + 2, 1); /* counter index 65536 + 65535 */
 	expect_bad_action(8, 6);    /* argument number 6 */
 	expect_bad_action(12, 1);   /* reserved */
+	expect_bad_action(1, SPROTO_ADD_RET); /* the return value at entry */
+}
+
+/* ADD_RET and TADD_RET (version 3): exit actions, without a value, in range. */
+static void test_retval_actions(void **state)
+{
+	struct sproto_point_set p = { .point = 7, .n = 2 };
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	p.act[0] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_ADD_RET, SPROTO_PRED_TCOUNTER,
+					   SPROTO_GT, 65535, 3, 0, 0 };
+	p.act[1] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_TADD_RET, SPROTO_PRED_NONE, 0,
+					   1023, 0, 0, 0 };
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.point_set.act[0].prim, SPROTO_ADD_RET);
+	assert_int_equal(m.u.point_set.act[1].prim, SPROTO_TADD_RET);
+	p.act[1].target = 1024; /* a thread counter out of range */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[1].target = 0;
+	p.act[1].value = 1; /* the return value is the value */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[1].value = 0;
+	p.act[0].target = 65536; /* a counter out of range */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
 static void test_bad_requests(void **state)
@@ -752,6 +782,7 @@ int main(void)
 		cmocka_unit_test(test_hello_versions),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_bad_actions),
+		cmocka_unit_test(test_retval_actions),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_bad_replies),
 		cmocka_unit_test(test_bad_modules),
