@@ -49,7 +49,9 @@ static void test_builtin_parses(void **state)
 	struct mdl_lib *lib = builtin();
 	const struct mdl_metric *m;
 	static const char *const names[] = { "calls", "call_rate", "calls_made", "wall_time",
-					     "cpu_time", "observed_cost", "big_calls", "lock_ops" };
+					     "cpu_time", "observed_cost", "big_calls", "lock_ops",
+					     "sync_wait", "sync_ops", "lock_hold", "io_ops", "io_time",
+					     "io_bytes" };
 	size_t i;
 
 	(void)state;

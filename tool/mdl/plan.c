@@ -186,6 +186,8 @@ static int focus_file(struct ctx *c, const char *path, size_t n)
 
 	if (f->res)
 		return fail(c, "focus %s: one sync object or file at a time", c->plan->focus);
+	while (n > 1 && path[n - 1] == '/') /* /Files/tmp/x.dat/ */
+		n--;
 	if (n >= sizeof(f->object))
 		return fail(c, "focus %s: a path longer than %d bytes", c->plan->focus,
 			    MAX_PATH_LEN - 1);
