@@ -7,7 +7,7 @@ RES_THREADS = 2                  # threads of a "sync" phase
 RES_HOT, RES_OTHER, RES_HEAP = 1000, 10, 7
 RES_SHARED = RES_THREADS * (RES_HOT + 2 * RES_OTHER + 3 * RES_HEAP)  # per "sync" line
 RES_A_OPS, RES_A_BYTES = 100 + 10 + 1, 100 * 64 + 10 * 32            # per "io" line
-RES_B_OPS, RES_B_BYTES = 3 + 1, 3 * 100 + 30
+RES_B_OPS, RES_B_BYTES = 3 + 1 + 1, 3 * 100 + 30  # and a read that fails: -1 adds nothing
 
 
 class ResTarget:
@@ -151,6 +151,8 @@ def t_watch_files(o):
             eq(watch_total(lines), RES_B_BYTES + 5, 'io_bytes of b.dat')
             expect(any(re.match(r'file /Files' + re.escape(t.bfile) + r': fd \d+, fd \d+ ', x)
                        for x in lines), f'two descriptors in {lines[-9:]}')
+            lines, err = res_watch(t, 'io_ops', '/Files' + t.bfile, 'io')
+            eq(watch_total(lines), RES_B_OPS + 1, 'io_ops of b.dat (a failed read, B2 too)')
         with check('watch io_time on a file: within the watch; a file not open: nothing'):
             t0 = time.time()
             lines, err = res_watch(t, 'io_time', '/Files' + t.a, 'io')
@@ -161,14 +163,15 @@ def t_watch_files(o):
         with check('watch io_bytes of the whole program: every read and write returned'):
             lines, err = res_watch(t, 'io_bytes', '/Code', 'io', 'io')
             # per line: 'io\n' read a byte at a time (the first byte by a read begun before the
-            # watch: not counted), a.dat, b.dat, B2's 5 bytes, "done N\n" on stderr
+            # watch: not counted), a.dat, b.dat (its failed read: nothing), B2's 5 bytes,
+            # "done N\n" on stderr
             done = len(f'done {t.n - 1}\n') + len(f'done {t.n}\n')
             eq(watch_total(lines), 2 * (3 + RES_A_BYTES + RES_B_BYTES + 5) - 1 + done,
                'io_bytes of the program')
         with check('watch files: the program ends as an untouched run would'):
             rc, out = t.finish()
             eq((rc, out), (0, 'shared 0\n'), 'status and stdout')
-            eq(os.path.getsize(t.a), (1 + 2 + 2 + 1 + 1 + 1 + 2) * 6400, "size of a.dat")
+            eq(os.path.getsize(t.a), (1 + 2 + 2 + 1 + 1 + 1 + 1 + 2) * 6400, "size of a.dat")
     finally:
         t.kill()
 

@@ -9,7 +9,8 @@
  *           rw read-locked 5 and write-locked 2 times, sem posted and waited 3 times, the
  *           barrier waited once (both threads: it opens)
  *   io      FILE_A: 100 writes of 64 bytes, 10 preads of 32 bytes, one fsync;
- *           FILE_B: 3 pwrites of 100 bytes, one writev of 10 + 20 bytes;
+ *           FILE_B: 3 pwrites of 100 bytes, one writev of 10 + 20 bytes, one read that
+ *           fails (write-only: -1, EBADF);
  *           B2 (FILE_B opened again by "reopen"): one write of 5 bytes
  *   reopen  FILE_A closed, FILE_B opened again (B2: it takes FILE_A's descriptor number),
  *           FILE_A opened again (a new number)
@@ -123,6 +124,7 @@ static void io_phase(void)
 	for (i = 0; i < 3; i++)
 		must(pwrite(fd_b, buf, 100, 100 * i) == 100, "pwrite B");
 	must(writev(fd_b, iov, 2) == 30, "writev B");
+	must(read(fd_b, in, sizeof(in)) == -1, "read B fails");
 	if (fd_b2 >= 0)
 		must(write(fd_b2, buf, 5) == 5, "write B2");
 }

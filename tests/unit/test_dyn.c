@@ -145,6 +145,35 @@ static void test_retval_predicate(void **state)
 	assert_int_equal(shadow_depth(), 0);
 }
 
+/* ADD_RET, TADD_RET: the return value added when positive (bytes read or written). */
+static void test_add_return_value(void **state)
+{
+	struct sproto_action flag[3];
+
+	(void)state;
+	set2(P_ADD, act_counter(SPROTO_AT_EXIT, SPROTO_ADD_RET, 1, 0),
+	     act_counter(SPROTO_AT_EXIT, SPROTO_TADD_RET, 5, 0));
+	assert_int_equal(tr_add(2, 3), 5);
+	assert_int_equal(tr_add(-4, 1), -3); /* an error's -1 (or any negative) adds nothing */
+	assert_int_equal(tr_add(0, 0), 0);
+	assert_int_equal(tr_add(1000, 24), 1024);
+	assert_int_equal(counter(1), 1029);
+	assert_int_equal(dyn_self->tcounters[5], 1029);
+	/* behind a thread flag set at entry by an argument test, as io_bytes at a file */
+	dyn_self->tcounters[5] = 0;
+	flag[0] = with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_TSET, 6, 1), SPROTO_PRED_ARG, 0,
+			    SPROTO_EQ, 7);
+	flag[1] = with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_TADD_RET, 5, 0),
+			    SPROTO_PRED_TCOUNTER, 6, SPROTO_GT, 0);
+	flag[2] = act_counter(SPROTO_AT_EXIT, SPROTO_TSET, 6, 0);
+	assert_int_equal(set_point(P_ADD, 3, flag), 0);
+	tr_add(7, 3);   /* 10 */
+	tr_add(8, 100); /* not the object: nothing */
+	assert_int_equal(dyn_self->tcounters[6], 0);
+	assert_int_equal(dyn_self->tcounters[5], 10);
+	assert_int_equal(shadow_depth(), 0);
+}
+
 static void count_inside(long x)
 {
 	tr_add(x, 0);
@@ -945,6 +974,7 @@ int main(void)
 		cmocka_unit_test_setup(test_arg_predicates, setup),
 		cmocka_unit_test_setup(test_retval_predicate, setup),
 		cmocka_unit_test_setup(test_counter_predicate, setup),
+		cmocka_unit_test_setup(test_add_return_value, setup),
 		cmocka_unit_test_setup(test_return_values, setup),
 		cmocka_unit_test_setup(test_profile_primitive, setup),
 		cmocka_unit_test_setup(test_calibration_code, setup),
