@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "dyn/resources.h"
 #include "mdl/cost.h"
 #include "mdl/mdl.h"
 #include "symbols.h"
@@ -142,6 +143,10 @@ static int show_plan(const struct mdl_lib *lib, const struct metrics_opts *o)
 			return error("metrics: cannot read the symbols of %s", o->exe), 1;
 		}
 		prog = (struct mdl_program){ b.procs, b.n, NULL, NULL };
+		if (o->focus && strstr(o->focus, "/SyncObject/")) { /* link-time addresses */
+			prog.resolve = dyn_resource_values_elf;
+			prog.resolve_arg = (void *)(uintptr_t)o->exe;
+		}
 	}
 	p = mdl_plan(lib, o->plan, o->focus, o->exe ? &prog : NULL, err, sizeof(err));
 	if (p) {

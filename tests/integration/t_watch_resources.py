@@ -120,6 +120,14 @@ def t_watch_sync(o):
                 expect_error(p, focus, 1)
                 expect(msg.encode() in p.stderr, f'{focus}: {p.stderr.decode()!r}')
             eq(open(f'/proc/{t.p.pid}/status').read().count('TracerPid:\t0\n'), 1, 'TracerPid')
+        with check('metrics --plan --exe: a sync object at its link-time address'):
+            p = run([SONDE, 'metrics', '--plan', 'sync_ops', '--focus',
+                     '/SyncObject/mutex/locks[3]', '--exe', t.b])
+            eq(p.returncode, 0, f'status ({p.stderr.decode()[:300]!r})')
+            nm = run(['nm', t.b]).stdout.decode()
+            locks = int(re.search(r'^([0-9a-f]+) [BbDd] locks$', nm, re.M)[1], 16)
+            expect(f'$object /SyncObject/mutex/locks[3]: {hex(locks + 3 * 40)}\n'.encode()
+                   in p.stdout, p.stdout.decode()[:400])
         with check('watch sync: the program ends as an untouched run would'):
             t.do('sync')
             rc, out = t.finish()

@@ -325,7 +325,22 @@ static int find_in_module(void *arg, struct sync_file *f, const struct target_mo
 	return r; /* 1 (found) ends the walk */
 }
 
-static int sync_value(pid_t pid, struct sync_query *q, const char *obj)
+/* One ELF file, not loaded (sonde metrics --plan --exe): its own addresses, bias 0. */
+static int in_file(const char *path, struct sync_query *q)
+{
+	struct target_module m = { .bias = 0 };
+	struct sync_file *f = sync_file_open(path);
+	int r;
+
+	if (!f)
+		return snprintf(q->err, q->cap, "cannot read %s as ELF", path), -1;
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	r = find_in_module(q, f, &m);
+	sync_file_close(f);
+	return r < 0 ? -1 : 0;
+}
+
+static int sync_value(pid_t pid, const char *file, struct sync_query *q, const char *obj)
 {
 	char *end;
 
@@ -336,8 +351,13 @@ static int sync_value(pid_t pid, struct sync_query *q, const char *obj)
 			return snprintf(q->err, q->cap, "focus %s: a bad address", q->path), -1;
 		return 0;
 	}
-	if (parse_name(q, obj) || each_module(pid, find_in_module, q, q->err, q->cap) != 0)
+	if (parse_name(q, obj))
 		return -1;
+	if (file ? in_file(file, q) : each_module(pid, find_in_module, q, q->err, q->cap))
+		return -1;
+	if (!q->found && file)
+		return snprintf(q->err, q->cap, "focus %s: no %s '%s' among the data of %s",
+				q->path, kind_names[q->kind], q->name, file), -1;
 	if (!q->found)
 		return snprintf(q->err, q->cap, "focus %s: no %s '%s' among the data of process %d "
 				"(sonde watch %d --resources lists them; a heap object is named by "
@@ -346,10 +366,9 @@ static int sync_value(pid_t pid, struct sync_query *q, const char *obj)
 	return 0;
 }
 
-int dyn_resource_values(void *pidp, const char *path, int64_t *vals, uint32_t cap, uint32_t *n,
-			char *err, size_t errcap)
+static int values(pid_t pid, const char *file, const char *path, int64_t *vals, uint32_t cap,
+		  uint32_t *n, char *err, size_t errcap)
 {
-	pid_t pid = *(const pid_t *)pidp;
 	struct sync_query q = { .err = err, .cap = errcap, .path = path };
 	char kind[32];
 	const char *obj;
@@ -357,7 +376,7 @@ int dyn_resource_values(void *pidp, const char *path, int64_t *vals, uint32_t ca
 
 	*n = 0;
 	if (!strncmp(path, "/Files/", 7)) {
-		*n = dyn_file_fds(pid, path + 6, vals, cap);
+		*n = file ? 0 : dyn_file_fds(pid, path + 6, vals, cap);
 		return 0;
 	}
 	if (strncmp(path, "/SyncObject/", 12) || !(obj = strchr(path + 12, '/')))
@@ -368,11 +387,23 @@ int dyn_resource_values(void *pidp, const char *path, int64_t *vals, uint32_t ca
 	q.kind = dyn_res_kind_of(kind);
 	if (q.kind < 0 || q.kind >= DYN_RES_SYNC_KINDS)
 		return snprintf(err, errcap, "focus %s: no sync object kind '%s'", path, kind), -1;
-	if (!cap || sync_value(pid, &q, obj + 1) != 0)
+	if (!cap || sync_value(pid, file, &q, obj + 1) != 0)
 		return -1;
 	vals[0] = (int64_t)q.addr;
 	*n = 1;
 	return 0;
+}
+
+int dyn_resource_values(void *pidp, const char *path, int64_t *vals, uint32_t cap, uint32_t *n,
+			char *err, size_t errcap)
+{
+	return values(*(const pid_t *)pidp, NULL, path, vals, cap, n, err, errcap);
+}
+
+int dyn_resource_values_elf(void *file, const char *path, int64_t *vals, uint32_t cap,
+			    uint32_t *n, char *err, size_t errcap)
+{
+	return values(0, file, path, vals, cap, n, err, errcap);
 }
 
 void dyn_resources_program(struct mdl_program *prog, const pid_t *pidp)

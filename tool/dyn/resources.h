@@ -67,6 +67,11 @@ int dyn_res_kind_of(const char *name);
 int dyn_resource_values(void *pidp, const char *path, int64_t *vals, uint32_t cap, uint32_t *n,
 			char *err, size_t errcap);
 
+/* The same in an ELF file not loaded (file: its path, a const char *): a sync object's address
+ * in the file (bias 0); a file has no descriptors there. For sonde metrics --plan --exe. */
+int dyn_resource_values_elf(void *file, const char *path, int64_t *vals, uint32_t cap,
+			    uint32_t *n, char *err, size_t errcap);
+
 /* A program for mdl_plan whose $object is resolved in process *pidp (which must outlive it). */
 void dyn_resources_program(struct mdl_program *prog, const pid_t *pidp);
 
