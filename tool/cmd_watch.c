@@ -58,7 +58,8 @@ static void watch_usage(FILE *out)
 		"  --focus PATH       /Code (default), /Code/MODULE, /Code/MODULE/PROCEDURE, with\n"
 		"                     /Threads/TID, e.g. /Code/app.c/solve; a sync object\n"
 		"                     /SyncObject/KIND/NAME (mutex, rwlock, cond, barrier, sem; a\n"
-		"                     data symbol, NAME[i] or an address) or a file /Files/PATH\n"
+		"                     data symbol, NAME[i] or an address; no NAME: all of the\n"
+		"                     kind) or a file /Files/PATH\n"
 		"  --for DURATION     watch this long (500ms, 10s, 2m; default: until Ctrl-C or the\n"
 		"                     process ends)\n"
 		"  --bucket MS        sampling period in milliseconds (default 100)\n"
@@ -408,6 +409,10 @@ static void print_object(const struct dyn_session *s)
 	const struct mdl_plan *p = s->plan;
 	uint32_t i;
 
+	if (p->resource == MDL_RES_SYNC && p->any_object) {
+		printf("objects: every one of %s\n", p->object);
+		return;
+	}
 	if (p->resource == MDL_RES_SYNC && p->nobjects) {
 		printf("object %s at 0x%llx\n", p->object, (unsigned long long)p->objects[0]);
 		return;

@@ -95,13 +95,21 @@ def t_watch_sync(o):
                  ('/SyncObject/mutex/local_lock', 2 * per * RES_HEAP),
                  ('/SyncObject/rwlock/rw', 2 * per * 7),
                  ('/SyncObject/sem/sem', 2 * per * 3),
-                 ('/SyncObject/barrier/barrier', 2 * per)]
+                 ('/SyncObject/barrier/barrier', 2 * per),
+                 ('/SyncObject/rwlock', 2 * per * 7),  # every rwlock, every semaphore:
+                 ('/SyncObject/sem', 2 * per * 3)]     # the program's only ones are used
         for focus, want in cases:
             with check(f'watch sync_ops {focus}: exactly its operations'):
                 lines, err = res_watch(t, 'sync_ops', focus, 'sync', 'io', 'sync')
                 eq(watch_total(lines), want, f'sync_ops at {focus}')
-                expect(any(x.startswith(f'object {focus if "0x" not in focus else ""}')
-                           for x in lines), f'object line in {lines[-8:]}')
+                expect(any(x.startswith(f'object {focus if "0x" not in focus else ""}') or
+                           x == f'objects: every one of {focus}' for x in lines),
+                       f'object line in {lines[-8:]}')
+        with check('watch sync_ops at /SyncObject/mutex: every mutex'):
+            lines, err = res_watch(t, 'sync_ops', '/SyncObject/mutex', 'sync', 'sync')
+            # and the lock pthread_create takes (the loader's), once per thread
+            between(watch_total(lines) - 2 * RES_SHARED, 0, 4 * RES_THREADS, 'mutex locks')
+            expect('objects: every one of /SyncObject/mutex' in lines, lines[-9:])
         with check('watch sync_wait and lock_hold at hot_lock: times within the watch'):
             t0 = time.time()
             lines, err = res_watch(t, 'sync_wait', '/SyncObject/mutex/hot_lock', 'sync')
@@ -131,7 +139,7 @@ def t_watch_sync(o):
         with check('watch sync: the program ends as an untouched run would'):
             t.do('sync')
             rc, out = t.finish()
-            eq((rc, out), (0, f'shared {(1 + len(cases) * 2 + 3 + 1) * RES_SHARED}\n'),
+            eq((rc, out), (0, f'shared {(1 + len(cases) * 2 + 2 + 3 + 1) * RES_SHARED}\n'),
                'status and stdout')
     finally:
         t.kill()

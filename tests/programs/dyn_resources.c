@@ -40,7 +40,7 @@ pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t sem;
 static pthread_barrier_t barrier;
 static pthread_mutex_t *heap_lock;
-static volatile unsigned long shared;
+static unsigned long shared;
 static int fd_a, fd_b, fd_b2 = -1;
 static const char *path_a, *path_b;
 
@@ -50,7 +50,7 @@ static void lock_n(pthread_mutex_t *m, int n)
 
 	for (i = 0; i < n; i++) {
 		pthread_mutex_lock(m);
-		shared++;
+		__atomic_fetch_add(&shared, 1, __ATOMIC_RELAXED); /* two threads, other mutexes */
 		pthread_mutex_unlock(m);
 	}
 }

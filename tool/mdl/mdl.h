@@ -254,13 +254,16 @@ struct mdl_plan {
 	int64_t *objects;  /* addresses or descriptors */
 	uint32_t nobjects;
 	int resolved;      /* the values came from the process (else placeholders) */
+	int any_object;    /* /SyncObject/KIND: every object of the kind (the $object tests are
+			    * left out: the kind's functions take no other) */
 };
 #define MDL_MAX_OBJECTS 8 /* values of one focus resource (a file open that many times) */
 
 /*
  * Focus: resource paths, e.g. "/Code", "/Code/app.c/solve", "/Code/libm.so/Threads/2" or
  * "/Code/app.c,/Process/1234"; "" or "/" is the whole program. "/SyncObject/KIND/NAME" (KIND:
- * mutex, rwlock, cond, barrier, sem; NAME: a data symbol, "locks[3]" or an address "0x...")
+ * mutex, rwlock, cond, barrier, sem; NAME: a data symbol, "locks[3]" or an address "0x..."; no
+ * NAME: every object of the kind)
  * and "/Files/PATH" (PATH absolute: the rest up to a comma) bind $object. NULL with a one-line message in
  * err when the metric is unknown, the focus malformed or the metric cannot be constrained to it.
  */

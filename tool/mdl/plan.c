@@ -271,9 +271,6 @@ static int choose(struct ctx *c, const struct mdl_constraint *chosen[NCHOSEN])
 				       c->f.res ? c->f.match_path : NULL };
 	int i, replace = 0;
 
-	if (c->f.res == MDL_RES_SYNC && c->f.res_depth < 2)
-		return fail(c, "focus %s: name the object, as in /SyncObject/%s/NAME (a data "
-			    "symbol, name[i] or an address)", c->plan->focus, c->f.kind);
 	for (i = 0; i < NCHOSEN; i++) {
 		chosen[i] = paths[i] ? constraint_for(c->m, paths[i]) : NULL;
 		if (paths[i] && !chosen[i])
@@ -519,6 +516,8 @@ static int make_action(struct ctx *c, const struct mdl_stmt *s, const struct mdl
 	a->pred.object = k->cond.object;
 	if (k->cond.object) /* Paradyn's resource constraint: a predicate on the object */
 		a->pred.k = c->plan->nobjects ? c->plan->objects[copy] : MDL_NO_OBJECT;
+	if (k->cond.object && c->plan->any_object) /* every object of the kind */
+		memset(&a->pred, 0, sizeof(a->pred));
 	return guard(c, s, a);
 }
 
@@ -643,7 +642,8 @@ static int resolve(struct ctx *c)
 	if (!c->f.res)
 		return 0;
 	p->object = xstrdup(c->f.res_path);
-	if (!c->prog || !c->prog->resolve)
+	p->any_object = c->f.res == MDL_RES_SYNC && c->f.res_depth == 1;
+	if (!c->prog || !c->prog->resolve || p->any_object)
 		return 0;
 	p->objects = xcalloc(MDL_MAX_OBJECTS, sizeof(*p->objects));
 	if (c->prog->resolve(c->prog->resolve_arg, p->object, p->objects, MDL_MAX_OBJECTS, &n,
@@ -762,7 +762,9 @@ static void print_objects(FILE *out, const struct mdl_plan *p)
 	uint32_t i;
 
 	fprintf(out, "  $object %s: ", p->object);
-	if (!p->resolved)
+	if (p->any_object)
+		fputs("any object of the kind (its tests are left out)", out);
+	else if (!p->resolved)
 		fputs("resolved in the process (an address, or the open descriptors)", out);
 	else if (!p->nobjects)
 		fputs("not open now (the predicates hold for no call until it is)", out);
