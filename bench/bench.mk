@@ -8,7 +8,8 @@
 # dynamic instrumentation (about 1.5 more minutes): BENCH_DYN_N (callheavy under sonde run
 # --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
 # BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
-.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io bench-sampling bench-consult
+.PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io bench-sampling bench-consult \
+	bench-dyn-objects
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
@@ -17,6 +18,7 @@ bench: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/trace_cost.sh
 	BUILD=$(BUILD) ./bench/trace_accuracy.sh
 	BUILD=$(BUILD) ./bench/dynamic.sh
+	BUILD=$(BUILD) ./bench/dyn_objects.sh
 	BUILD=$(BUILD) ./bench/sync.sh
 	BUILD=$(BUILD) ./bench/io_cost.sh
 	./bench/sampling.sh
@@ -35,6 +37,11 @@ bench-trace-accuracy: all
 # hooks, after detach; tests/unit/dyn_bench's figures beside them.
 bench-dynamic: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/dynamic.sh
+
+# sonde watch at a sync object or a file (docs/benchmarks.md, "Dynamic sync objects and files"):
+# ns added per lock/unlock pair and per write, of the focused object and of another one.
+bench-dyn-objects: all
+	BUILD=$(BUILD) ./bench/dyn_objects.sh
 
 # Synchronization (docs/benchmarks.md, "Synchronization"): added ns per uncontended lock/unlock
 # pair with --sync, and the shared-memory compensation's error against uninstrumented runs.
