@@ -19,7 +19,7 @@ BASE_CFLAGS := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -Iinclude -Iformat -DSOND
 # The runtime lives in someone else's process: position independent, hidden by default,
 # no builtins that could be swapped for libc calls behind our back, no undefined symbols.
 RT_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
-RT_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now -ldl -lpthread -lm
+RT_LDFLAGS := -shared -Wl,--no-undefined -Wl,-z,now -ldl -lpthread -lm -lgcc_s
 TOOL_CFLAGS := $(BASE_CFLAGS) -Itool -Itool/analysis $(shell pkg-config --cflags otf2)
 TOOL_LIBS := -ldw -lelf -lm -ldl -lZydis $(shell pkg-config --libs otf2)
 
@@ -40,7 +40,7 @@ $(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h runtime/dyn/*.h format/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_CFLAGS) -c $< -o $@
 
-$(BUILD)/rt/%.o: %.S
+$(BUILD)/rt/%.o: %.S runtime/dyn/unwind_layout.h
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
 

@@ -114,7 +114,7 @@ $(UNIT_PROTOCOL): tests/unit/test_protocol.c format/protocol.c format/protocol.h
 $(TEST_BUILD)/dyn/%.o: %.c $(wildcard runtime/*.h runtime/dyn/*.h format/protocol.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) $(DYN_CFLAGS) -c $< -o $@
-$(TEST_BUILD)/dyn/dyn_ret.o: runtime/arch/x86_64/dyn_ret.S
+$(TEST_BUILD)/dyn/dyn_ret.o: runtime/arch/x86_64/dyn_ret.S runtime/dyn/unwind_layout.h
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
 $(TEST_BUILD)/dyn/dyn_tramp.o: tests/unit/dyn_tramp.S

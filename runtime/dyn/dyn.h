@@ -37,6 +37,12 @@ struct sonde_retregs {
 
 RT_EXPORT void sonde__dyn_entry(uint32_t point, struct sonde_regs *regs, uint64_t *ret_slot);
 RT_EXPORT uint64_t sonde__dyn_exit(struct sonde_retregs *r);
+/*
+ * An unwinder (a C++ exception, pthread_exit's forced unwinding) passes the return trampoline
+ * of the hooked call whose return address was at `slot`: that call and the newer ones end
+ * (unwind.c, the trampoline's personality routine).
+ */
+void dyn_unwound(uint64_t *slot);
 RT_EXPORT void sonde__dyn_ret_tramp(void);
 RT_EXPORT int sonde__attach(const char *ctl_dir);
 
@@ -114,7 +120,7 @@ struct dyn_frame {
 	uint64_t ret;   /* the real return address */
 	uint64_t *slot; /* where it was on the stack, now holding sonde__dyn_ret_tramp */
 	uint32_t point;
-	uint32_t pad;
+	uint32_t closed; /* its exit actions ran as an unwinder passed it (dyn_unwound) */
 };
 
 #define DYN_T_LIVE 1
@@ -142,6 +148,8 @@ extern _Atomic uint64_t dyn_lost_nothread;
 struct dyn_thread *dyn_thread_new(void);
 void dyn_threads_sweep(void);
 void dyn_threads_reset(void);
+/* A forked child: the forking thread's record is its (its frames are still its own). */
+void dyn_threads_after_fork(void);
 uint64_t dyn_lost_total(void);
 /* PROFILE actions off, then wait (up to max_ms) until no other thread is inside one: after it,
  * the profile runtime's state is the writer's alone. 0, or -1 when a thread stayed inside. */

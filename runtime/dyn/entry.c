@@ -27,9 +27,12 @@ static inline int compare(int64_t x, unsigned op, int64_t k)
 	}
 }
 
-/* regs: the arguments (entry; NULL at exit), retval: rax (exit); t: NULL if none. */
+/*
+ * regs: the arguments (entry; NULL at exit), retval: rax (exit; NULL when the call ended by an
+ * unwinding: it returned no value); t: NULL if none.
+ */
 static inline int pred_holds(const struct dyn_action *a, const struct dyn_thread *t,
-			     const struct sonde_regs *regs, int64_t retval)
+			     const struct sonde_regs *regs, const int64_t *retval)
 {
 	const uint64_t *args = regs ? &regs->rdi : NULL;
 	int64_t x;
@@ -47,7 +50,9 @@ static inline int pred_holds(const struct dyn_action *a, const struct dyn_thread
 		x = (int64_t)args[a->arg % 6];
 		break;
 	case SPROTO_PRED_RETVAL:
-		x = retval;
+		if (!retval)
+			return 0;
+		x = *retval;
 		break;
 	case SPROTO_PRED_TCOUNTER:
 		if (!t)
@@ -128,9 +133,9 @@ static void profile_op(const struct dyn_action *a, struct dyn_thread *t, int at_
 	__asm__ volatile("subl $1, %0" : "+m"(t->in_profile) : : "memory");
 }
 
-/* At entry: regs, the arguments; at exit: retval. */
+/* At entry: regs, the arguments; at exit: retval (NULL: none, the call was unwound). */
 static inline void run_actions(const struct dyn_action *a, unsigned n, struct dyn_thread *t,
-			       const struct sonde_regs *regs, int64_t retval, int at_exit)
+			       const struct sonde_regs *regs, const int64_t *retval, int at_exit)
 {
 	for (; n; n--, a++) {
 		if (a->pred != SPROTO_PRED_NONE && !pred_holds(a, t, regs, retval))
@@ -140,7 +145,7 @@ static inline void run_actions(const struct dyn_action *a, unsigned n, struct dy
 		else if (a->prim == SPROTO_PROFILE)
 			profile_op(a, t, at_exit);
 		else if (unlikely(a->prim >= SPROTO_ADD_RET))
-			retval_op(a, t, at_exit ? retval : 0);
+			retval_op(a, t, at_exit && retval ? *retval : 0);
 		else
 			thread_op(a, t);
 	}
@@ -209,13 +214,15 @@ static inline void shadow_push(struct dyn_thread *t, uint32_t point, uint64_t *s
 	f->ret = ret;
 	f->slot = slot;
 	f->point = point;
+	f->closed = 0;
 	dyn_barrier();
 	t->depth = i + 1;
 	dyn_barrier();
-	if (unlikely(f->ret != ret || f->slot != slot || f->point != point)) {
+	if (unlikely(f->ret != ret || f->slot != slot || f->point != point || f->closed)) {
 		f->ret = ret;
 		f->slot = slot;
 		f->point = point;
+		f->closed = 0;
 	}
 	if (t->hiwater <= i)
 		t->hiwater = i + 1;
@@ -251,6 +258,7 @@ static inline int shadow_pop(struct dyn_thread *t, uint64_t *slot, struct dyn_fr
 		return shadow_recover(t, slot, out);
 	out->ret = t->frames[i - 1].ret;
 	out->point = t->frames[i - 1].point;
+	out->closed = t->frames[i - 1].closed;
 	dyn_barrier();
 	t->depth = i - 1;
 	return 0;
@@ -287,7 +295,7 @@ entry_active(const struct dyn_prog *p, uint32_t point, const struct sonde_regs *
 			return;
 		}
 	}
-	run_actions(p->act, p->n_entry, t, regs, 0, 0);
+	run_actions(p->act, p->n_entry, t, regs, NULL, 0);
 	if (hook && likely(t)) /* exit actions make needs_thread: t is there */
 		shadow_push(t, point, ret_slot);
 }
@@ -337,10 +345,54 @@ RT_EXPORT RT_HOT uint64_t sonde__dyn_exit(struct sonde_retregs *r)
 
 	if (unlikely(!t) || unlikely(shadow_pop(t, (uint64_t *)(uintptr_t)(r->sp - 8), &f) != 0))
 		lost_return();
+	if (unlikely(f.closed))
+		return f.ret;
 	p = atomic_load_explicit(&dyn_points[f.point % DYN_POINT_SLOTS], memory_order_acquire);
-	if (p && p->n_exit)
-		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, (int64_t)r->rax, 1);
+	if (p && p->n_exit) {
+		int64_t rv = (int64_t)r->rax;
+
+		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, &rv, 1);
+	}
 	return f.ret;
+}
+
+/* A frame's exit actions, for a call that an unwinder ended: no return value. */
+static void close_frame(struct dyn_thread *t, struct dyn_frame *f)
+{
+	const struct dyn_prog *p;
+
+	if (f->closed)
+		return;
+	f->closed = 1;
+	dyn_barrier();
+	p = atomic_load_explicit(&dyn_points[f->point % DYN_POINT_SLOTS], memory_order_acquire);
+	if (p && p->n_exit)
+		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, NULL, 1);
+}
+
+/*
+ * The call whose return was hooked at `slot` is being unwound: the newest frame with that slot
+ * that is not a tail call's (a frame whose ret is the trampoline is that of a call it
+ * tail-called: same slot, above it). It and those tail calls are closed, newest first, as their
+ * returns would have run. Frames above them with other slots were closed when the unwinder
+ * passed them, or were left by a longjmp (their exits never run, as everywhere). They all stay
+ * on the shadow stack: the unwinder reads the real return address from this one right after
+ * (the trampoline's unwind information, dyn_ret.S); the next entry or exit below drops them, as
+ * it drops frames a longjmp left.
+ */
+RT_COLD void dyn_unwound(uint64_t *slot)
+{
+	struct dyn_thread *t = dyn_self;
+	uint32_t i, j;
+
+	if (!t)
+		return;
+	for (i = t->depth; i; i--)
+		if (t->frames[i - 1].slot == slot && t->frames[i - 1].ret != ret_tramp())
+			break;
+	for (j = t->depth; i && j >= i; j--)
+		if (t->frames[j - 1].slot == slot)
+			close_frame(t, &t->frames[j - 1]);
 }
 
 /* The exit path's own name, hidden, for the return trampoline's direct call. */

@@ -709,6 +709,7 @@ void dyn_server_after_fork(void)
 	srv.detach = 0;
 	dyn_metrics_clear();
 	dyn_points_after_fork(rt_mode == RT_MODE_DYNAMIC);
+	dyn_threads_after_fork();
 	atomic_store(&final_state, 0);
 	atomic_store(&running, 0);
 }

@@ -38,10 +38,37 @@ static struct dyn_thread *take_free(void)
 	return NULL;
 }
 
+/*
+ * A new thread may run on the stack of one that ended (glibc reuses them), whose record the
+ * sweep has not yet retired (or never will: a forked child has no sweep, and the records of its
+ * parent's other threads stay live). Frames such a record still lists (left by a longjmp, or
+ * closed by an unwinding) would name this thread's return slots to an unwinder looking for them
+ * by address (the return trampoline's unwind information, dyn_ret.S): forget them. System calls
+ * only, once per thread.
+ */
+static void forget_gone_frames(void)
+{
+	long pid = dyn_sys6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	struct dyn_thread *t;
+
+	for (t = atomic_load(&dyn_threads); t; t = t->next)
+		if (t->depth && atomic_load_explicit(&t->state, memory_order_relaxed) == DYN_T_LIVE &&
+		    dyn_sys6(SYS_tgkill, pid, t->tid, 0, 0, 0, 0) == -ESRCH)
+			t->depth = 0;
+}
+
+void dyn_threads_after_fork(void)
+{
+	if (dyn_self)
+		dyn_self->tid = dyn_sys_gettid();
+}
+
 struct dyn_thread *dyn_thread_new(void)
 {
-	struct dyn_thread *t = take_free();
+	struct dyn_thread *t;
 
+	forget_gone_frames();
+	t = take_free();
 	if (t) { /* the sweep leaves it alone until its new tid is in */
 		t->depth = t->hiwater = 0;
 		t->tid = dyn_sys_gettid();

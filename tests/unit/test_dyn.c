@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <unwind.h>
 
 #include <cmocka.h>
 
@@ -922,6 +923,116 @@ static void test_direct_calls(void **state)
 	assert_int_equal(counter(1), 3);
 }
 
+/* ---- unwinding through a hooked return (dyn_ret.S's unwind information, unwind.c) ---- */
+
+#define BT_MAX 64
+static uintptr_t bt_ips[BT_MAX];
+static int bt_n;
+static uint64_t hooked_ret; /* tr_hook's real return address, from the shadow stack */
+
+static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	(void)arg;
+	if (bt_n == BT_MAX)
+		return _URC_END_OF_STACK;
+	bt_ips[bt_n++] = _Unwind_GetIP(ctx);
+	return _URC_NO_REASON;
+}
+
+static void backtrace_now(long x)
+{
+	(void)x;
+	hooked_ret = dyn_self->frames[dyn_self->depth - 1].ret;
+	bt_n = 0;
+	_Unwind_Backtrace(bt_frame, NULL);
+}
+
+/* Where the walk found the trampoline: -1 if it did not. */
+static int tramp_index(void)
+{
+	int i;
+
+	for (i = 0; i < bt_n; i++)
+		if (bt_ips[i] == (uintptr_t)dyn_ret_tramp_local)
+			return i;
+	return -1;
+}
+
+/* A walk through a hooked return sees the real caller after the trampoline, and goes on. */
+static void test_unwind_backtrace(void **state)
+{
+	int k;
+
+	(void)state;
+	set1(P_HOOK, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
+	hook = backtrace_now;
+	assert_int_equal(tr_hook(1), 2);
+	hook = NULL;
+	k = tramp_index();
+	assert_true(k > 0);
+	assert_true(k + 2 < bt_n); /* the caller, and beyond it */
+	assert_int_equal(bt_ips[k + 1], hooked_ret);
+	assert_int_equal(counter(1), 1); /* a walk closes nothing */
+	assert_int_equal(shadow_depth(), 0);
+}
+
+static jmp_buf forced_back;
+static struct _Unwind_Exception forced_exc;
+static int forced_seen_caller;
+
+/* Stops the forced unwinding at the frame the trampoline returns to: the test's own. */
+static _Unwind_Reason_Code forced_stop(int version, _Unwind_Action actions,
+				       _Unwind_Exception_Class cls, struct _Unwind_Exception *exc,
+				       struct _Unwind_Context *ctx, void *arg)
+{
+	(void)version;
+	(void)cls;
+	(void)exc;
+	(void)arg;
+	if (actions & _UA_END_OF_STACK)
+		abort(); /* walked past the test: the trampoline was not seen through */
+	if (_Unwind_GetIP(ctx) == hooked_ret) {
+		forced_seen_caller = 1;
+		longjmp(forced_back, 1);
+	}
+	return _URC_NO_REASON;
+}
+
+static void forced_unwind_now(long x)
+{
+	(void)x;
+	hooked_ret = dyn_self->frames[dyn_self->depth - 1].ret;
+	memset(&forced_exc, 0, sizeof(forced_exc));
+	forced_exc.exception_class = 0x534f4e4445000000ull; /* "SONDE" */
+	_Unwind_ForcedUnwind(&forced_exc, forced_stop, NULL);
+	abort();
+}
+
+/*
+ * A forced unwinding (what pthread_exit does) through a hooked return: the personality routine
+ * runs the exit actions once (a predicate on the return value does not hold: there is none),
+ * the unwinding reaches the caller, and the frame is dropped at the next entry.
+ */
+static void test_unwind_forced(void **state)
+{
+	(void)state;
+	set2(P_HOOK, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1),
+	     with_pred(act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1), SPROTO_PRED_RETVAL, 0,
+		       SPROTO_NE, 12345));
+	forced_seen_caller = 0;
+	hook = forced_unwind_now;
+	if (!setjmp(forced_back))
+		tr_hook(1);
+	hook = NULL;
+	assert_int_equal(forced_seen_caller, 1);
+	assert_int_equal(counter(1), 1);
+	assert_int_equal(counter(2), 0);
+	assert_int_equal(tr_hook(2), 3); /* a normal call after it: its exit only */
+	assert_int_equal(counter(1), 2);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(shadow_depth(), 0);
+}
+
 /* ---- records of threads that ended ---- */
 
 static void *start_only_thread(void *arg)
@@ -996,6 +1107,8 @@ int main(void)
 		cmocka_unit_test_setup(test_signals, setup),
 		cmocka_unit_test_setup(test_altstack, setup),
 		cmocka_unit_test_setup(test_direct_calls, setup),
+		cmocka_unit_test_setup(test_unwind_backtrace, setup),
+		cmocka_unit_test_setup(test_unwind_forced, setup),
 		cmocka_unit_test_setup(test_thread_records, setup),
 	};
 

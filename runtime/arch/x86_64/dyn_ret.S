@@ -16,22 +16,44 @@
  * registers. Flags are dead after a return (no compiler keeps them across a call).
  *
  *   on entry: rsp = slot + 8 (any alignment); rax, rdx, xmm0, xmm1: the return value
+ *
+ * Unwinding through a hooked return (docs/dynamic.md, "Exceptions and unwinding"): an unwinder
+ * that steps out of the hooked function finds the trampoline's address as its return address.
+ * The trampoline's own unwind information (written by hand below, in .eh_frame) makes it an
+ * ordinary frame to every DWARF unwinder (libgcc's for C++ exceptions and pthread_exit, gdb,
+ * backtrace): its caller's stack pointer is the one it was entered with, and its return address
+ * is found by a DWARF expression that looks the slot up on the shadow stack. Its personality
+ * routine (runtime/dyn/unwind.c) closes the calls an exception or a forced unwinding leaves.
  */
+#include "../../dyn/unwind_layout.h"
+
 	.text
 	.globl sonde__dyn_ret_tramp
 	.type sonde__dyn_ret_tramp, @function
 	.globl dyn_ret_tramp_local
 	.hidden dyn_ret_tramp_local
+/*
+ * What the expression needs besides the stack, at fixed distances before the trampoline (the
+ * expression knows the trampoline's address: it is the value in the slot): where the list of
+ * every thread's record is (dyn_threads, relative to here: fixed at link time, no relocation
+ * at run time) and a zero (the return address of "not found": the unwinder stops there).
+ */
 	.p2align 4
+dyn_ret_anchor:
+	.quad dyn_threads - dyn_ret_anchor
+dyn_ret_zero:
+	.quad 0
+	.fill 15, 1, 0xcc
+.Ltramp_fde_start:
+	nop			/* an unwinder looks up return address - 1: this byte */
 sonde__dyn_ret_tramp:
 dyn_ret_tramp_local:
-	.cfi_startproc
-	.cfi_undefined rip		/* the real return address is on the shadow stack */
 	sub $8, %rsp			/* rsp = the slot again: the real address goes here */
-	.cfi_adjust_cfa_offset 8
+.Lcfi_sub:
 	push %rbp
-	.cfi_adjust_cfa_offset 8
+.Lcfi_push:
 	mov %rsp, %rbp			/* the slot is at 8(%rbp) */
+.Lcfi_frame:
 	and $-16, %rsp
 	sub $352, %rsp
 	mov %rax, 0(%rsp)
@@ -62,8 +84,10 @@ dyn_ret_tramp_local:
 	mov %r10, 328(%rsp)
 	mov %r11, 336(%rsp)
 	mov %rsp, %rdi
-	call dyn_exit_local		/* -> the real return address */
+	call dyn_exit_local		/* -> the real return address (its frame popped) */
+.Lcfi_in_rax:
 	mov %rax, 8(%rbp)
+.Lcfi_in_slot:
 	mov 288(%rsp), %rcx
 	mov 296(%rsp), %rsi
 	mov 304(%rsp), %rdi
@@ -90,12 +114,195 @@ dyn_ret_tramp_local:
 	mov 0(%rsp), %rax
 	mov 8(%rsp), %rdx
 	mov %rbp, %rsp
+.Lcfi_unframe:
 	pop %rbp
-	.cfi_adjust_cfa_offset -8
+.Lcfi_pop:
 	ret
-	.cfi_endproc
+.Ltramp_fde_end:
 	.size sonde__dyn_ret_tramp, . - sonde__dyn_ret_tramp
 
+/*
+ * The trampoline's CIE and FDE. A CIE of its own for the personality routine ("zPR": personality
+ * and FDE addresses pc-relative, 4 bytes; the routine is hidden in this library). The rows:
+ *   the nop and the first instruction (a frame that has just "returned" here): the caller's
+ *     stack pointer is rsp (= slot + 8, as after a return), its rip *(the address the expression
+ *     gives: the real return address in its shadow frame); every other register is the
+ *     caller's already (callee-saved ones untouched). The CFA is rsp + 1, not rsp: an unwinder
+ *     tells frames apart by their CFA (libgcc's second phase finds the frame that catches by
+ *     it), and the caller's would otherwise be the hooked function's (slot + 8), which the
+ *     frame that catches would then share; rsp has a rule of its own (CFA - 1). Odd, it is never
+ *     a real frame's CFA; between the hooked function's and the caller's, it keeps the order
+ *     debuggers check;
+ *   then the trampoline's own pushes, rbp as frame pointer; after sonde__dyn_exit returned
+ *     the real address is in rax, then in the slot (cfa - 8).
+ */
+#define DW_CFA_advance_loc4 0x04
+#define DW_CFA_register 0x09
+#define DW_CFA_def_cfa 0x0c
+#define DW_CFA_def_cfa_register 0x0d
+#define DW_CFA_def_cfa_offset 0x0e
+#define DW_CFA_expression 0x10
+#define DW_CFA_val_expression 0x16
+#define DW_CFA_offset_rip 0x90	/* DW_CFA_offset | 16 */
+#define DW_CFA_offset_rbp 0x86	/* DW_CFA_offset | 6 */
+#define DW_CFA_restore_rbp 0xc6	/* DW_CFA_restore | 6 */
+#define DW_CFA_restore_rsp 0xc7	/* DW_CFA_restore | 7 */
+
+/* DWARF expression operations (only those every unwinder implements the same way: no
+ * comparison but eq and ne, whose operand order does not matter; no pick of the bottom) */
+#define DW_OP_deref 0x06
+#define DW_OP_const1u 0x08
+#define DW_OP_const8u 0x0e
+#define DW_OP_dup 0x12
+#define DW_OP_drop 0x13
+#define DW_OP_over 0x14
+#define DW_OP_pick 0x15
+#define DW_OP_and 0x1a
+#define DW_OP_minus 0x1c
+#define DW_OP_mul 0x1e
+#define DW_OP_plus 0x22
+#define DW_OP_plus_uconst 0x23
+#define DW_OP_bra 0x28
+#define DW_OP_eq 0x29
+#define DW_OP_ne 0x2e
+#define DW_OP_skip 0x2f
+#define DW_OP_lit0 0x30
+#define DW_OP_lit1 0x31
+#define DW_OP_lit9 0x39
+#define DW_OP_deref_size 0x94
+
+/* a branch: the offset counts from the end of its 2-byte operand */
+#define BRA(label) .byte DW_OP_bra; .2byte label - . - 2
+#define SKIP(label) .byte DW_OP_skip; .2byte label - . - 2
+#define ADVANCE(from, to) .byte DW_CFA_advance_loc4; .long to - from
+#define SIGN_BIT .byte DW_OP_const8u; .quad 0x8000000000000000
+
+/* distances of the anchor and the zero before the trampoline */
+#define ANCHOR_BACK (sonde__dyn_ret_tramp - dyn_ret_anchor)
+#define ZERO_BACK (sonde__dyn_ret_tramp - dyn_ret_zero)
+
+	.section .eh_frame, "a", @progbits
+	.p2align 3
+.Lcie:
+	.long .Lcie_end - .Lcie_id
+.Lcie_id:
+	.long 0				/* a CIE */
+	.byte 1				/* version */
+	.string "zPR"
+	.uleb128 1			/* code alignment */
+	.sleb128 -8			/* data alignment */
+	.uleb128 16			/* return address column: rip */
+	.uleb128 .Lcie_aug_end - .Lcie_aug
+.Lcie_aug:
+	.byte 0x1b			/* personality: DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
+	.long dyn_unwind_personality - .
+	.byte 0x1b			/* FDE addresses: the same */
+.Lcie_aug_end:
+	.byte DW_CFA_def_cfa, 7, 8	/* the usual initial rules: CFA = rsp + 8 */
+	.byte DW_CFA_offset_rip, 1	/* rip at cfa - 8 */
+	.p2align 3			/* zeros: DW_CFA_nop */
+.Lcie_end:
+
+	.long .Lfde_end - .Lfde_cie
+.Lfde_cie:
+	.long .Lfde_cie - .Lcie		/* its CIE */
+	.long .Ltramp_fde_start - .	/* pc begin */
+	.long .Ltramp_fde_end - .Ltramp_fde_start
+	.uleb128 0			/* no augmentation data */
+	.byte DW_CFA_def_cfa_offset, 1	/* CFA = slot + 9 (below) */
+	.byte DW_CFA_val_expression, 7, 2, DW_OP_lit1, DW_OP_minus	/* rsp = CFA - 1 */
+	.byte DW_CFA_expression, 16
+	.uleb128 .Lexpr_end - .Lexpr
+.Lexpr:
+/*
+ * Initial stack: CFA. Leaves on top the address of the real return address: frames[i].ret of
+ * the newest frame whose slot is CFA - 8 (skipping frames of tail calls, whose ret is the
+ * trampoline itself), in a live thread's record; or the address of a zero.
+ * Stack comments: C CFA (kept at the bottom: libgcc refuses to pick the bottom entry),
+ * S slot, V the trampoline's address, F first pass (range check on), T record, p frame.
+ */
+	.byte DW_OP_dup, DW_OP_lit9, DW_OP_minus	/* C S */
+	.byte DW_OP_dup, DW_OP_deref			/* C S V */
+	.byte DW_OP_lit1				/* C S V F */
+	.byte DW_OP_over, DW_OP_const1u, ANCHOR_BACK, DW_OP_minus	/* ... F anchor */
+	.byte DW_OP_dup, DW_OP_deref, DW_OP_plus, DW_OP_deref	/* C S V F T=dyn_threads */
+.Lrec:							/* C S V F T */
+	.byte DW_OP_dup
+	BRA(.Lhave)
+	.byte DW_OP_drop				/* C S V F: end of the list */
+	.byte DW_OP_dup
+	BRA(.Lpass2)
+	.byte DW_OP_drop, DW_OP_const1u, ZERO_BACK, DW_OP_minus	/* C S &zero */
+	SKIP(.Lend)
+.Lpass2:		/* again without the range check (frames not in stack order: sigaltstack) */
+	.byte DW_OP_drop, DW_OP_lit0			/* C S V 0 */
+	.byte DW_OP_over, DW_OP_const1u, ANCHOR_BACK, DW_OP_minus
+	.byte DW_OP_dup, DW_OP_deref, DW_OP_plus, DW_OP_deref	/* C S V 0 T */
+	SKIP(.Lrec)
+.Lhave:							/* C S V F T */
+	.byte DW_OP_dup, DW_OP_plus_uconst
+	.uleb128 DYN_UW_STATE
+	.byte DW_OP_deref_size, 4, DW_OP_lit1, DW_OP_ne
+	BRA(.Lnext)					/* not a live thread's */
+	.byte DW_OP_dup, DW_OP_deref_size, 4		/* C S V F T depth */
+	.byte DW_OP_dup
+	BRA(.Lnonempty)
+	SKIP(.Lnext1)
+.Lnonempty:
+	.byte DW_OP_lit1, DW_OP_minus, DW_OP_const1u, DYN_UW_FRAME_SIZE, DW_OP_mul
+	.byte DW_OP_over, DW_OP_plus, DW_OP_plus_uconst
+	.uleb128 DYN_UW_FRAMES				/* C S V F T p=&frames[depth-1] */
+	.byte DW_OP_pick, 2, DW_OP_lit0, DW_OP_eq
+	BRA(.Lscan)					/* second pass */
+	/* S below the newest frame's slot, or above the oldest one's: another thread's */
+	.byte DW_OP_pick, 4, DW_OP_over, DW_OP_plus_uconst, DYN_UW_FRAME_SLOT, DW_OP_deref
+	.byte DW_OP_minus				/* ... p S-p.slot */
+	SIGN_BIT
+	.byte DW_OP_and
+	BRA(.Lnext1)
+	.byte DW_OP_pick, 1, DW_OP_plus_uconst
+	.uleb128 DYN_UW_FRAMES + DYN_UW_FRAME_SLOT
+	.byte DW_OP_deref, DW_OP_pick, 5, DW_OP_minus	/* ... p frames[0].slot-S */
+	SIGN_BIT
+	.byte DW_OP_and
+	BRA(.Lnext1)
+.Lscan:							/* C S V F T p */
+	.byte DW_OP_dup, DW_OP_plus_uconst, DYN_UW_FRAME_SLOT, DW_OP_deref
+	.byte DW_OP_pick, 5, DW_OP_eq			/* ... p slot==S */
+	.byte DW_OP_over, DW_OP_deref, DW_OP_pick, 5, DW_OP_ne	/* ... p slot==S ret!=V */
+	.byte DW_OP_and
+	BRA(.Lend)					/* found: p on top */
+	.byte DW_OP_dup, DW_OP_pick, 2, DW_OP_plus_uconst
+	.uleb128 DYN_UW_FRAMES
+	.byte DW_OP_eq
+	BRA(.Lnext1)					/* frames[0] seen */
+	.byte DW_OP_const1u, DYN_UW_FRAME_SIZE, DW_OP_minus
+	SKIP(.Lscan)
+.Lnext1:						/* C S V F T x */
+	.byte DW_OP_drop
+.Lnext:							/* C S V F T */
+	.byte DW_OP_plus_uconst, DYN_UW_NEXT, DW_OP_deref
+	SKIP(.Lrec)
+.Lend:
+.Lexpr_end:
+	ADVANCE(.Ltramp_fde_start, .Lcfi_sub)
+	.byte DW_CFA_def_cfa_offset, 8, DW_CFA_restore_rsp	/* a frame of its own: rsp = CFA */
+	ADVANCE(.Lcfi_sub, .Lcfi_push)
+	.byte DW_CFA_def_cfa_offset, 16, DW_CFA_offset_rbp, 2
+	ADVANCE(.Lcfi_push, .Lcfi_frame)
+	.byte DW_CFA_def_cfa_register, 6
+	ADVANCE(.Lcfi_frame, .Lcfi_in_rax)
+	.byte DW_CFA_register, 16, 0			/* rip in rax */
+	ADVANCE(.Lcfi_in_rax, .Lcfi_in_slot)
+	.byte DW_CFA_offset_rip, 1			/* rip at cfa - 8 */
+	ADVANCE(.Lcfi_in_slot, .Lcfi_unframe)
+	.byte DW_CFA_def_cfa, 7, 16
+	ADVANCE(.Lcfi_unframe, .Lcfi_pop)
+	.byte DW_CFA_def_cfa_offset, 8, DW_CFA_restore_rbp
+	.p2align 3
+.Lfde_end:
+
+	.text
 /*
  * void dyn_call_keeping_vectors(void (*fn)(void *, void *), void *arg): fn(arg, NULL) with
  * xmm0-xmm15 kept — at a function's entry they may hold its arguments (xmm0-7) or, with
