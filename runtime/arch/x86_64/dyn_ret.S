@@ -43,9 +43,18 @@ dyn_ret_anchor:
 	.quad dyn_threads - dyn_ret_anchor
 dyn_ret_zero:
 	.quad 0
+	.type dyn_ret_anchor, @object
+	.size dyn_ret_anchor, 16
 	.fill 15, 1, 0xcc
+/*
+ * An unwinder looks up the frame of a return address at the address - 1: this byte, which the
+ * FDE covers. Debuggers name the frame by it too: a hooked return shows as dyn_hooked_return.
+ */
+	.type dyn_hooked_return, @function
 .Ltramp_fde_start:
-	nop			/* an unwinder looks up return address - 1: this byte */
+dyn_hooked_return:
+	nop
+	.size dyn_hooked_return, 1
 sonde__dyn_ret_tramp:
 dyn_ret_tramp_local:
 	sub $8, %rsp			/* rsp = the slot again: the real address goes here */
