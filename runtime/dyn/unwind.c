@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The return trampoline's personality routine (docs/dynamic.md, "Exceptions and unwinding").
- * Its unwind information (arch/x86_64/dyn_ret.S) names this routine: every unwinder that runs
- * cleanups — a C++ exception's second phase, the forced unwinding of pthread_exit and
- * pthread_cancel — calls it as it passes a hooked return, and the calls that end there run their
- * exit actions. The search phase, and walks that run no cleanups (backtrace, gdb), change
- * nothing.
+ * The return trampoline's personality routine (docs/dynamic.md, "Exceptions and unwinding
+ * through a hooked return"). Its unwind information (arch/x86_64/dyn_ret.S) names this routine:
+ * every unwinder that runs cleanups — a C++ exception's second phase, the forced unwinding of
+ * pthread_exit and pthread_cancel — calls it as it passes a hooked return, and the calls that
+ * end there run their exit actions. The search phase, and walks that run no cleanups
+ * (backtrace, gdb), change nothing.
  */
 #include "dyn.h"
 #include "unwind_layout.h"

@@ -56,8 +56,9 @@ def parents_of(js, name):
 
 
 def expect_times_sane(js):
-    """No negative or runaway time: every node's inclusive time within the process's."""
-    limit = max(p['T_m_ns'] for p in js['processes'])
+    """No negative or runaway time: every node's inclusive time (summed over threads) within the
+    sum of the threads' measured times."""
+    limit = sum(t['T_m_ns'] for p in js['processes'] for t in p['threads'])
     for path, n in walk(js):
         expect(0 <= n['excl_ns'] <= n['incl_ns'] <= limit,
                f'{"/".join(path)}: excl {n["excl_ns"]}, incl {n["incl_ns"]}, T_m {limit}')

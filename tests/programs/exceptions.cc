@@ -12,8 +12,10 @@
  *   threads   2 threads each run basic and catcher on their own stacks
  *   exit      a thread calls pthread_exit from inside middle_exit: the destructors of the frames
  *             beyond (in guarded_thread) run, the thread ends, main joins it
- * Calls per round: outer 6 (basic, rethrow, nested, catcher, threads 2x... see COUNTS below),
- * printed by main. Arguments:
+ * Calls per round: leaf 11, middle and outer 9, recurse 21, top, catcher and after 3,
+ * basic_thread 2, the others 1 (tests/integration/t_unwind.py); main's first throw, in the
+ * default mode, adds one call of outer, middle and leaf; main prints how many were caught and
+ * how many destructors ran. Arguments:
  *   (none) ROUNDS=5 rounds, then the totals on stdout, exit 0
  *   N      N rounds
  *   serve  one round per line of stdin, acknowledged on stderr ("ready", "done N"); at EOF the

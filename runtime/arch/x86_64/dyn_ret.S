@@ -17,7 +17,7 @@
  *
  *   on entry: rsp = slot + 8 (any alignment); rax, rdx, xmm0, xmm1: the return value
  *
- * Unwinding through a hooked return (docs/dynamic.md, "Exceptions and unwinding"): an unwinder
+ * Unwinding (docs/dynamic.md, "Exceptions and unwinding through a hooked return"): an unwinder
  * that steps out of the hooked function finds the trampoline's address as its return address.
  * The trampoline's own unwind information (written by hand below, in .eh_frame) makes it an
  * ordinary frame to every DWARF unwinder (libgcc's for C++ exceptions and pthread_exit, gdb,
