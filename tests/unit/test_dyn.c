@@ -1052,6 +1052,57 @@ static int count_records(void)
 	return n;
 }
 
+static struct dyn_thread *exited_record;
+
+static void exit_now(long x)
+{
+	exited_record = dyn_self;
+	pthread_exit((void *)x);
+}
+
+static void *hook_thread(void *arg)
+{
+	(void)arg;
+	tr_hook(5);
+	return NULL;
+}
+
+static void *tr_add_thread(void *arg)
+{
+	(void)arg;
+	return (void *)tr_add(1, 2);
+}
+
+/*
+ * pthread_exit from an instrumented function: the exit actions run once as the forced unwinding
+ * passes the hooked return, the thread ends with the frame closed on its record; a new thread
+ * (which may run on the same, reused, stack) forgets the frames of records whose thread is gone.
+ */
+static void test_gone_frames(void **state)
+{
+	pthread_t th;
+	void *ret;
+
+	(void)state;
+	set1(P_HOOK, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 1, 1));
+	set1(P_ADD, act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1));
+	hook = exit_now;
+	assert_int_equal(pthread_create(&th, NULL, hook_thread, NULL), 0);
+	pthread_join(th, &ret);
+	hook = NULL;
+	assert_int_equal((long)ret, 5);
+	assert_int_equal(counter(1), 1);
+	assert_non_null(exited_record);
+	assert_int_equal(exited_record->depth, 1);
+	assert_int_equal(exited_record->frames[0].closed, 1);
+	assert_int_equal(pthread_create(&th, NULL, tr_add_thread, NULL), 0);
+	pthread_join(th, &ret);
+	assert_int_equal((long)ret, 3);
+	assert_int_equal(counter(2), 1);
+	assert_int_equal(exited_record->depth, 0);
+	assert_int_equal(counter(1), 1);
+}
+
 static void test_thread_records(void **state)
 {
 	pthread_t th;
@@ -1110,6 +1161,7 @@ int main(void)
 		cmocka_unit_test_setup(test_unwind_backtrace, setup),
 		cmocka_unit_test_setup(test_unwind_forced, setup),
 		cmocka_unit_test_setup(test_thread_records, setup),
+		cmocka_unit_test_setup(test_gone_frames, setup),
 	};
 
 	dyn_test_init();
