@@ -930,12 +930,24 @@ static uintptr_t bt_ips[BT_MAX];
 static int bt_n;
 static uint64_t hooked_ret; /* tr_hook's real return address, from the shadow stack */
 
+/*
+ * Where each frame is, as an unwinder looks it up: a return address - 1 (inside the call), or
+ * the pc itself after a signal frame (the trampoline's frame is one: dyn_ret.S).
+ */
+static uintptr_t frame_pc(struct _Unwind_Context *ctx)
+{
+	int exact = 0;
+	uintptr_t ip = _Unwind_GetIPInfo(ctx, &exact);
+
+	return exact ? ip : ip - 1;
+}
+
 static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *arg)
 {
 	(void)arg;
 	if (bt_n == BT_MAX)
 		return _URC_END_OF_STACK;
-	bt_ips[bt_n++] = _Unwind_GetIP(ctx);
+	bt_ips[bt_n++] = frame_pc(ctx);
 	return _URC_NO_REASON;
 }
 
@@ -953,7 +965,7 @@ static int tramp_index(void)
 	int i;
 
 	for (i = 0; i < bt_n; i++)
-		if (bt_ips[i] == (uintptr_t)dyn_ret_tramp_local)
+		if (bt_ips[i] == (uintptr_t)dyn_ret_tramp_local - 1)
 			return i;
 	return -1;
 }
@@ -971,7 +983,7 @@ static void test_unwind_backtrace(void **state)
 	k = tramp_index();
 	assert_true(k > 0);
 	assert_true(k + 2 < bt_n); /* the caller, and beyond it */
-	assert_int_equal(bt_ips[k + 1], hooked_ret);
+	assert_int_equal(bt_ips[k + 1], hooked_ret - 1); /* in the call of tr_hook */
 	assert_int_equal(counter(1), 1); /* a walk closes nothing */
 	assert_int_equal(shadow_depth(), 0);
 }
@@ -991,7 +1003,7 @@ static _Unwind_Reason_Code forced_stop(int version, _Unwind_Action actions,
 	(void)arg;
 	if (actions & _UA_END_OF_STACK)
 		abort(); /* walked past the test: the trampoline was not seen through */
-	if (_Unwind_GetIP(ctx) == hooked_ret) {
+	if (frame_pc(ctx) == hooked_ret - 1) {
 		forced_seen_caller = 1;
 		longjmp(forced_back, 1);
 	}

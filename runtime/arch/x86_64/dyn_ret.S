@@ -33,22 +33,20 @@
 	.globl dyn_ret_tramp_local
 	.hidden dyn_ret_tramp_local
 /*
- * What the expression needs besides the stack, at fixed distances before the trampoline (the
+ * What the expression needs besides the stack, at a fixed distance before the trampoline (the
  * expression knows the trampoline's address: it is the value in the slot): where the list of
  * every thread's record is (dyn_threads, relative to here: fixed at link time, no relocation
- * at run time) and a zero (the return address of "not found": the unwinder stops there).
+ * at run time).
  */
 	.p2align 4
 dyn_ret_anchor:
 	.quad dyn_threads - dyn_ret_anchor
-dyn_ret_zero:
-	.quad 0
 	.type dyn_ret_anchor, @object
-	.size dyn_ret_anchor, 16
-	.fill 15, 1, 0xcc
+	.size dyn_ret_anchor, 8
+	.fill 23, 1, 0xcc
 /*
  * An unwinder looks up the frame of a return address at the address - 1: this byte, which the
- * FDE covers. Debuggers name the frame by it too: a hooked return shows as dyn_hooked_return.
+ * FDE covers. Symbolizers that look frames up the same way name a hooked return by it.
  */
 	.type dyn_hooked_return, @function
 .Ltramp_fde_start:
@@ -131,31 +129,28 @@ dyn_ret_tramp_local:
 	.size sonde__dyn_ret_tramp, . - sonde__dyn_ret_tramp
 
 /*
- * The trampoline's CIE and FDE. A CIE of its own for the personality routine ("zPR": personality
- * and FDE addresses pc-relative, 4 bytes; the routine is hidden in this library). The rows:
- *   the nop and the first instruction (a frame that has just "returned" here): the caller's
- *     stack pointer is rsp (= slot + 8, as after a return), its rip *(the address the expression
- *     gives: the real return address in its shadow frame); every other register is the
- *     caller's already (callee-saved ones untouched). The CFA is rsp + 1, not rsp: an unwinder
- *     tells frames apart by their CFA (libgcc's second phase finds the frame that catches by
- *     it), and the caller's would otherwise be the hooked function's (slot + 8), which the
- *     frame that catches would then share; rsp has a rule of its own (CFA - 1). Odd, it is never
- *     a real frame's CFA; between the hooked function's and the caller's, it keeps the order
- *     debuggers check;
+ * The trampoline's CIE and FDE. A CIE of its own ("zPRS"): the personality routine and FDE
+ * addresses pc-relative, 4 bytes (the routine is hidden in this library); and S, a signal
+ * frame. The trampoline's frame has no size when an unwinder passes it: its CFA (slot + 8, the
+ * caller's stack pointer after the return) is the hooked function's too, and an unwinder tells
+ * frames apart by CFA (libgcc's second phase finds the frame that catches by it). A signal
+ * frame's caller is told apart (libgcc: CFA - 1), and its pc is taken as it is, not as a return
+ * address (pc - 1): so the expression gives the real return address - 1, inside the call, which
+ * is what an unwinder looks up for an ordinary caller (its FDE, its landing pads). The rows:
+ *   the nop and the first instruction (a frame that has just "returned" here): CFA = rsp, the
+ *     caller's rip = the real return address - 1 (the expression, below); every other register
+ *     is the caller's already (callee-saved ones untouched);
  *   then the trampoline's own pushes, rbp as frame pointer; after sonde__dyn_exit returned
- *     the real address is in rax, then in the slot (cfa - 8).
+ *     the real address is in rax, then in the slot (cfa - 8): rip is that - 1.
  */
 #define DW_CFA_advance_loc4 0x04
-#define DW_CFA_register 0x09
 #define DW_CFA_def_cfa 0x0c
 #define DW_CFA_def_cfa_register 0x0d
 #define DW_CFA_def_cfa_offset 0x0e
-#define DW_CFA_expression 0x10
 #define DW_CFA_val_expression 0x16
 #define DW_CFA_offset_rip 0x90	/* DW_CFA_offset | 16 */
 #define DW_CFA_offset_rbp 0x86	/* DW_CFA_offset | 6 */
 #define DW_CFA_restore_rbp 0xc6	/* DW_CFA_restore | 6 */
-#define DW_CFA_restore_rsp 0xc7	/* DW_CFA_restore | 7 */
 
 /* DWARF expression operations (only those every unwinder implements the same way: no
  * comparison but eq and ne, whose operand order does not matter; no pick of the bottom) */
@@ -177,7 +172,8 @@ dyn_ret_tramp_local:
 #define DW_OP_skip 0x2f
 #define DW_OP_lit0 0x30
 #define DW_OP_lit1 0x31
-#define DW_OP_lit9 0x39
+#define DW_OP_lit8 0x38
+#define DW_OP_breg0 0x70
 #define DW_OP_deref_size 0x94
 
 /* a branch: the offset counts from the end of its 2-byte operand */
@@ -186,9 +182,8 @@ dyn_ret_tramp_local:
 #define ADVANCE(from, to) .byte DW_CFA_advance_loc4; .long to - from
 #define SIGN_BIT .byte DW_OP_const8u; .quad 0x8000000000000000
 
-/* distances of the anchor and the zero before the trampoline */
+/* the distance of the anchor before the trampoline */
 #define ANCHOR_BACK (sonde__dyn_ret_tramp - dyn_ret_anchor)
-#define ZERO_BACK (sonde__dyn_ret_tramp - dyn_ret_zero)
 
 	.section .eh_frame, "a", @progbits
 	.p2align 3
@@ -197,7 +192,7 @@ dyn_ret_tramp_local:
 .Lcie_id:
 	.long 0				/* a CIE */
 	.byte 1				/* version */
-	.string "zPR"
+	.string "zPRS"
 	.uleb128 1			/* code alignment */
 	.sleb128 -8			/* data alignment */
 	.uleb128 16			/* return address column: rip */
@@ -218,19 +213,18 @@ dyn_ret_tramp_local:
 	.long .Ltramp_fde_start - .	/* pc begin */
 	.long .Ltramp_fde_end - .Ltramp_fde_start
 	.uleb128 0			/* no augmentation data */
-	.byte DW_CFA_def_cfa_offset, 1	/* CFA = slot + 9 (below) */
-	.byte DW_CFA_val_expression, 7, 2, DW_OP_lit1, DW_OP_minus	/* rsp = CFA - 1 */
-	.byte DW_CFA_expression, 16
+	.byte DW_CFA_def_cfa_offset, 0	/* CFA = rsp = slot + 8 */
+	.byte DW_CFA_val_expression, 16
 	.uleb128 .Lexpr_end - .Lexpr
 .Lexpr:
 /*
- * Initial stack: CFA. Leaves on top the address of the real return address: frames[i].ret of
- * the newest frame whose slot is CFA - 8 (skipping frames of tail calls, whose ret is the
- * trampoline itself), in a live thread's record; or the address of a zero.
+ * Initial stack: CFA. Leaves on top the real return address - 1: frames[i].ret of the newest
+ * frame whose slot is CFA - 8 (skipping frames of tail calls, whose ret is the trampoline
+ * itself), in a live thread's record; or 0, which ends the walk, when there is none.
  * Stack comments: C CFA (kept at the bottom: libgcc refuses to pick the bottom entry),
  * S slot, V the trampoline's address, F first pass (range check on), T record, p frame.
  */
-	.byte DW_OP_dup, DW_OP_lit9, DW_OP_minus	/* C S */
+	.byte DW_OP_dup, DW_OP_lit8, DW_OP_minus	/* C S */
 	.byte DW_OP_dup, DW_OP_deref			/* C S V */
 	.byte DW_OP_lit1				/* C S V F */
 	.byte DW_OP_over, DW_OP_const1u, ANCHOR_BACK, DW_OP_minus	/* ... F anchor */
@@ -241,7 +235,7 @@ dyn_ret_tramp_local:
 	.byte DW_OP_drop				/* C S V F: end of the list */
 	.byte DW_OP_dup
 	BRA(.Lpass2)
-	.byte DW_OP_drop, DW_OP_const1u, ZERO_BACK, DW_OP_minus	/* C S &zero */
+	.byte DW_OP_lit0				/* C S V F 0: not found */
 	SKIP(.Lend)
 .Lpass2:		/* again without the range check (frames not in stack order: sigaltstack) */
 	.byte DW_OP_drop, DW_OP_lit0			/* C S V 0 */
@@ -280,7 +274,7 @@ dyn_ret_tramp_local:
 	.byte DW_OP_pick, 5, DW_OP_eq			/* ... p slot==S */
 	.byte DW_OP_over, DW_OP_deref, DW_OP_pick, 5, DW_OP_ne	/* ... p slot==S ret!=V */
 	.byte DW_OP_and
-	BRA(.Lend)					/* found: p on top */
+	BRA(.Lfound)
 	.byte DW_OP_dup, DW_OP_pick, 2, DW_OP_plus_uconst
 	.uleb128 DYN_UW_FRAMES
 	.byte DW_OP_eq
@@ -292,18 +286,21 @@ dyn_ret_tramp_local:
 .Lnext:							/* C S V F T */
 	.byte DW_OP_plus_uconst, DYN_UW_NEXT, DW_OP_deref
 	SKIP(.Lrec)
+.Lfound:						/* C S V F T p */
+	.byte DW_OP_deref, DW_OP_lit1, DW_OP_minus	/* ... ret - 1 */
 .Lend:
 .Lexpr_end:
 	ADVANCE(.Ltramp_fde_start, .Lcfi_sub)
-	.byte DW_CFA_def_cfa_offset, 8, DW_CFA_restore_rsp	/* a frame of its own: rsp = CFA */
+	.byte DW_CFA_def_cfa_offset, 8
 	ADVANCE(.Lcfi_sub, .Lcfi_push)
 	.byte DW_CFA_def_cfa_offset, 16, DW_CFA_offset_rbp, 2
 	ADVANCE(.Lcfi_push, .Lcfi_frame)
 	.byte DW_CFA_def_cfa_register, 6
 	ADVANCE(.Lcfi_frame, .Lcfi_in_rax)
-	.byte DW_CFA_register, 16, 0			/* rip in rax */
+	.byte DW_CFA_val_expression, 16, 4, DW_OP_breg0, 0, DW_OP_lit1, DW_OP_minus	/* rax - 1 */
 	ADVANCE(.Lcfi_in_rax, .Lcfi_in_slot)
-	.byte DW_CFA_offset_rip, 1			/* rip at cfa - 8 */
+	.byte DW_CFA_val_expression, 16, 5, DW_OP_lit8, DW_OP_minus, DW_OP_deref, DW_OP_lit1
+	.byte DW_OP_minus				/* *(cfa - 8) - 1 */
 	ADVANCE(.Lcfi_in_slot, .Lcfi_unframe)
 	.byte DW_CFA_def_cfa, 7, 16
 	ADVANCE(.Lcfi_unframe, .Lcfi_pop)
