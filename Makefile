@@ -26,7 +26,7 @@ TOOL_LIBS := -ldw -lelf -lm -ldl -lZydis $(shell pkg-config --libs otf2)
 RT_SRC := $(wildcard runtime/*.c runtime/dyn/*.c runtime/arch/x86_64/*.c) format/profile_codec.c format/protocol.c
 RT_ASM := $(wildcard runtime/arch/x86_64/*.S)
 TOOL_SRC := $(wildcard tool/*.c tool/*/*.c tool/patch/x86_64/*.c) format/profile_codec.c \
-	format/profile_read.c format/profile_read_io.c format/trace_read.c
+	format/profile_read.c format/profile_read_io.c format/trace_read.c format/trace_read_mpi.c
 TOOL_SRC += format/protocol.c
 TOOL_SRC += format/profile_read_sync.c
 RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%.o,$(RT_ASM))

@@ -61,11 +61,40 @@ enum strc_type {
 	STRC_DEF_SYNC = 25,    /* reserved (--sync): long, no time: a synchronization object */
 	STRC_IO = 26,          /* reserved (--io): an I/O call */
 	STRC_DEF_FILE = 27,    /* reserved (--io): long, no time: a file */
-	STRC_MPI_SEND = 28,    /* reserved (MPI): a message sent: partner, tag, communicator, size */
-	STRC_MPI_RECV = 29,    /* reserved (MPI): a message received (matched to its send) */
-	STRC_MPI_COLL = 30,    /* reserved (MPI): a collective operation ended */
-	STRC_DEF_COMM = 31,    /* reserved (MPI): long, no time: a communicator; the last 5-bit type */
+	STRC_MPI_SEND = 28,    /* 3 words, id: communicator; i32 peer, i32 tag; u64 bytes */
+	STRC_MPI_RECV = 29,    /* 4 words, id: communicator; i32 peer, i32 tag; u64 bytes;
+				* u64 wait: ticks since the call that completed it began */
+	STRC_MPI_COLL = 30,    /* 5 words, id: communicator; u32 op, i32 root; u64 sent;
+				* u64 received; u64 wait: ticks since the collective began */
+	STRC_DEF_COMM = 31,    /* long, no time: a communicator; the last 5-bit type */
 };
+
+/* Collective operations of MPI_COLL records (op). */
+enum strc_coll_op {
+	STRC_COLL_BARRIER = 1,
+	STRC_COLL_BCAST,
+	STRC_COLL_GATHER,
+	STRC_COLL_GATHERV,
+	STRC_COLL_SCATTER,
+	STRC_COLL_SCATTERV,
+	STRC_COLL_ALLGATHER,
+	STRC_COLL_ALLGATHERV,
+	STRC_COLL_REDUCE,
+	STRC_COLL_ALLREDUCE,
+	STRC_COLL_ALLTOALL,
+	STRC_COLL_ALLTOALLV,
+	STRC_COLL_SCAN,
+	STRC_COLL_EXSCAN,
+	STRC_COLL_REDUCE_SCATTER,
+	STRC_COLL_OPS /* one past the last */
+};
+
+/* DEF_COMM flags */
+#define STRC_COMM_WORLD 0x1u  /* MPI_COMM_WORLD: its ranks are the world ranks */
+#define STRC_COMM_LISTED 0x2u /* the record lists the world rank of every member */
+#define STRC_COMM_MAX_LISTED 4096 /* members listed at most (a bigger one is not listed) */
+/* The root of a collective that has none (MPI_COLL root). */
+#define STRC_NO_ROOT (-1)
 
 #define STRC_ID_BITS 20
 #define STRC_ID_NONE ((1u << STRC_ID_BITS) - 1)

@@ -6,6 +6,7 @@
  * whole file: that every id is defined, of the right kind, and that exits match open calls.
  */
 #include "trace_read.h"
+#include "trace_read_mpi.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@ static const uint8_t rec_words[32] = {
 	[STRC_THREAD_END] = 2, [STRC_CREATE] = 2, [STRC_JOIN] = 2, [STRC_FLUSH] = 2,
 	[STRC_COUNT] = 2, [STRC_UNWIND] = 2, [STRC_DROPPED] = 2, [STRC_END] = 1,
 	[STRC_PROC_END] = 2, [STRC_SYNC_WAIT] = 1, [STRC_SYNC_DONE] = 2, [STRC_SYNC_RELEASE] = 2,
+	[STRC_MPI_SEND] = 3, [STRC_MPI_RECV] = 4, [STRC_MPI_COLL] = 5,
 };
 
 #define BIT(t) (1u << (t))
@@ -40,6 +42,8 @@ static const uint8_t rec_words[32] = {
 #define FUNC_TYPES (BIT(STRC_ENTER) | BIT(STRC_EXIT) | BIT(STRC_COUNT))
 /* synchronization events: their id names a DEF_SYNC object */
 #define SYNC_TYPES (BIT(STRC_SYNC_WAIT) | BIT(STRC_SYNC_DONE) | BIT(STRC_SYNC_RELEASE))
+/* MPI events: their id names a DEF_COMM communicator, their payload goes to f->mpi */
+#define MPI_TYPES STRC_MPI_TYPES
 /* types that set something besides the event */
 #define SPECIAL_TYPES (BIT(STRC_USER) | BIT(STRC_THREAD_BEGIN) | BIT(STRC_THREAD_END) | \
 		       BIT(STRC_FLUSH) | BIT(STRC_DROPPED) | BIT(STRC_PROC_END))
@@ -50,7 +54,8 @@ const char *strc_type_name(unsigned type)
 		"?", "ENTER", "EXIT", "REGION_BEGIN", "REGION_END", "PHASE", "TIME", "USER",
 		"THREAD_BEGIN", "THREAD_END", "CREATE", "JOIN", "FLUSH", "COUNT", "UNWIND",
 		"DROPPED", "END", "SYNC_WAIT", "SYNC_DONE", "SYNC_RELEASE", "DEF_FUNC",
-		"DEF_MODULE", "CALIB", "RUN", "PROC_END", "DEF_SYNC",
+		"DEF_MODULE", "CALIB", "RUN", "PROC_END", "DEF_SYNC", "IO", "DEF_FILE",
+		"MPI_SEND", "MPI_RECV", "MPI_COLL", "DEF_COMM",
 	};
 
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
@@ -379,6 +384,13 @@ static int read_long(struct reader *r, unsigned type, const uint8_t *q, uint64_t
 	case STRC_CALIB: return read_calib(r, &c, at);
 	case STRC_RUN: return read_run(r, &c, at);
 	case STRC_DEF_SYNC: return read_def_sync(r, &c, at);
+	case STRC_DEF_COMM: {
+		char why[96];
+
+		if (strc_def_comm(r->f, c.p, c.len, why, sizeof(why)) == 0)
+			return 0;
+		return fail(r, "%s (at byte %llu)", why, (unsigned long long)at);
+	}
 	default: return 0;
 	}
 }
@@ -511,11 +523,16 @@ static int decode_chunk(struct reader *r, struct strc_thread *t, const struct ch
 		e->t = now;
 		e->arg = size > 8 ? ld64(q + size - 8) : 0;
 		e->value = 0;
-		e->id = ((ID_TYPES | SYNC_TYPES) >> type) & 1 ? strc_id_of(w) : STRC_ID_NONE;
+		e->id = ((ID_TYPES | SYNC_TYPES | MPI_TYPES) >> type) & 1 ? strc_id_of(w)
+									  : STRC_ID_NONE;
 		e->type = (uint16_t)type;
 		e->depth = 0;
 		if ((SPECIAL_TYPES >> type) & 1)
 			special(r, t, e, q, &now);
+		if (((MPI_TYPES >> type) & 1) && strc_mpi_event(r->f, e, q)) {
+			t->nev = n;
+			return fail(r, "out of memory");
+		}
 	}
 	t->nev = n;
 	/* pos and lim are whole words: short of lim, the file ended inside the chunk's records */
@@ -935,6 +952,17 @@ static int check_sync_id(struct reader *r, const struct strc_thread *t, size_t i
 		    t->index, strc_type_name(e->type), i, e->id);
 }
 
+/* An MPI event names a defined communicator, a rank in it, a known operation. */
+static int check_mpi(struct reader *r, const struct strc_thread *t, size_t i,
+		     const struct strc_event *e)
+{
+	char why[128];
+
+	if (strc_mpi_check(r->f, e, why, sizeof(why)) == 0)
+		return 0;
+	return fail(r, "thread %u: %s event %zu %s", t->index, strc_type_name(e->type), i, why);
+}
+
 /* Ids and nesting of one thread's events; sets their depths. */
 static int check_thread(struct reader *r, struct strc_thread *t, size_t lenient_from,
 			struct nest *ns)
@@ -949,6 +977,8 @@ static int check_thread(struct reader *r, struct strc_thread *t, size_t lenient_
 		if (((ID_TYPES >> e->type) & 1) && check_id(r, t, i, e))
 			return -1;
 		if (((SYNC_TYPES >> e->type) & 1) && check_sync_id(r, t, i, e))
+			return -1;
+		if (((MPI_TYPES >> e->type) & 1) && check_mpi(r, t, i, e))
 			return -1;
 		e->depth = depth16(ns->n);
 		switch (e->type) {
@@ -994,6 +1024,7 @@ static int check_threads(struct reader *r)
 	}
 	for (i = 0; i < f->nsyncs; i++)
 		r->sync_defined[f->syncs[i].id] = 1;
+	strc_mpi_finish(f);
 	for (i = 0; i < f->nthreads && !ret; i++)
 		ret = check_thread(r, &f->threads[i], r->lenient_from[i], &ns);
 	free(r->sync_defined);
@@ -1143,6 +1174,7 @@ void strc_free(struct strc_file *f)
 	free(f->modules);
 	free(f->funcs);
 	free(f->syncs);
+	strc_mpi_free(f);
 	free(f->threads);
 	free(f->func_by_id);
 	free(f);
@@ -1320,6 +1352,18 @@ static void put_sync(struct wbuf *b, const struct strc_sync *s)
 	long_end(b, at, STRC_DEF_SYNC);
 }
 
+static void put_comm(struct wbuf *b, const struct strc_comm *c)
+{
+	size_t at = long_begin(b);
+	uint32_t listed = c->flags & STRC_COMM_LISTED ? c->size : 0;
+
+	w32x2(b, c->id, c->size);
+	w32x2(b, (uint32_t)c->rank, c->flags);
+	w32x2(b, listed, 0);
+	wbytes(b, c->world, (size_t)listed * 4);
+	long_end(b, at, STRC_DEF_COMM);
+}
+
 static void put_defs(struct wbuf *b, const struct strc_file *f)
 {
 	uint32_t i;
@@ -1333,6 +1377,8 @@ static void put_defs(struct wbuf *b, const struct strc_file *f)
 		put_func(b, &f->funcs[i]);
 	for (i = 0; i < f->nsyncs; i++)
 		put_sync(b, &f->syncs[i]);
+	for (i = 0; i < f->ncomms; i++)
+		put_comm(b, &f->comms[i]);
 }
 
 /* The header word of an event at time t, after a TIME record if the delta does not fit. */
@@ -1349,7 +1395,8 @@ static void put_word(struct wbuf *b, unsigned type, uint32_t id, uint64_t t)
 	w64(b, strc_word(type, rec_words[type], id, d));
 }
 
-static int put_event(struct wbuf *b, const struct strc_thread *t, const struct strc_event *e)
+static int put_event(struct wbuf *b, const struct strc_file *f, const struct strc_thread *t,
+		     const struct strc_event *e)
 {
 	unsigned type = e->type;
 	uint32_t id;
@@ -1357,12 +1404,23 @@ static int put_event(struct wbuf *b, const struct strc_thread *t, const struct s
 
 	if (type >= 32 || !rec_words[type])
 		return -1;
-	id = ((ID_TYPES | SYNC_TYPES) >> type) & 1 ? e->id : STRC_ID_NONE;
+	id = ((ID_TYPES | SYNC_TYPES | MPI_TYPES) >> type) & 1 ? e->id : STRC_ID_NONE;
 	if (id > STRC_ID_NONE)
 		return -1;
 	if (type == STRC_TIME || type == STRC_END) /* the writer makes its own */
 		return 0;
 	put_word(b, type, id, e->t);
+	if ((MPI_TYPES >> type) & 1) {
+		uint64_t w[4];
+		unsigned i, n;
+
+		if (e->arg >= f->nmpi)
+			return -1;
+		n = strc_mpi_words(f, e, w);
+		for (i = 0; i < n; i++)
+			w64(b, w[i]);
+		return 0;
+	}
 	if (type == STRC_USER)
 		memcpy(&arg, &e->value, 8);
 	if (type == STRC_THREAD_BEGIN)
@@ -1397,14 +1455,14 @@ static int put_stream(struct wbuf *b, const struct strc_file *f, const struct st
 	w64(b, strc_word(STRC_TIME, 2, STRC_ID_NONE, 0));
 	w64(b, b->now);
 	if (first && t->nev && t->ev[0].type == STRC_THREAD_BEGIN) { /* the stream begins so */
-		if (put_event(b, t, &t->ev[0]))
+		if (put_event(b, f, t, &t->ev[0]))
 			goto bad;
 		i = 1;
 	}
 	if (first)
 		put_defs(b, f);
 	for (; i < t->nev; i++)
-		if (put_event(b, t, &t->ev[i]))
+		if (put_event(b, f, t, &t->ev[i]))
 			goto bad;
 	if (first)
 		put_proc_end(b, f, proc_end);

@@ -54,6 +54,28 @@ struct strc_sync {
 	uint64_t addr, site, site_vaddr;
 };
 
+/*
+ * The payload of an MPI event (MPI_SEND, MPI_RECV, MPI_COLL): the event's `arg` is its index in
+ * strc_file.mpi, its `id` the communicator (a DEF_COMM id).
+ */
+struct strc_mpi {
+	int32_t peer;   /* SEND, RECV: the partner's rank in the communicator; COLL: the root, -1 */
+	int32_t tag;    /* SEND, RECV: the message's tag (never a wildcard); COLL: 0 */
+	uint32_t op;    /* COLL: enum strc_coll_op; 0 for messages */
+	uint32_t pad;
+	uint64_t bytes; /* SEND, RECV: the message's size; COLL: bytes sent */
+	uint64_t recvd; /* COLL: bytes received; 0 for messages */
+	uint64_t wait;  /* RECV, COLL: ticks from the start of the call that completed it */
+};
+
+/* A communicator (DEF_COMM): its size, this process's rank in it, the world rank of each
+ * member when listed. */
+struct strc_comm {
+	uint32_t id, size, flags; /* flags: STRC_COMM_* */
+	int32_t rank;
+	int32_t *world;           /* size entries when flags has STRC_COMM_LISTED, else NULL */
+};
+
 struct strc_func {
 	uint32_t id, kind, flags; /* kind: SPROF_FUNC / SPROF_REGION; flags: SPROF_FN_* */
 	int32_t module;     /* index in modules, -1 unknown; a function written with -1 gets the
@@ -89,6 +111,10 @@ struct strc_file {
 	uint32_t *func_by_id;        /* id -> index in funcs, UINT32_MAX when absent */
 	struct strc_sync *syncs;     /* DEF_SYNC records, in file order */
 	uint32_t nsyncs;
+	struct strc_mpi *mpi;        /* payloads of the MPI events, indexed by their arg */
+	size_t nmpi, cap_mpi;
+	struct strc_comm *comms;     /* DEF_COMM records, sorted by id */
+	uint32_t ncomms;
 	uint32_t func_id_cap;
 	int truncated;               /* some stream was cut short: see warning */
 	char warning[256];
@@ -101,6 +127,16 @@ int strc_read_mem(const uint8_t *data, size_t len, struct strc_file **out, char 
 void strc_free(struct strc_file *f);
 const struct strc_func *strc_func_of(const struct strc_file *f, uint32_t id);
 double strc_ticks_to_ns(const struct strc_file *f, uint64_t ticks);
+/* The communicator of id (a DEF_COMM), or NULL. */
+const struct strc_comm *strc_comm_of(const struct strc_file *f, uint32_t id);
+/* An MPI event's payload (e: MPI_SEND, MPI_RECV or MPI_COLL of f). */
+static inline const struct strc_mpi *strc_mpi_of(const struct strc_file *f,
+						 const struct strc_event *e)
+{
+	return &f->mpi[e->arg];
+}
+/* A collective operation's name ("Allreduce"), "?" when unknown. */
+const char *strc_coll_name(unsigned op);
 /* A record type's name as the spec writes it ("ENTER"), "?" when unknown. */
 const char *strc_type_name(unsigned type);
 

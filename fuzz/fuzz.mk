@@ -10,7 +10,7 @@ FUZZ_TIME ?= 60
 FUZZ_SMOKE_TIME ?= 10
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_TRACE := $(FUZZ_BUILD)/fuzz_trace
-FUZZ_SRC := fuzz/fuzz_trace.c format/trace_read.c format/profile_codec.c
+FUZZ_SRC := fuzz/fuzz_trace.c format/trace_read.c format/trace_read_mpi.c format/profile_codec.c
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -D_GNU_SOURCE -Iformat -Wall -Wextra
 FUZZ_SMOKE := fuzz/fuzz_smoke.sh $(FUZZ_TRACE) $(FUZZ_SMOKE_TIME)

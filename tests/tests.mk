@@ -40,7 +40,7 @@ UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PERTURB)"
 
 $(UNIT_PERTURB): tests/unit/test_perturb.c tool/analysis/perturb.c \
 		tool/analysis/perturb_events.c tool/analysis/trace_compare.c tool/util.c \
-		format/trace_read.c format/profile_codec.c tool/analysis/perturb.h \
+		format/trace_read.c format/trace_read_mpi.c format/profile_codec.c tool/analysis/perturb.h \
 		tool/analysis/trace_compare.h format/trace_read.h format/trace.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
@@ -51,7 +51,7 @@ UNIT_BINS += $(UNIT_SYNC)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_SYNC)"
 
 $(UNIT_SYNC): tests/unit/test_sync.c format/profile_read.c format/profile_read_sync.c \
-		format/profile_read_io.c format/profile_codec.c format/trace_read.c runtime/sync_rule.h \
+		format/profile_read_io.c format/profile_codec.c format/trace_read.c format/trace_read_mpi.c runtime/sync_rule.h \
 		format/profile_sync.h format/profile_read.h format/trace_read.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
@@ -143,13 +143,13 @@ $(UNIT_COMPENSATE): tests/unit/test_compensate.c tool/analysis/compensate.c \
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
 $(UNIT_TRACE_PROFILE): tests/unit/test_trace_profile.c tool/trace_profile.c tool/util.c \
-		format/trace_read.c format/profile_read.c format/profile_read_sync.c \
+		format/trace_read.c format/trace_read_mpi.c format/profile_read.c format/profile_read_sync.c \
 		format/profile_read_io.c format/profile_codec.c \
 		tool/trace_profile.h format/trace_read.h format/profile_read.h format/profile.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
-$(UNIT_TRACE_FORMAT): tests/unit/test_trace_format.c format/trace_read.c format/profile_codec.c \
+$(UNIT_TRACE_FORMAT): tests/unit/test_trace_format.c format/trace_read.c format/trace_read_mpi.c format/profile_codec.c \
 		format/trace_read.h format/trace.h format/profile.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)

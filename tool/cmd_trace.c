@@ -158,6 +158,37 @@ static void print_thread(FILE *out, const struct strc_file *f, const struct strc
 						    : "cut short");
 }
 
+/* "  mpi       rank 2 of 4 (MPI_COMM_WORLD), 2 communicators" and one line per communicator. */
+static void print_comms(FILE *out, const struct strc_file *f)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < f->ncomms; i++)
+		if (f->comms[i].flags & STRC_COMM_WORLD)
+			break;
+	if (!f->ncomms)
+		return;
+	if (i < f->ncomms)
+		fprintf(out, "  mpi       rank %d of %u, %u communicator%s\n", f->comms[i].rank,
+			f->comms[i].size, f->ncomms, f->ncomms == 1 ? "" : "s");
+	else
+		fprintf(out, "  mpi       %u communicator%s\n", f->ncomms, f->ncomms == 1 ? "" : "s");
+	for (i = 0; i < f->ncomms; i++) {
+		const struct strc_comm *c = &f->comms[i];
+
+		fprintf(out, "    comm %-6u rank %d of %u%s", c->id, c->rank, c->size,
+			c->flags & STRC_COMM_WORLD ? ", MPI_COMM_WORLD" : "");
+		if (c->world) {
+			fprintf(out, ", world ranks");
+			for (j = 0; j < c->size && j < 16; j++)
+				fprintf(out, " %d", c->world[j]);
+			if (c->size > 16)
+				fprintf(out, " ...");
+		}
+		fprintf(out, "\n");
+	}
+}
+
 static void print_header(FILE *out, const char *path, const struct strc_file *f)
 {
 	char buf[64];
@@ -185,9 +216,35 @@ static void print_header(FILE *out, const char *path, const struct strc_file *f)
 			sync_kind_name(f->syncs[i].kind), (unsigned long long)f->syncs[i].addr,
 			f->syncs[i].flags & SPROF_SYNC_F_INIT ? "init" : "first-use",
 			(unsigned long long)f->syncs[i].site);
+	print_comms(out, f);
 }
 
 /* ---- events ---- */
+
+/* "to 1 tag 7 comm 0, 64 bytes"; a receive adds how long the call that completed it took. */
+static void print_message(FILE *out, const struct strc_file *f, const struct strc_event *e)
+{
+	const struct strc_mpi *m = strc_mpi_of(f, e);
+
+	fprintf(out, "%s %d tag %d comm %u, %llu bytes", e->type == STRC_MPI_SEND ? "to" : "from",
+		m->peer, m->tag, e->id, (unsigned long long)m->bytes);
+	if (e->type == STRC_MPI_RECV)
+		fprintf(out, ", waited %.3f ns", strc_ticks_to_ns(f, m->wait));
+}
+
+/* "Allreduce comm 0 root -, sent 8 received 8 bytes, took 1200.000 ns" */
+static void print_collective(FILE *out, const struct strc_file *f, const struct strc_event *e)
+{
+	const struct strc_mpi *m = strc_mpi_of(f, e);
+
+	fprintf(out, "%s comm %u root ", strc_coll_name(m->op), e->id);
+	if (m->peer < 0)
+		fprintf(out, "-");
+	else
+		fprintf(out, "%d", m->peer);
+	fprintf(out, ", sent %llu received %llu bytes, took %.3f ns", (unsigned long long)m->bytes,
+		(unsigned long long)m->recvd, strc_ticks_to_ns(f, m->wait));
+}
 
 /* What follows the type on an event's line. */
 static void print_detail(FILE *out, struct dumper *d, const struct strc_thread *t,
@@ -237,6 +294,12 @@ static void print_detail(FILE *out, struct dumper *d, const struct strc_thread *
 		break;
 	case STRC_SYNC_DONE: case STRC_SYNC_RELEASE:
 		fprintf(out, "sync object %u, seq %llu", e->id, (unsigned long long)e->arg);
+		break;
+	case STRC_MPI_SEND: case STRC_MPI_RECV:
+		print_message(out, d->f, e);
+		break;
+	case STRC_MPI_COLL:
+		print_collective(out, d->f, e);
 		break;
 	}
 }
