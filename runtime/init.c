@@ -176,12 +176,20 @@ static void install_signals(void)
 		catch_if_default(fault_signals[i]);
 }
 
+static uint64_t unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void after_fork_child(void)
 {
 	rt_busy++; /* the runtime's own work (reading /proc/self/cmdline) is not the program's */
 	rt_pid = getpid();
 	rt_start_ticks = rt_now();
-	rt_start_unix_ns = (uint64_t)time(NULL) * 1000000000ull;
+	rt_start_unix_ns = unix_ns(); /* the same moment: traces of several processes line up */
 	rt_writer_after_fork();
 	rt_thread_after_fork();
 	rt_read_cmdline();
@@ -189,14 +197,6 @@ static void after_fork_child(void)
 	rt_sample_after_fork();
 	dyn_server_after_fork();
 	rt_busy--;
-}
-
-static uint64_t unix_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Whether LD_PRELOAD names the runtime: it was preloaded, not opened by dlopen. */
@@ -285,6 +285,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	rt_hw_init();
 	rt_sample_init();
 	rt_start_ticks = rt_now();
+	rt_start_unix_ns = unix_ns(); /* with the ticks: the pair maps one clock to the other */
 	rt_busy = 0;
 	atomic_store(&rt_ready, 1);
 	if (rt_mode == RT_MODE_DYNAMIC)

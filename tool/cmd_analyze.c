@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "analyze_mpi.h"
 #include "cmds.h"
 #include "gantt.h"
 #include "perturb.h"
@@ -637,11 +638,35 @@ out:
 	return ret;
 }
 
+/* The traces of PATH: those of an MPI run's ranks together (with the event model), the others
+ * one by one. */
+static int analyze_traces(char **paths, uint32_t n, const struct an_opts *o)
+{
+	char *done = xcalloc(n ? n : 1, 1);
+	int ret = 0, sep = 0;
+	uint32_t i;
+
+	if (n > 1 && (o->model < 0 || o->model == PT_EVENTS)) {
+		ret = analyze_mpi(paths, n, o->alpha_ns, done);
+		sep = ret >= 0;
+		ret = ret > 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (done[i])
+			continue;
+		if (sep++)
+			printf("\n");
+		ret |= analyze_one(paths[i], o);
+	}
+	free(done);
+	return ret;
+}
+
 int cmd_analyze(int argc, char **argv)
 {
 	struct an_opts o;
 	char **paths;
-	uint32_t n, i;
+	uint32_t n;
 	int ret = 0;
 
 	if (parse_opts(&o, argc, argv))
@@ -657,11 +682,7 @@ int cmd_analyze(int argc, char **argv)
 		free_paths(paths, n);
 		return EXIT_USAGE;
 	}
-	for (i = 0; i < n; i++) {
-		if (i)
-			printf("\n");
-		ret |= analyze_one(paths[i], &o);
-	}
+	ret = analyze_traces(paths, n, &o);
 	free_paths(paths, n);
 	if (fflush(stdout) != 0)
 		return error("analyze: cannot write the output"), 1;

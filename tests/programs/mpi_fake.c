@@ -6,19 +6,24 @@
  * Messages (rank: sends / receives): a token ring of ROUNDS rounds, 0 -> 1 -> 2 -> 3 -> 0, tag
  * = round, 64 * (round + 1) bytes; then 0 sends 1000 bytes tag 5 to 2 on a communicator of
  * ranks {0, 2}; 1 sends tags 10 and 11 (8 bytes each) to 2, which records them in reverse tag
- * order (as specific-tag receives may). Then every rank records a Barrier and an Allreduce.
- * Totals: 0: 4 / 3, 1: 5 / 3, 2: 3 / 6, 3: 3 / 3; 15 messages; 8 collectives.
+ * order (as specific-tag receives may); 3 makes TICKS calls of an instrumented function (their
+ * probes delay it far more than 2) and then waits for 24 bytes tag 20 that 2 sends after 20 ms of
+ * uninstrumented work: removing the probes alone would put that receive before its send. Then
+ * every rank records a Barrier and an Allreduce.
+ * Totals: 0: 4 / 3, 1: 5 / 3, 2: 4 / 6, 3: 3 / 4; 16 messages; 8 collectives.
  */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define N 4
 #define ROUNDS 3
 #define WORLD_ID 0
+#define TICKS 20000
 
 static struct {
 	uint32_t (*comm)(int rank, int size, const int *world);
@@ -45,6 +50,21 @@ static void load_api(void)
 		api.comm = NULL;
 }
 
+static void tick(void)
+{
+	sink = sink + 1;
+}
+
+static void spin_ms(int ms)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
 static void work(int n)
 {
 	double s = 0;
@@ -55,13 +75,16 @@ static void work(int n)
 	sink = s;
 }
 
-static void put(int fd, size_t n)
+/* put and get stand for MPI's internals: not instrumented, as PMPI calls are not. */
+#define UNTRACED __attribute__((no_instrument_function))
+
+UNTRACED static void put(int fd, size_t n)
 {
 	if (write(fd, buf, n) != (ssize_t)n)
 		exit(3);
 }
 
-static void get(int fd, size_t n)
+UNTRACED static void get(int fd, size_t n)
 {
 	size_t got = 0;
 
@@ -81,7 +104,7 @@ static void send_msg(int fd, int peer, int tag, uint32_t comm, size_t n)
 	put(fd, n);
 }
 
-static void recv_msg(int fd, int peer, int tag, uint32_t comm, size_t n)
+UNTRACED static void recv_msg(int fd, int peer, int tag, uint32_t comm, size_t n)
 {
 	uint64_t began = api.comm ? api.clock() : 0;
 
@@ -125,6 +148,17 @@ static void extra(int r, uint32_t world, uint32_t sub)
 			api.recv(1, 11, world, 8, began);
 			api.recv(1, 10, world, 8, began);
 		}
+	}
+	if (r == 2) {
+		spin_ms(20);
+		send_msg(into[3][1], 3, 20, world, 24);
+	}
+	if (r == 3) {
+		int i;
+
+		for (i = 0; i < TICKS; i++)
+			tick();
+		recv_msg(into[3][0], 2, 20, world, 24);
 	}
 	began = api.comm ? api.clock() : 0;
 	if (api.comm) {

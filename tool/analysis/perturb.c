@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mpi_match.h"
 #include "util.h"
 
 double pt_ticks_per_ns(const struct strc_file *f)
@@ -186,20 +187,20 @@ static uint64_t begin_index(const struct pt_thread *th)
 	return 0;
 }
 
-/* CREATE(e) -> THREAD_BEGIN of the thread whose create edge is e. */
-static void create_edges(struct pt_trace *t, const struct strc_file *f, struct sync_list *creates,
-			 size_t *cap)
+/* CREATE(e) -> THREAD_BEGIN of the thread whose create edge is e; f's threads are t's from k0. */
+static void create_edges(struct pt_trace *t, const struct strc_file *f, uint32_t k0,
+			 struct sync_list *creates, size_t *cap)
 {
 	uint32_t k;
 
 	if (creates->n > 1)
 		qsort(creates->v, creates->n, sizeof(*creates->v), by_key_time);
-	for (k = 0; k < t->nth; k++) {
+	for (k = k0; k < k0 + f->nthreads; k++) {
 		struct sync_ev *c;
 
-		if (!f->threads[k].edge || !t->th[k].nev)
+		if (!f->threads[k - k0].edge || !t->th[k].nev)
 			continue;
-		c = latest_before(creates, f->threads[k].edge, UINT64_MAX);
+		c = latest_before(creates, f->threads[k - k0].edge, UINT64_MAX);
 		if (!c || c->thr == k)
 			continue;
 		c->peer = k;
@@ -347,25 +348,34 @@ static void find_phases(struct pt_trace *t, struct sync_list *creates, struct sy
 	free(all.v);
 }
 
-static void build_edges_and_phases(struct pt_trace *t, const struct strc_file *f)
+/* The edges within one process, whose threads are t's from k0; its phases if asked. */
+static void proc_edges(struct pt_trace *t, const struct strc_file *f, uint32_t k0, size_t *cap,
+		       int phases)
 {
 	struct sync_list creates = { 0 }, ends = { 0 }, joins = { 0 }, locks = { 0 };
-	size_t cap = 0;
 	uint32_t k;
 
-	t->t0 = UINT64_MAX;
-	for (k = 0; k < t->nth; k++)
+	for (k = k0; k < k0 + f->nthreads; k++)
 		scan_thread(t, k, &creates, &ends, &joins, &locks);
-	create_edges(t, f, &creates, &cap);
-	join_edges(t, &ends, &joins, &cap);
-	lock_edges(t, &locks, &cap);
+	create_edges(t, f, k0, &creates, cap);
+	join_edges(t, &ends, &joins, cap);
+	lock_edges(t, &locks, cap);
+	if (phases)
+		find_phases(t, &creates, &joins);
 	free(locks.v);
-	if (t->nedges)
-		qsort(t->edges, t->nedges, sizeof(*t->edges), by_dst);
-	find_phases(t, &creates, &joins);
 	free(creates.v);
 	free(ends.v);
 	free(joins.v);
+}
+
+static void build_edges_and_phases(struct pt_trace *t, const struct strc_file *f)
+{
+	size_t cap = 0;
+
+	t->t0 = UINT64_MAX;
+	proc_edges(t, f, 0, &cap, 1);
+	if (t->nedges)
+		qsort(t->edges, t->nedges, sizeof(*t->edges), by_dst);
 }
 
 /*
@@ -389,21 +399,30 @@ static double *alloc_times(struct pt_trace *t)
 	return p;
 }
 
-int pt_init(struct pt_trace *t, const struct strc_file *f, const struct pt_costs *c)
+/* f's threads as t's from k0. */
+static void add_threads(struct pt_trace *t, const struct strc_file *f, uint32_t k0, uint32_t proc)
+{
+	uint32_t k;
+
+	for (k = 0; k < f->nthreads; k++) {
+		struct pt_thread *th = &t->th[k0 + k];
+
+		th->ev = f->threads[k].ev;
+		th->nev = f->threads[k].nev;
+		th->index = f->threads[k].index;
+		th->phase = PT_NONE;
+		th->next_in_phase = PT_NONE;
+		th->proc = proc;
+		t->nevents += f->threads[k].nev;
+	}
+}
+
+/* The approximated times of every thread, once the threads are known. -1: no event. */
+static int add_times(struct pt_trace *t)
 {
 	double *ta;
 	uint32_t k;
 
-	*t = (struct pt_trace){ .c = *c, .nth = f->nthreads, .main = 0 };
-	t->th = xcalloc(f->nthreads, sizeof(*t->th));
-	for (k = 0; k < f->nthreads; k++) {
-		t->th[k].ev = f->threads[k].ev;
-		t->th[k].nev = f->threads[k].nev;
-		t->th[k].index = f->threads[k].index;
-		t->th[k].phase = PT_NONE;
-		t->th[k].next_in_phase = PT_NONE;
-		t->nevents += f->threads[k].nev;
-	}
 	if (!t->nevents) {
 		pt_free(t);
 		return -1;
@@ -413,7 +432,71 @@ int pt_init(struct pt_trace *t, const struct strc_file *f, const struct pt_costs
 		t->th[k].ta = ta;
 		ta += t->th[k].nev;
 	}
+	return 0;
+}
+
+int pt_init(struct pt_trace *t, const struct strc_file *f, const struct pt_costs *c)
+{
+	*t = (struct pt_trace){ .c = *c, .nth = f->nthreads, .main = 0 };
+	t->th = xcalloc(f->nthreads ? f->nthreads : 1, sizeof(*t->th));
+	add_threads(t, f, 0, 0);
+	if (add_times(t))
+		return -1;
 	build_edges_and_phases(t, f);
+	return 0;
+}
+
+uint32_t pt_thread_of(const struct pt_trace *t, uint32_t proc, uint32_t thr)
+{
+	return t->first_thread ? t->first_thread[proc] + thr : thr;
+}
+
+/* MPI_SEND -> MPI_RECV of every matched message: the send's probe runs before the message
+ * leaves; the receiving call was ready `wait` before its MPI_RECV. */
+static void message_edges(struct pt_trace *t, const struct strc_file *const *f,
+			  const struct mm_run *mm, size_t *cap)
+{
+	size_t i;
+
+	for (i = 0; i < mm->nmsgs; i++) {
+		const struct mm_msg *m = &mm->msgs[i];
+		const struct strc_file *rf = f[m->recv.proc];
+		const struct strc_event *r = &rf->threads[m->recv.thr].ev[m->recv.ev];
+		struct sync_ev src = { .thr = pt_thread_of(t, m->send.proc, m->send.thr),
+				       .idx = m->send.ev };
+
+		edge_add(t, cap, &src, pt_thread_of(t, m->recv.proc, m->recv.thr), m->recv.ev,
+			 PT_EDGE_MESSAGE);
+		t->edges[t->nedges - 1].flags = PT_EDGE_SOURCE_PROBE;
+		t->edges[t->nedges - 1].wait = strc_mpi_of(rf, r)->wait;
+	}
+}
+
+int pt_init_run(struct pt_trace *t, const struct strc_file *const *f, uint32_t nf,
+		const struct mm_run *mm, const struct pt_costs *c)
+{
+	uint32_t p, nth = 0;
+	size_t cap = 0;
+
+	*t = (struct pt_trace){ .c = *c, .main = 0, .nprocs = nf };
+	t->first_thread = xmalloc((nf + 1) * sizeof(*t->first_thread));
+	for (p = 0; p < nf; p++) {
+		t->first_thread[p] = nth;
+		nth += f[p]->nthreads;
+	}
+	t->first_thread[nf] = nth;
+	t->nth = nth;
+	t->th = xcalloc(nth ? nth : 1, sizeof(*t->th));
+	for (p = 0; p < nf; p++)
+		add_threads(t, f[p], t->first_thread[p], p);
+	if (add_times(t))
+		return -1;
+	t->t0 = UINT64_MAX;
+	for (p = 0; p < nf; p++)
+		proc_edges(t, f[p], t->first_thread[p], &cap, 0);
+	message_edges(t, f, mm, &cap);
+	if (t->nedges)
+		qsort(t->edges, t->nedges, sizeof(*t->edges), by_dst);
 	return 0;
 }
 
@@ -426,6 +509,7 @@ void pt_free(struct pt_trace *t)
 	free(t->th);
 	free(t->edges);
 	free(t->phases);
+	free(t->first_thread);
 	*t = (struct pt_trace){ 0 };
 }
 

@@ -42,7 +42,7 @@ struct pt_costs {
 	(1u << STRC_ENTER | 1u << STRC_EXIT | 1u << STRC_REGION_BEGIN | 1u << STRC_REGION_END |   \
 	 1u << STRC_PHASE | 1u << STRC_USER | 1u << STRC_THREAD_BEGIN | 1u << STRC_THREAD_END |   \
 	 1u << STRC_CREATE | 1u << STRC_JOIN | 1u << STRC_SYNC_WAIT | 1u << STRC_SYNC_DONE |       \
-	 1u << STRC_SYNC_RELEASE)
+	 1u << STRC_SYNC_RELEASE | 1u << STRC_MPI_SEND | 1u << STRC_MPI_RECV | 1u << STRC_MPI_COLL)
 
 /*
  * The direct perturbation one event stands for, in ticks. A COUNT of n calls ran n cheap probes
@@ -82,13 +82,16 @@ enum pt_edge_kind { PT_EDGE_CREATE, PT_EDGE_JOIN, PT_EDGE_LOCK, PT_EDGE_MESSAGE 
 #define PT_EDGE_BROKEN 0x1u       /* ignored by the event model: it closed a cycle */
 #define PT_EDGE_SOURCE_PROBE 0x2u /* the source's own probe ran before the dependent could go
 				   * on (a THREAD_END is recorded before the thread exits; a CREATE
-				   * after the new thread started) */
+				   * after the new thread started; an MPI_SEND before the message
+				   * leaves) */
 
 struct pt_edge {
 	uint32_t src_thr, dst_thr; /* indices in pt_trace.th */
 	uint64_t src, dst;         /* event indices in those threads */
 	uint16_t kind, flags;
 	uint32_t pad;
+	uint64_t wait;             /* messages: ticks the receiving call ran before the dependent
+				    * (its MPI_RECV's wait): the thread was ready from then on */
 };
 
 struct pt_thread {
@@ -102,7 +105,7 @@ struct pt_thread {
 	uint32_t index;        /* the thread's index in the file */
 	uint32_t phase;        /* fork-join phase it was created in, PT_NONE: main or free */
 	uint32_t next_in_phase;
-	uint32_t pad;
+	uint32_t proc;         /* the trace it belongs to (pt_init_run), 0 */
 };
 
 /* A concurrent phase: from the CREATE that opened it (on the main thread) to the JOIN that
@@ -142,6 +145,8 @@ struct pt_trace {
 	size_t nedges;
 	struct pt_phase *phases;
 	uint32_t nphases;
+	uint32_t *first_thread; /* pt_init_run: per trace, its first thread in th (nprocs + 1) */
+	uint32_t nprocs;
 	size_t ta_mapped;       /* bytes mapped for the times (0: malloc'd) */
 	enum pt_model model;    /* the last model run */
 	/* found by the event model */
@@ -162,6 +167,18 @@ struct pt_trace {
  */
 int pt_init(struct pt_trace *t, const struct strc_file *f, const struct pt_costs *c);
 void pt_free(struct pt_trace *t);
+
+/*
+ * The traces of one MPI run analyzed together (event model only): the threads of every trace,
+ * each trace's own edges, and a message edge MPI_SEND -> MPI_RECV for every message matched
+ * (mm: mpi_match.h; pairs of (trace, thread, event) in f). Times of different traces must be of
+ * one clock (one machine). 0, or -1 when there is no event.
+ */
+struct mm_run;
+int pt_init_run(struct pt_trace *t, const struct strc_file *const *f, uint32_t nf,
+		const struct mm_run *mm, const struct pt_costs *c);
+/* Index in t->th of thread `thr` of trace `proc` (pt_init_run). */
+uint32_t pt_thread_of(const struct pt_trace *t, uint32_t proc, uint32_t thr);
 
 /* Costs from the trace's CALIB record (α = o_full/2, o_skip, dt), or α given in ns (> 0). */
 int pt_costs_of(const struct strc_file *f, double alpha_ns, struct pt_costs *c);

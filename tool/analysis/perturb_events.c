@@ -96,12 +96,15 @@ static void dependent(struct ev_sched *s, uint32_t k, size_t from, size_t to)
 	size_t i = r->pos, j, src = NO_EDGE;
 	const struct strc_event *e = &th->ev[i];
 	double tm = tm_of(t, e), src_a = -HUGE_VAL, src_m = -HUGE_VAL, a = tm - r->x;
+	double call_m = -HUGE_VAL; /* a message's receiving call began then: ready from there */
 
 	for (j = from; j < to; j++) {
 		double sa, sm;
 
 		if (t->edges[j].flags & PT_EDGE_BROKEN)
 			continue;
+		if (t->edges[j].kind == PT_EDGE_MESSAGE)
+			call_m = fmax(call_m, tm - (double)t->edges[j].wait);
 		source_times(t, &t->edges[j], &sa, &sm);
 		if (sm > src_m)
 			src_m = sm;
@@ -113,7 +116,8 @@ static void dependent(struct ev_sched *s, uint32_t k, size_t from, size_t to)
 	if (src != NO_EDGE && i == 0) {
 		a = src_a + (tm - src_m);
 	} else if (src != NO_EDGE) {
-		double loc_m = tm_of(t, &th->ev[i - 1]) + pt_cost(&t->c, &th->ev[i - 1]);
+		double loc_m = fmax(tm_of(t, &th->ev[i - 1]) + pt_cost(&t->c, &th->ev[i - 1]),
+				    fmin(call_m, tm));
 		double loc_a = loc_m - r->x;
 
 		if (a < src_a - t->c.dt) {
