@@ -201,6 +201,35 @@ static char *dir_of(const char *path)
 	return d;
 }
 
+/* The MPI events of the traces matched across them (messages, collectives, communicators). */
+static int match_mpi(struct ex_input *in)
+{
+	char err[256];
+	uint32_t i;
+
+	in->files = xcalloc(in->nprocs ? in->nprocs : 1, sizeof(*in->files));
+	for (i = 0; i < in->nprocs; i++)
+		in->files[i] = in->procs[i].f;
+	if (!mm_any(in->files, in->nprocs))
+		return 0;
+	in->mpi = xcalloc(1, sizeof(*in->mpi));
+	if (mm_match(in->mpi, in->files, in->nprocs, err, sizeof(err)) == 0)
+		return 0;
+	free(in->mpi);
+	in->mpi = NULL;
+	return error("%s: %s", in->rundir, err);
+}
+
+uint32_t ex_rank_proc(const struct ex_input *in, int32_t r)
+{
+	uint32_t i;
+
+	for (i = 0; in->mpi && r >= 0 && i < in->nprocs; i++)
+		if (in->mpi->rank[i] == r)
+			return i;
+	return EX_NONE;
+}
+
 static int load_input(struct ex_input *in, const char *path, struct symtab *st)
 {
 	struct stat sb;
@@ -230,7 +259,7 @@ static int load_input(struct ex_input *in, const char *path, struct symtab *st)
 		free(paths[i]);
 	free(paths);
 	link_procs(in);
-	return ret;
+	return ret ? ret : match_mpi(in);
 }
 
 static void free_input(struct ex_input *in)
@@ -247,6 +276,10 @@ static void free_input(struct ex_input *in)
 		free(p->joined);
 		strc_free(p->f);
 	}
+	if (in->mpi)
+		mm_free(in->mpi);
+	free(in->mpi);
+	free(in->files);
 	free(in->procs);
 	free(in->rundir);
 }

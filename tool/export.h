@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mpi_match.h"
 #include "trace_read.h"
 
 #define EX_NONE UINT32_MAX
@@ -30,7 +31,12 @@ struct ex_input {
 	uint32_t nprocs;
 	uint64_t base;       /* ticks: the earliest event; time 0 of the exports */
 	uint64_t last;       /* ticks: the latest event */
+	struct mm_run *mpi;  /* the MPI events matched across the traces, NULL: no MPI rank */
+	const struct strc_file **files; /* procs[i].f, for mpi */
 };
+
+/* The process of MPI world rank r (ex_input.mpi), EX_NONE. */
+uint32_t ex_rank_proc(const struct ex_input *in, int32_t r);
 
 /* What follows the last '/' of a path. */
 const char *ex_base_name(const char *path);

@@ -3,7 +3,9 @@
  * An OTF2 archive (Score-P's trace format, read by Vampir, Scalasca, otf2-print) through
  * libotf2: a system-tree node for the machine, a location group per process, a location per
  * thread; Enter/Leave per call, the pthread create/wait events for thread edges, a metric per
- * user counter, a "phase" parameter for phases, BufferFlush for the runtime's flushes.
+ * user counter, a "phase" parameter for phases, BufferFlush for the runtime's flushes; for the
+ * traces of an MPI run, MpiSend/MpiRecv and MpiCollectiveBegin/End events with the MPI
+ * communicators and their groups in the global definitions.
  * Timestamps are the trace's clock ticks. Mapping and what is left out: docs/export.md.
  */
 #include <dirent.h>
@@ -48,6 +50,7 @@ struct otf2 {
 	const struct ex_proc *p;
 	const struct strc_thread *t;
 	uint32_t proc, loc, self, nlocs;
+	int mpi;              /* every rank of an MPI run is here: MPI events and definitions */
 	char host[256];
 	OTF2_ErrorCode err;
 	char msg[256];        /* the first error libotf2 reported */
@@ -233,11 +236,95 @@ static void thread_edge(struct otf2 *o, const struct strc_event *e)
 		counted(o, OTF2_EvtWriter_ThreadWait(o->w, NULL, e->t, o->proc, k + 1));
 }
 
+/* ---- MPI ---- */
+
+/* References of the MPI definitions: after the thread contingents (groups 0 .. nprocs,
+ * communicators 0 .. nprocs - 1), the group of the ranks' locations, then per communicator of the
+ * run a group and a communicator. */
+#define MPI_LOCATIONS(o) ((o)->in->nprocs + 1)
+#define MPI_GROUP(o, c) ((o)->in->nprocs + 2 + (c))
+#define MPI_COMM(o, c) ((o)->in->nprocs + (c))
+
+static OTF2_CollectiveOp coll_op(unsigned op)
+{
+	static const OTF2_CollectiveOp ops[STRC_COLL_OPS] = {
+		[STRC_COLL_BARRIER] = OTF2_COLLECTIVE_OP_BARRIER,
+		[STRC_COLL_BCAST] = OTF2_COLLECTIVE_OP_BCAST,
+		[STRC_COLL_GATHER] = OTF2_COLLECTIVE_OP_GATHER,
+		[STRC_COLL_GATHERV] = OTF2_COLLECTIVE_OP_GATHERV,
+		[STRC_COLL_SCATTER] = OTF2_COLLECTIVE_OP_SCATTER,
+		[STRC_COLL_SCATTERV] = OTF2_COLLECTIVE_OP_SCATTERV,
+		[STRC_COLL_ALLGATHER] = OTF2_COLLECTIVE_OP_ALLGATHER,
+		[STRC_COLL_ALLGATHERV] = OTF2_COLLECTIVE_OP_ALLGATHERV,
+		[STRC_COLL_REDUCE] = OTF2_COLLECTIVE_OP_REDUCE,
+		[STRC_COLL_ALLREDUCE] = OTF2_COLLECTIVE_OP_ALLREDUCE,
+		[STRC_COLL_ALLTOALL] = OTF2_COLLECTIVE_OP_ALLTOALL,
+		[STRC_COLL_ALLTOALLV] = OTF2_COLLECTIVE_OP_ALLTOALLV,
+		[STRC_COLL_SCAN] = OTF2_COLLECTIVE_OP_SCAN,
+		[STRC_COLL_EXSCAN] = OTF2_COLLECTIVE_OP_EXSCAN,
+		[STRC_COLL_REDUCE_SCATTER] = OTF2_COLLECTIVE_OP_REDUCE_SCATTER,
+	};
+
+	return op < STRC_COLL_OPS ? ops[op] : OTF2_COLLECTIVE_OP_BARRIER;
+}
+
+/* Every rank 0 .. size - 1 of MPI_COMM_WORLD has its trace here. */
+static int mpi_complete(const struct ex_input *in)
+{
+	const struct mm_run *m = in->mpi;
+	uint32_t c;
+
+	if (!m)
+		return 0;
+	for (c = 0; c < m->ncomms; c++)
+		if (m->comms[c].world)
+			return m->nranks == m->comms[c].size;
+	return 0;
+}
+
+/* A collective is recorded when it ends, with its duration: its begin is that much earlier,
+ * but not before the location's previous event (OTF2 wants them in order). */
+static void mpi_collective(struct otf2 *o, const struct strc_event *e, const struct strc_mpi *m,
+			   OTF2_CommRef comm)
+{
+	uint64_t begin = e->t > m->wait ? e->t - m->wait : 0;
+
+	if (e > o->t->ev && begin < e[-1].t)
+		begin = e[-1].t;
+	counted(o, OTF2_EvtWriter_MpiCollectiveBegin(o->w, NULL, begin));
+	counted(o, OTF2_EvtWriter_MpiCollectiveEnd(o->w, NULL, e->t, coll_op(m->op), comm,
+						   m->peer < 0 ? OTF2_UNDEFINED_UINT32
+							       : (uint32_t)m->peer,
+						   m->bytes, m->recvd));
+}
+
+static void mpi_event(struct otf2 *o, const struct strc_event *e)
+{
+	const struct strc_mpi *m = strc_mpi_of(o->p->f, e);
+	uint32_t c = o->mpi ? mm_comm_index(o->in->mpi, o->proc, e->id) : MM_NONE;
+
+	if (c == MM_NONE)
+		return; /* not an MPI run whose ranks are all here: no MPI definitions */
+	if (e->type == STRC_MPI_SEND)
+		counted(o, OTF2_EvtWriter_MpiSend(o->w, NULL, e->t, (uint32_t)m->peer,
+						  MPI_COMM(o, c), (uint32_t)m->tag, m->bytes));
+	else if (e->type == STRC_MPI_RECV)
+		counted(o, OTF2_EvtWriter_MpiRecv(o->w, NULL, e->t, (uint32_t)m->peer,
+						  MPI_COMM(o, c), (uint32_t)m->tag, m->bytes));
+	else
+		mpi_collective(o, e, m, MPI_COMM(o, c));
+}
+
 static void on_other(struct replay *r, const struct strc_event *e)
 {
 	struct otf2 *o = r->arg;
 
 	switch (e->type) {
+	case STRC_MPI_SEND:
+	case STRC_MPI_RECV:
+	case STRC_MPI_COLL:
+		mpi_event(o, e);
+		break;
 	case STRC_USER:
 		metric(o, e);
 		break;
@@ -408,6 +495,39 @@ static void def_threads(struct otf2 *o, OTF2_GlobalDefWriter *g)
 	free(members);
 }
 
+/* The ranks' locations (each rank's first thread), in rank order, then each communicator of
+ * the run: a group of its members' world ranks, and the communicator. */
+static void def_mpi(struct otf2 *o, OTF2_GlobalDefWriter *g)
+{
+	const struct mm_run *m = o->in->mpi;
+	uint32_t size = m->nranks, *first = xcalloc(o->in->nprocs + 1, sizeof(*first));
+	uint64_t *members = xmalloc((size ? size : 1) * sizeof(*members));
+	uint32_t i, c;
+
+	for (i = 0; i < o->in->nprocs; i++)
+		first[i + 1] = first[i] + o->in->procs[i].f->nthreads;
+	for (i = 0; i < size; i++)
+		members[i] = first[ex_rank_proc(o->in, (int32_t)i)];
+	check(o, OTF2_GlobalDefWriter_WriteGroup(g, MPI_LOCATIONS(o), str(o, "MPI ranks"),
+						 OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+						 OTF2_GROUP_FLAG_NONE, size, members));
+	for (c = 0; c < m->ncomms; c++) {
+		const struct mm_comm *mc = &m->comms[c];
+		OTF2_StringRef name = mc->world ? str(o, "MPI_COMM_WORLD")
+					 : strf(o, "MPI communicator %u (%u ranks)", c, mc->size);
+
+		for (i = 0; i < mc->size && i < size; i++)
+			members[i] = (uint64_t)mm_world_of(m, c, (int32_t)i);
+		check(o, OTF2_GlobalDefWriter_WriteGroup(g, MPI_GROUP(o, c), name,
+							 OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+							 OTF2_GROUP_FLAG_NONE, i, members));
+		check(o, OTF2_GlobalDefWriter_WriteComm(g, MPI_COMM(o, c), name, MPI_GROUP(o, c),
+							OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+	}
+	free(members);
+	free(first);
+}
+
 static void def_user(struct otf2 *o, OTF2_GlobalDefWriter *g)
 {
 	uint32_t i;
@@ -442,6 +562,8 @@ static void write_global_defs(struct otf2 *o)
 	def_system(o, g);
 	def_regions(o, g);
 	def_threads(o, g);
+	if (o->mpi)
+		def_mpi(o, g);
 	def_user(o, g);
 	o->g = NULL;
 	check(o, OTF2_Archive_CloseGlobalDefWriter(o->ar, g));
@@ -507,7 +629,7 @@ static void free_otf2(struct otf2 *o)
 
 int export_otf2(const struct ex_input *in, const char *dir)
 {
-	struct otf2 o = { .in = in, .nlocs = count_locations(in) };
+	struct otf2 o = { .in = in, .nlocs = count_locations(in), .mpi = mpi_complete(in) };
 	OTF2_ErrorCallback old;
 
 	if (prepare_dir(dir))
