@@ -2,7 +2,8 @@
 /*
  * Chrome trace-event JSON ("JSON Object Format"), read by Perfetto and chrome://tracing:
  * B/E events per call, metadata naming processes and threads, counters, phases as async
- * events, thread create/join as flows. Mapping: docs/export.md.
+ * events, thread create/join as flows; MPI messages as flows from send to receive, receives and
+ * collectives as slices of their calls' durations. Mapping: docs/export.md.
  */
 #include <math.h>
 #include <string.h>
@@ -18,6 +19,8 @@ struct chrome {
 	FILE *out;
 	int first;           /* no event written yet */
 	uint32_t thread_base; /* threads of the processes before this one (flow ids) */
+	uint32_t nthreads;    /* of the whole export: message flows take ids after theirs */
+	uint32_t proc;
 	uint64_t phases;     /* async ids given to phases so far */
 	uint32_t phase;      /* the thread's current phase name, or STRC_ID_NONE */
 };
@@ -144,6 +147,62 @@ static void thread_edge(struct chrome *c, const struct strc_event *e)
 	}
 }
 
+/* ---- MPI ---- */
+
+static void mpi_flow(struct chrome *c, int recv, const struct strc_event *e)
+{
+	const struct mm_run *m = c->in->mpi;
+	size_t i = m ? mm_msg_of(m, recv, c->proc, (uint32_t)(c->t - c->p->f->threads),
+				 (size_t)(e - c->t->ev))
+		     : SIZE_MAX;
+
+	if (i == SIZE_MAX)
+		return;
+	head(c, recv ? "f" : "s", e->t);
+	fprintf(c->out, ",\"name\":\"message\",\"cat\":\"mpi\",\"id\":%llu%s}",
+		(unsigned long long)(2 * (uint64_t)c->nthreads + 1 + i), recv ? ",\"bp\":\"e\"" : "");
+}
+
+/* A receive or a collective: a slice of the call's duration, ending at the event. */
+static void mpi_slice(struct chrome *c, const struct strc_event *e, const char *name)
+{
+	const struct strc_mpi *m = strc_mpi_of(c->p->f, e);
+	uint64_t begin = e->t > m->wait ? e->t - m->wait : 0;
+
+	head(c, "X", begin);
+	name_field(c, name);
+	fprintf(c->out, ",\"dur\":%.3f,\"cat\":\"mpi\",\"args\":{\"comm\":%u,\"bytes\":%llu",
+		strc_ticks_to_ns(c->p->f, e->t - begin) / 1000, e->id,
+		(unsigned long long)m->bytes);
+	if (e->type == STRC_MPI_COLL)
+		fprintf(c->out, ",\"received\":%llu,\"root\":%d}}", (unsigned long long)m->recvd,
+			m->peer);
+	else
+		fprintf(c->out, ",\"from\":%d,\"tag\":%d}}", m->peer, m->tag);
+}
+
+static void mpi_event(struct chrome *c, const struct strc_event *e)
+{
+	const struct strc_mpi *m = strc_mpi_of(c->p->f, e);
+	char name[96];
+
+	if (e->type == STRC_MPI_SEND) {
+		head(c, "i", e->t);
+		snprintf(name, sizeof(name), "MPI send to %d tag %d", m->peer, m->tag);
+		name_field(c, name);
+		fprintf(c->out, ",\"cat\":\"mpi\",\"s\":\"t\",\"args\":{\"comm\":%u,\"bytes\":%llu}}",
+			e->id, (unsigned long long)m->bytes);
+		mpi_flow(c, 0, e);
+	} else if (e->type == STRC_MPI_RECV) {
+		snprintf(name, sizeof(name), "MPI recv from %d tag %d", m->peer, m->tag);
+		mpi_slice(c, e, name);
+		mpi_flow(c, 1, e);
+	} else {
+		snprintf(name, sizeof(name), "MPI_%s", strc_coll_name(m->op));
+		mpi_slice(c, e, name);
+	}
+}
+
 static void proc_end(struct chrome *c, const struct strc_event *e)
 {
 	const struct strc_file *f = c->p->f;
@@ -178,6 +237,11 @@ static void on_other(struct replay *r, const struct strc_event *e)
 		break;
 	case STRC_PROC_END:
 		proc_end(c, e);
+		break;
+	case STRC_MPI_SEND:
+	case STRC_MPI_RECV:
+	case STRC_MPI_COLL:
+		mpi_event(c, e);
 		break;
 	default:
 		thread_edge(c, e);
@@ -221,8 +285,11 @@ int export_chrome(const struct ex_input *in, FILE *out)
 		     "\"run_dir\":", SONDE_VERSION);
 	json_str(out, in->rundir);
 	fprintf(out, "},\"traceEvents\":[");
+	for (i = 0; i < in->nprocs; i++)
+		c.nthreads += in->procs[i].f->nthreads;
 	for (i = 0; i < in->nprocs; i++) {
 		c.p = &in->procs[i];
+		c.proc = i;
 		for (k = 0; k < c.p->f->nthreads; k++) {
 			c.t = &c.p->f->threads[k];
 			thread_events(&c, &r, i);

@@ -228,6 +228,40 @@ static void pair(struct mm_run *run, const struct item *v, size_t s, size_t r, s
 	run->unmatched_recvs += (end - r) - n;
 }
 
+static int ref_cmp(const struct mm_ref *a, const struct mm_ref *b)
+{
+	CMP(a->proc, b->proc);
+	CMP(a->thr, b->thr);
+	CMP(a->ev, b->ev);
+	return 0;
+}
+
+static int by_recv(const void *x, const void *y, void *arg)
+{
+	const struct mm_msg *m = arg;
+
+	return ref_cmp(&m[*(const size_t *)x].recv, &m[*(const size_t *)y].recv);
+}
+
+size_t mm_msg_of(const struct mm_run *run, int recv, uint32_t proc, uint32_t thr, size_t ev)
+{
+	struct mm_ref key = { proc, thr, ev };
+	size_t lo = 0, hi = run->nmsgs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, i = recv ? run->by_recv[mid] : mid;
+		int c = ref_cmp(recv ? &run->msgs[i].recv : &run->msgs[i].send, &key);
+
+		if (!c)
+			return i;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return SIZE_MAX;
+}
+
 static void match_messages(struct mm_run *run)
 {
 	struct item *v = NULL;
@@ -249,6 +283,11 @@ static void match_messages(struct mm_run *run)
 	free(v);
 	if (run->nmsgs > 1)
 		qsort(run->msgs, run->nmsgs, sizeof(*run->msgs), by_send);
+	run->by_recv = xmalloc((run->nmsgs ? run->nmsgs : 1) * sizeof(*run->by_recv));
+	for (i = 0; i < run->nmsgs; i++)
+		run->by_recv[i] = i;
+	if (run->nmsgs > 1)
+		qsort_r(run->by_recv, run->nmsgs, sizeof(*run->by_recv), by_recv, run->msgs);
 }
 
 /* ---- collectives ---- */
@@ -367,6 +406,7 @@ void mm_free(struct mm_run *run)
 	free(run->comm_base);
 	free(run->comms);
 	free(run->msgs);
+	free(run->by_recv);
 	free(run->colls);
 	free(run->coll_ev);
 	*run = (struct mm_run){ 0 };

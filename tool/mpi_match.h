@@ -56,6 +56,7 @@ struct mm_run {
 	uint32_t ncomms;
 	struct mm_msg *msgs;      /* sorted by the send (proc, thr, ev) */
 	size_t nmsgs;
+	size_t *by_recv;          /* indices in msgs sorted by the receive */
 	uint64_t sends, recvs;    /* message events seen */
 	uint64_t unmatched_sends, unmatched_recvs; /* no partner in the run (or a comm not known) */
 	struct mm_coll *colls;
@@ -74,6 +75,8 @@ void mm_free(struct mm_run *run);
 uint32_t mm_comm_index(const struct mm_run *run, uint32_t p, uint32_t comm_id);
 /* The world rank of rank `rank` of communicator c, -1 when not known. */
 int32_t mm_world_of(const struct mm_run *run, uint32_t c, int32_t rank);
+/* The message whose send (or receive) is event ev of thread thr of trace proc, or SIZE_MAX. */
+size_t mm_msg_of(const struct mm_run *run, int recv, uint32_t proc, uint32_t thr, size_t ev);
 /* Whether any of the traces holds an MPI definition. */
 int mm_any(const struct strc_file *const *f, uint32_t n);
 
