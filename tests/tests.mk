@@ -45,6 +45,18 @@ $(UNIT_PERTURB): tests/unit/test_perturb.c tool/analysis/perturb.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
+# MPI events: their records, their matching across a run's traces, message edges.
+UNIT_MPI_TRACE := $(TEST_BUILD)/test_mpi_trace
+UNIT_BINS += $(UNIT_MPI_TRACE)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_MPI_TRACE)"
+
+$(UNIT_MPI_TRACE): tests/unit/test_mpi_trace.c tool/mpi_match.c tool/analysis/perturb.c \
+		tool/analysis/perturb_events.c tool/util.c format/trace_read.c \
+		format/trace_read_mpi.c format/profile_codec.c tool/mpi_match.h \
+		tool/analysis/perturb.h format/trace_read.h format/trace_read_mpi.h format/trace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 # --sync: the compensation rule on synthetic delays, the SYNC/SYNC_COMP records' reader.
 UNIT_SYNC := $(TEST_BUILD)/test_sync
 UNIT_BINS += $(UNIT_SYNC)
