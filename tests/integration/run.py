@@ -1565,6 +1565,74 @@ def t_analyze(o):
                      status=1)
 
 
+MPI_FAKE = {0: (4, 3), 1: (5, 3), 2: (4, 6), 3: (3, 4)}  # rank: sends, receives (mpi_fake.c)
+
+
+@test()
+def t_mpi_trace(o):
+    """MPI events through the runtime's API (mpi_fake: four forked ranks, pipes for messages):
+    dump, matching and the event model of analyze, OTF2 and Chrome exports."""
+    b = build('mpi_fake')
+    d = trun(b, tag='mpi-fake')
+    ranks = {}
+    with check('mpi trace: every rank\'s MPI_SEND, MPI_RECV, MPI_COLL events, exactly'):
+        eq(len(traces(d)), 5, 'traces (the parent and four ranks)')
+        for t in traces(d):
+            head, n, events, _ = dump(os.path.join(d, t))
+            m = [h for h in head if h.strip().startswith('mpi ')]
+            if not m:
+                eq(sum(n.get(k, 0) for k in ('MPI_SEND', 'MPI_RECV', 'MPI_COLL')), 0,
+                   'MPI events of the parent')
+                continue
+            r = int(re.search(r'rank (\d+) of 4', m[0]).group(1))
+            ranks[r] = t
+            eq((n.get('MPI_SEND', 0), n.get('MPI_RECV', 0), n.get('MPI_COLL', 0)),
+               MPI_FAKE[r] + (2,), f'rank {r}: sends, receives, collectives')
+            expect(any(x[2] == 'MPI_COLL' and x[3].startswith('Allreduce comm 0 root -, sent 8 '
+                                                             'received 8 bytes') for x in events),
+                   f'rank {r}: the Allreduce line')
+        eq(sorted(ranks), [0, 1, 2, 3], 'ranks')
+    with check('mpi trace: analyze matches all 16 messages; no receive before its send'):
+        out = analyze(d)
+        expect('MPI run: 4 ranks of 4' in out, out[:300])
+        expect('messages: 16 sent, 16 received, 16 matched; 0 sends and 0 receives without'
+               in out, out[:600])
+        expect('collectives: 2, 8 events' in out, out[:600])
+        expect('happens-before edges: 16 message, 0 create, 0 join' in out, out[:1500])
+        expect('messages received before they were sent once approximated: 0' in out,
+               out[:1500])
+        expect(out.count('\ntrace ') == 1, 'the parent analyzed on its own')
+    with check('mpi trace: two traces of one rank are refused'):
+        dd = new_dir('mpi-dup')
+        shutil.copytree(d, dd)
+        shutil.copy(os.path.join(d, ranks[2]), os.path.join(dd, 'trace.99999.strc'))
+        expect_error(run([SONDE, 'analyze', dd]), 'two ranks 2', status=1)
+        expect_error(run([SONDE, 'export', '--chrome', dd]), 'export: two ranks 2', status=1)
+    with check('mpi trace: export --chrome: a flow per message, receives and collectives'):
+        evs = chrome(d)
+        s, f = phs(evs, 's', cat='mpi'), phs(evs, 'f', cat='mpi')
+        eq((len(s), len(f)), (16, 16), 'message flow starts and ends')
+        eq(sorted(e['id'] for e in s), sorted(e['id'] for e in f), 'flow ids')
+        eq(len([e for e in phs(evs, 'X', cat='mpi') if e['name'].startswith('MPI recv')]), 16,
+           'receive slices')
+        eq(len(phs(evs, 'X', name='MPI_Allreduce')), 4, 'Allreduce slices')
+    if not shutil.which('otf2-print'):
+        emit(True, 'mpi trace: export --otf2 # SKIP otf2-print is not installed')
+        return
+    with check('mpi trace: export --otf2: MPI events, communicators, otf2-print reads them'):
+        p = run([SONDE, 'export', '--otf2', d])
+        expect(p.returncode == 0, describe(p))
+        arch = os.path.join(d, 'otf2', 'traces.otf2')
+        c = otf2_print(arch)
+        eq([c.get(k) for k in ('MPI_SEND', 'MPI_RECV', 'MPI_COLLECTIVE_BEGIN',
+                               'MPI_COLLECTIVE_END')], [16, 16, 8, 8], 'MPI events')
+        g = run(['otf2-print', '-G', arch]).stdout.decode(errors='replace')
+        expect(re.search(r'COMM\s+\d+\s+Name: "MPI_COMM_WORLD"', g), 'MPI_COMM_WORLD')
+        expect(re.search(r'Name: "MPI ranks".*Paradigm: MPI.*4 Members', g), 'the ranks group')
+        expect(re.search(r'COMM_GROUP, Paradigm: MPI, Flags: NONE, 2 Members: 0 .*, 2 ', g),
+               'the {0, 2} communicator')
+
+
 @test('-O0', '-O2')
 def t_dynamic(o):
     """sonde run --dynamic on binaries built without instrumentation: the profile a compiled-in
