@@ -9,7 +9,7 @@
 # --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
 # BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
 .PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io bench-sampling bench-consult \
-	bench-dyn-objects
+	bench-dyn-objects bench-mpi-trace
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
@@ -23,6 +23,7 @@ bench: all $(DYN_BENCH)
 	BUILD=$(BUILD) ./bench/io_cost.sh
 	./bench/sampling.sh
 	BUILD=$(BUILD) ./bench/consult.sh
+	BUILD=$(BUILD) ./bench/mpi_trace_cost.sh
 
 # Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
 # accuracy of `sonde analyze` on bench/kernels/.
@@ -63,3 +64,8 @@ bench-sampling: all
 # each planted bottleneck of examples/, data used against the trace and full sampling.
 bench-consult: all
 	BUILD=$(BUILD) ./bench/consult.sh
+
+# MPI events in traces (docs/benchmarks.md, "MPI events in traces"): ns per MPI_SEND, MPI_RECV
+# and MPI_COLL record through libsonde's API, bytes per event.
+bench-mpi-trace: all
+	BUILD=$(BUILD) ./bench/mpi_trace_cost.sh

@@ -2,9 +2,11 @@
 /*
  * sonde analyze on the run directory of an MPI program (docs/analysis.md, "MPI runs"): the
  * traces of its ranks are analyzed together by the event model, with an edge from every
- * message's MPI_SEND to its MPI_RECV (tool/mpi_match.c), so that the approximated timeline keeps
- * message causality once the probes are removed: a receive that waited for a delayed sender
- * takes the sender's approximated time plus the measured latency (seed 001's rule, post mortem).
+ * message's MPI_SEND to its MPI_RECV and between the members of each collective
+ * (tool/mpi_match.c), so that the approximated timeline keeps message causality once the probes
+ * are removed: a receive that waited for a delayed sender takes the sender's approximated time
+ * plus the measured latency (seed 001's rule, post mortem), and a collective's end follows the
+ * begins it depends on.
  */
 #include <math.h>
 #include <stdio.h>
@@ -101,7 +103,7 @@ static void print_ranks(const struct mpi_an *a)
 	char b1[32], b2[32], b3[32];
 	uint32_t p, k;
 
-	printf("\nEvent times (model: events, with message edges)\n");
+	printf("\nEvent times (model: events, with message and collective edges)\n");
 	printf("  %-5s %8s %8s %10s %13s %13s %12s\n", "rank", "pid", "threads", "events",
 	       "measured end", "approx. end", "removed");
 	for (p = 0; p < a->nf; p++) {
@@ -141,12 +143,12 @@ static uint64_t causality_broken(const struct mpi_an *a)
 
 static void print_edges(const struct mpi_an *a)
 {
-	size_t i, n[4] = { 0 };
+	size_t i, n[PT_EDGE_KINDS] = { 0 };
 
 	for (i = 0; i < a->t.nedges; i++)
-		n[a->t.edges[i].kind & 3]++;
-	printf("  happens-before edges: %zu message, %zu create, %zu join", n[PT_EDGE_MESSAGE],
-	       n[PT_EDGE_CREATE], n[PT_EDGE_JOIN]);
+		n[a->t.edges[i].kind % PT_EDGE_KINDS]++;
+	printf("  happens-before edges: %zu message, %zu collective, %zu create, %zu join",
+	       n[PT_EDGE_MESSAGE], n[PT_EDGE_COLL], n[PT_EDGE_CREATE], n[PT_EDGE_JOIN]);
 	if (n[PT_EDGE_LOCK])
 		printf(", %zu synchronization (--sync)", n[PT_EDGE_LOCK]);
 	printf("; dependents that waited for their source: %llu",

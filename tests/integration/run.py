@@ -1598,7 +1598,8 @@ def t_mpi_trace(o):
         expect('messages: 16 sent, 16 received, 16 matched; 0 sends and 0 receives without'
                in out, out[:600])
         expect('collectives: 2, 8 events' in out, out[:600])
-        expect('happens-before edges: 16 message, 0 create, 0 join' in out, out[:1500])
+        expect('happens-before edges: 16 message, 24 collective, 0 create, 0 join' in out,
+               out[:1500])
         expect('messages received before they were sent once approximated: 0' in out,
                out[:1500])
         expect(out.count('\ntrace ') == 1, 'the parent analyzed on its own')

@@ -447,6 +447,75 @@ static void test_message_no_wait(void **state)
 	strc_free(g[1]);
 }
 
+/*
+ * A barrier of two ranks: rank 0 enters late (measured 4900 from t0, delay 10), rank 1 early
+ * (1010) but with 2010 of delay. Each end follows the later approximated begin:
+ *   begins approximated: rank 0 4890, rank 1 1010 - 2010 = -1000
+ *   rank 1's end: 4890 + (5010 - max(1010, 4900)) = 5000 (alone: 5010 - 2010 = 3000)
+ *   rank 0's end: its own begin was the later: 4890 + (5000 - 4900) = 4990
+ */
+static void test_barrier(void **state)
+{
+	struct rank r[2];
+	struct strc_file *g[2];
+	struct pt_costs c = { .alpha = 10, .skip = 1, .dt = 1 };
+	struct mm_run mm;
+	struct pt_trace t;
+	char err[256];
+
+	(void)state;
+	rank_init(&r[0], 0, 2);
+	rank_init(&r[1], 1, 2);
+	coll(&r[0], 5100, STRC_COLL_BARRIER, 0, -1, 100);
+	calls(&r[1], 200, 100);
+	coll(&r[1], 5110, STRC_COLL_BARRIER, 0, -1, 4000);
+	read_ranks(r, g, 2);
+	assert_int_equal(mm_match(&mm, (const struct strc_file *const *)g, 2, err, sizeof(err)), 0);
+	assert_int_equal(pt_init_run(&t, (const struct strc_file *const *)g, 2, &mm, &c), 0);
+	assert_int_equal(t.nedges, 2);
+	assert_int_equal(t.edges[0].kind, PT_EDGE_COLL);
+	pt_events(&t);
+	assert_int_equal(t.broken, 0);
+	assert_float_equal(t.th[0].ta[1], 4990, 1e-9);
+	assert_float_equal(t.th[1].ta[201], 5000, 1e-9);
+	assert_int_equal(t.waited, 1);
+	assert_int_equal(t.dep_before, 1);
+	pt_free(&t);
+	mm_free(&mm);
+	strc_free(g[0]);
+	strc_free(g[1]);
+}
+
+/* A broadcast: only the non-root waits for the root's begin. */
+static void test_bcast(void **state)
+{
+	struct rank r[3];
+	struct strc_file *g[3];
+	struct pt_costs c = { .alpha = 10, .skip = 1, .dt = 1 };
+	struct mm_run mm;
+	struct pt_trace t;
+	char err[256];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		rank_init(&r[i], i, 3);
+		coll(&r[i], 1000 + 10 * (uint64_t)i, STRC_COLL_BCAST, 0, 1, 50);
+	}
+	read_ranks(r, g, 3);
+	assert_int_equal(mm_match(&mm, (const struct strc_file *const *)g, 3, err, sizeof(err)), 0);
+	assert_int_equal(pt_init_run(&t, (const struct strc_file *const *)g, 3, &mm, &c), 0);
+	assert_int_equal(t.nedges, 2);
+	assert_int_equal(t.edges[0].src_thr, 1);
+	assert_int_equal(t.edges[1].src_thr, 1);
+	pt_events(&t);
+	assert_int_equal(t.broken, 0);
+	pt_free(&t);
+	mm_free(&mm);
+	for (i = 0; i < 3; i++)
+		strc_free(g[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +525,8 @@ int main(void)
 		cmocka_unit_test(test_match_refused),
 		cmocka_unit_test(test_message_edge),
 		cmocka_unit_test(test_message_no_wait),
+		cmocka_unit_test(test_barrier),
+		cmocka_unit_test(test_bcast),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

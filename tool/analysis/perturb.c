@@ -472,6 +472,95 @@ static void message_edges(struct pt_trace *t, const struct strc_file *const *f,
 	}
 }
 
+/* Whether member j's begin must precede member i's end in a collective of this operation,
+ * ranks in the communicator, root its root. */
+static int coll_depends(unsigned op, int32_t i, int32_t j, int32_t root)
+{
+	switch (op) {
+	case STRC_COLL_BCAST:
+	case STRC_COLL_SCATTER:
+	case STRC_COLL_SCATTERV:
+		return j == root;
+	case STRC_COLL_GATHER:
+	case STRC_COLL_GATHERV:
+	case STRC_COLL_REDUCE:
+		return i == root;
+	case STRC_COLL_SCAN:
+	case STRC_COLL_EXSCAN:
+		return j < i;
+	default: /* everyone's result needs everyone's part */
+		return 1;
+	}
+}
+
+#define MAX_COLL_SOURCES 64
+
+/* A member of a collective: its event and its rank in the communicator. */
+static void coll_member(const struct strc_file *const *f, const struct mm_ref *x,
+			const struct strc_event **e, int32_t *rank)
+{
+	const struct strc_file *g = f[x->proc];
+
+	*e = &g->threads[x->thr].ev[x->ev];
+	*rank = strc_comm_of(g, (*e)->id)->rank;
+}
+
+/* For every collective, an edge from each member's MPI_COLL to each member whose end depends on
+ * its begin (at most MAX_COLL_SOURCES per member: bigger all-to-all collectives make none). */
+static void coll_edges(struct pt_trace *t, const struct strc_file *const *f,
+		       const struct mm_run *mm, size_t *cap)
+{
+	size_t c, i, j;
+
+	for (c = 0; c < mm->ncolls; c++) {
+		const struct mm_coll *k = &mm->colls[c];
+		const struct mm_ref *m = &mm->coll_ev[k->first];
+		const struct strc_event *e0;
+		int32_t r0, root;
+
+		coll_member(f, &m[0], &e0, &r0);
+		root = strc_mpi_of(f[m[0].proc], e0)->peer;
+		for (i = 0; i < k->n; i++) {
+			const struct strc_event *ei, *ej;
+			int32_t ri, rj;
+			unsigned n = 0;
+
+			coll_member(f, &m[i], &ei, &ri);
+			for (j = 0; j < k->n; j++) {
+				coll_member(f, &m[j], &ej, &rj);
+				n += j != i && coll_depends(k->op, ri, rj, root);
+			}
+			if (n > MAX_COLL_SOURCES)
+				continue;
+			for (j = 0; j < k->n; j++) {
+				struct sync_ev src = { .thr = pt_thread_of(t, m[j].proc, m[j].thr),
+						       .idx = m[j].ev };
+
+				coll_member(f, &m[j], &ej, &rj);
+				if (j == i || !coll_depends(k->op, ri, rj, root))
+					continue;
+				edge_add(t, cap, &src, pt_thread_of(t, m[i].proc, m[i].thr),
+					 m[i].ev, PT_EDGE_COLL);
+				t->edges[t->nedges - 1].wait = strc_mpi_of(f[m[i].proc], ei)->wait;
+				t->edges[t->nedges - 1].src_wait = strc_mpi_of(f[m[j].proc], ej)->wait;
+			}
+		}
+	}
+}
+
+/* The begins of the collectives: one block beside the times. */
+static void add_begins(struct pt_trace *t)
+{
+	double *ba;
+	uint32_t k;
+
+	ba = t->ba_block = xcalloc(t->nevents, sizeof(*ba));
+	for (k = 0; k < t->nth; k++) {
+		t->th[k].ba = ba;
+		ba += t->th[k].nev;
+	}
+}
+
 int pt_init_run(struct pt_trace *t, const struct strc_file *const *f, uint32_t nf,
 		const struct mm_run *mm, const struct pt_costs *c)
 {
@@ -495,6 +584,10 @@ int pt_init_run(struct pt_trace *t, const struct strc_file *const *f, uint32_t n
 	for (p = 0; p < nf; p++)
 		proc_edges(t, f[p], t->first_thread[p], &cap, 0);
 	message_edges(t, f, mm, &cap);
+	if (mm->ncolls) {
+		coll_edges(t, f, mm, &cap);
+		add_begins(t);
+	}
 	if (t->nedges)
 		qsort(t->edges, t->nedges, sizeof(*t->edges), by_dst);
 	return 0;
@@ -510,6 +603,7 @@ void pt_free(struct pt_trace *t)
 	free(t->edges);
 	free(t->phases);
 	free(t->first_thread);
+	free(t->ba_block);
 	*t = (struct pt_trace){ 0 };
 }
 

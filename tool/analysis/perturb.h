@@ -78,7 +78,11 @@ static inline uint64_t pt_probes(const struct strc_event *e)
 }
 
 /* A happens-before edge: the dependent event cannot precede its source. */
-enum pt_edge_kind { PT_EDGE_CREATE, PT_EDGE_JOIN, PT_EDGE_LOCK, PT_EDGE_MESSAGE };
+/* PT_EDGE_COLL: a member of an MPI collective cannot leave it before another member (or the
+ * root) entered it: the source side is the source's *begin* (its event minus its wait), ready as
+ * soon as the source's thread reached that event (pt_thread.ba holds its approximated begin). */
+enum pt_edge_kind { PT_EDGE_CREATE, PT_EDGE_JOIN, PT_EDGE_LOCK, PT_EDGE_MESSAGE, PT_EDGE_COLL,
+		    PT_EDGE_KINDS };
 #define PT_EDGE_BROKEN 0x1u       /* ignored by the event model: it closed a cycle */
 #define PT_EDGE_SOURCE_PROBE 0x2u /* the source's own probe ran before the dependent could go
 				   * on (a THREAD_END is recorded before the thread exits; a CREATE
@@ -90,14 +94,18 @@ struct pt_edge {
 	uint64_t src, dst;         /* event indices in those threads */
 	uint16_t kind, flags;
 	uint32_t pad;
-	uint64_t wait;             /* messages: ticks the receiving call ran before the dependent
-				    * (its MPI_RECV's wait): the thread was ready from then on */
+	uint64_t wait;             /* messages, collectives: ticks the call ran before the
+				    * dependent (its MPI_RECV's or MPI_COLL's wait): the thread was
+				    * ready from then on */
+	uint64_t src_wait;         /* collectives: the source's wait (its begin) */
 };
 
 struct pt_thread {
 	const struct strc_event *ev; /* the measured events (borrowed from the file) */
 	size_t nev;
 	double *ta;            /* approximated times, ticks since t0 (the last model run) */
+	double *ba;            /* pt_init_run with collectives: per event, the approximated
+				* begin of an MPI_COLL (set when the model reaches it); NULL */
 	double dp;             /* direct perturbation: the cost of all its events, ticks */
 	uint64_t probes;       /* probes it ran (pt_probes summed) */
 	uint64_t simultaneous; /* events the model would have put before their predecessor: they
@@ -146,6 +154,7 @@ struct pt_trace {
 	struct pt_phase *phases;
 	uint32_t nphases;
 	uint32_t *first_thread; /* pt_init_run: per trace, its first thread in th (nprocs + 1) */
+	double *ba_block;       /* the begins of every thread (th[k].ba point into it) */
 	uint32_t nprocs;
 	size_t ta_mapped;       /* bytes mapped for the times (0: malloc'd) */
 	enum pt_model model;    /* the last model run */

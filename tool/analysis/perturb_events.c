@@ -37,6 +37,7 @@ struct ev_state {
 	size_t dep;           /* next edge ending on this thread (index in t->edges) */
 	size_t blocked;       /* the edge it waits for, NO_EDGE */
 	double x;             /* delay of the next event: overhead not yet paid back */
+	size_t arrived;       /* an MPI_COLL it reached, its begin approximated (ba), SIZE_MAX */
 	uint32_t next_waiter; /* in the list of threads waiting for the same thread */
 	uint32_t waiters;     /* first thread waiting for this one, PT_NONE */
 };
@@ -63,21 +64,57 @@ static uint32_t pop(struct ev_sched *s)
 	return k;
 }
 
+/* A collective's source is ready once its thread has reached it (its begin is known). */
 static int source_ready(const struct ev_sched *s, const struct pt_edge *e)
 {
-	return (e->flags & PT_EDGE_BROKEN) || s->st[e->src_thr].pos > e->src;
+	const struct ev_state *r = &s->st[e->src_thr];
+
+	return (e->flags & PT_EDGE_BROKEN) || r->pos > e->src ||
+	       (e->kind == PT_EDGE_COLL && r->arrived == e->src);
+}
+
+/* Measured: when event i of th, completing a call that ran `wait` ticks, was ready locally:
+ * the call's start, or its previous event and that event's probe if later. */
+static double call_ready_m(const struct pt_trace *t, const struct pt_thread *th, size_t i,
+			   uint64_t wait)
+{
+	double tm = tm_of(t, &th->ev[i]), begin = (double)wait < tm ? tm - (double)wait : 0;
+
+	if (i == 0)
+		return begin;
+	return fmax(tm_of(t, &th->ev[i - 1]) + pt_cost(&t->c, &th->ev[i - 1]), fmin(begin, tm));
 }
 
 /* What an edge's source offers: its approximated time and its measured "ready" time (after
- * its own probe when the dependent waited for that too). */
+ * its own probe when the dependent waited for that too); a collective's: its begin. */
 static void source_times(const struct pt_trace *t, const struct pt_edge *e, double *ta,
 			 double *ready_m)
 {
 	const struct pt_thread *s = &t->th[e->src_thr];
 	const struct strc_event *ev = &s->ev[e->src];
 
+	if (e->kind == PT_EDGE_COLL) {
+		*ta = s->ba[e->src];
+		*ready_m = call_ready_m(t, s, e->src, e->src_wait);
+		return;
+	}
 	*ta = s->ta[e->src];
 	*ready_m = tm_of(t, ev) + (e->flags & PT_EDGE_SOURCE_PROBE ? pt_cost(&t->c, ev) : 0);
+}
+
+/* Thread k reached event pos, an MPI_COLL (edges [from, to) end on it): its begin. */
+static void arrive(struct ev_sched *s, uint32_t k, size_t from, size_t to)
+{
+	struct pt_trace *t = s->t;
+	struct ev_state *r = &s->st[k];
+	size_t j;
+
+	for (j = from; j < to && t->edges[j].kind != PT_EDGE_COLL; j++)
+		;
+	if (j == to || r->arrived == r->pos)
+		return;
+	t->th[k].ba[r->pos] = call_ready_m(t, &t->th[k], r->pos, t->edges[j].wait) - r->x;
+	r->arrived = r->pos;
 }
 
 /*
@@ -103,7 +140,7 @@ static void dependent(struct ev_sched *s, uint32_t k, size_t from, size_t to)
 
 		if (t->edges[j].flags & PT_EDGE_BROKEN)
 			continue;
-		if (t->edges[j].kind == PT_EDGE_MESSAGE)
+		if (t->edges[j].kind == PT_EDGE_MESSAGE || t->edges[j].kind == PT_EDGE_COLL)
 			call_m = fmax(call_m, tm - (double)t->edges[j].wait);
 		source_times(t, &t->edges[j], &sa, &sm);
 		if (sm > src_m)
@@ -160,6 +197,9 @@ static int run_thread(struct ev_sched *s, uint32_t k)
 		}
 		if (r->pos >= th->nev)
 			return RUN_DONE;
+		for (j = r->dep; j < end && t->edges[j].dst == r->pos; j++)
+			;
+		arrive(s, k, r->dep, j);
 		for (j = r->dep; j < end && t->edges[j].dst == r->pos; j++)
 			if (!source_ready(s, &t->edges[j])) {
 				r->blocked = j;
@@ -239,7 +279,7 @@ static void sched_init(struct ev_sched *s, struct pt_trace *t)
 	s->head = s->count = 0;
 	for (k = 0; k < t->nth; k++) {
 		s->st[k] = (struct ev_state){ .dep = e, .blocked = NO_EDGE, .waiters = PT_NONE,
-					      .next_waiter = PT_NONE };
+					      .next_waiter = PT_NONE, .arrived = SIZE_MAX };
 		while (e < t->nedges && t->edges[e].dst_thr == k)
 			e++;
 		s->edge_end[k] = e;
