@@ -40,6 +40,17 @@
 #define SPROTO_MIN_BUCKET_NS 1000000ull            /* 1 ms */
 #define SPROTO_MAX_BUCKET_NS 3600000000000ull      /* 1 hour */
 #define SPROTO_DEFAULT_BUCKET_NS 100000000ull      /* 100 ms */
+/*
+ * Counters the runtime itself writes (docs/protocol.md, "Counters the runtime writes"): a tool
+ * reads them with METRIC_ENABLE terms of kind counter and never allocates them. The sonde.h
+ * phase markers the process ran (a count), the last one's name (its address in the target, 0
+ * for SONDE_PHASE(NULL)) and time (CLOCK_MONOTONIC ns); the control thread's id.
+ */
+#define SPROTO_COUNTER_PHASE_NS (SPROTO_MAX_COUNTERS - 4)
+#define SPROTO_COUNTER_PHASE_NAME (SPROTO_MAX_COUNTERS - 3)
+#define SPROTO_COUNTER_PHASES (SPROTO_MAX_COUNTERS - 2)
+#define SPROTO_COUNTER_CTL_TID (SPROTO_MAX_COUNTERS - 1)
+#define SPROTO_COUNTERS_OWN (SPROTO_MAX_COUNTERS - 4) /* counters a tool may use: below */
 
 /* Message types: requests (tool -> runtime) below 0x80, replies and the stream above. */
 enum sproto_type {

@@ -464,6 +464,7 @@ RT_EXPORT void sonde__phase(const char *name)
 	struct rt_thread *t = self();
 	uint64_t now = rt_now();
 
+	dyn_note_phase(name); /* a live search follows phases (sonde consult -- PROGRAM) */
 	if (!t)
 		return;
 	if (rt_trace_on) {

@@ -409,4 +409,7 @@ void rt_sample_resume(void);
 void rt_sample_after_fork(void);
 void rt_sample_write(struct writer *w);
 
+/* runtime/dyn/point.c: a sonde.h phase marker, for a tool following phases live. */
+void dyn_note_phase(const char *name);
+
 #endif

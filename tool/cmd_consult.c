@@ -2,7 +2,9 @@
 /*
  * sonde consult [TRACE|RUNDIR] [OPTIONS]: the Performance Consultant (docs/consult.md) — the
  * W3 search for bottlenecks (why, where, when) over a trace recorded with `sonde run --trace`,
- * replayed as time histograms through the same data-source interface a live search uses.
+ * replayed as time histograms, or live (`sonde consult PID`, `sonde consult -- PROGRAM`) over
+ * dynamic instrumentation inserted and removed as the search goes (cmd_consult_live.c); both
+ * through the same data-source interface.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,26 +19,22 @@
 #include "consult/engine.h"
 #include "consult/hyp.h"
 #include "consult/trace_source.h"
+#include "consult/trigger.h"
 #include "consult/view.h"
+#include "consult_live.h"
 #include "report.h"
 #include "util.h"
 
-struct co_opts {
-	const char *path, *json, *dot, *file;
-	const char **thresholds;
-	uint32_t nthresholds;
-	uint32_t pid;
-	double period_ms;
-	int quiet;
-	struct cs_params par;
-};
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: sonde consult [TRACE|RUNDIR] [OPTIONS]   (default: ./sonde-out)\n"
+		"       sonde consult [OPTIONS] PID\n"
+		"       sonde consult [OPTIONS] -- PROGRAM ARGS\n"
 		"  the automated bottleneck search (W3: why, where, when) over a trace recorded\n"
-		"  with 'sonde run --trace'; docs/consult.md\n"
+		"  with 'sonde run --trace', or live: a running process (attached, let go as it\n"
+		"  was at the end) or a program started under the dynamic runtime; docs/consult.md\n"
 		"  --json FILE             the Search History Graph and the findings as JSON\n"
 		"  --dot FILE              the graph as Graphviz DOT (and FILE.svg when dot is installed)\n"
 		"  --threshold NAME=VALUE  change a hypothesis threshold (repeatable)\n"
@@ -51,6 +49,11 @@ static void usage(FILE *out)
 		"  --priority X            test them first\n"
 		"  --no-load-compensation  thresholds are not scaled by the time the program ran\n"
 		"  --pid P                 the trace of process P in a run directory\n"
+		"  --trigger T             start the search when T fires: call:PROC (its first call)\n"
+		"                          or METRIC>VALUE, METRIC<VALUE (per second, whole program)\n"
+		"  --for DURATION          live: search this long (default: until the process ends\n"
+		"                          or Ctrl-C)\n"
+		"  -o, --output DIR        live, with a PROGRAM: the runtime's directory (sonde-out)\n"
 		"  -q, --quiet             no progress lines\n");
 }
 
@@ -108,8 +111,23 @@ static int str_option(int argc, char **argv, int *i, struct co_opts *o)
 
 	if ((r = opt_value(argc, argv, i, "--json", &o->json)) ||
 	    (r = opt_value(argc, argv, i, "--dot", &o->dot)) ||
-	    (r = opt_value(argc, argv, i, "--file", &o->file)))
+	    (r = opt_value(argc, argv, i, "--file", &o->file)) ||
+	    (r = opt_value(argc, argv, i, "--output", &o->dir)) ||
+	    (r = opt_value(argc, argv, i, "-o", &o->dir)))
 		return r;
+	if ((r = opt_value(argc, argv, i, "--trigger", &o->trigger))) {
+		char err[256];
+
+		if (r > 0 && cs_trigger_check(o->trigger, err, sizeof(err)) != 0)
+			return error("consult: %s", err), -1;
+		return r;
+	}
+	if ((r = opt_value(argc, argv, i, "--for", &v))) {
+		if (r > 0 && (parse_time_span(v, &o->seconds) != 0 || !(o->seconds > 0)))
+			return error("consult: --for needs a duration like 10s or 500ms, not '%s'", v),
+			       -1;
+		return r;
+	}
 	if ((r = opt_value(argc, argv, i, "--threshold", &v)))
 		return r > 0 ? (push(&o->thresholds, &o->nthresholds, v), 1) : r;
 	if ((r = opt_value(argc, argv, i, "--ignore", &v)))
@@ -139,9 +157,14 @@ static int parse_args(int argc, char **argv, struct co_opts *o)
 			return 1;
 		}
 		if (!strcmp(a, "--")) {
-			return error("consult: the live search (sonde consult -- ./app, sonde consult "
-				     "PID) is not built yet: record a trace with 'sonde run --trace "
-				     "-- ./app' and run 'sonde consult' on it"), -2;
+			if (i + 1 >= argc)
+				return error("consult: which program? (sonde consult -- PROGRAM ARGS)"),
+				       -2;
+			if (o->path)
+				return error("consult: a trace, a PID or a program, not '%s' and a "
+					     "program", o->path), -2;
+			o->argv = argv + i + 1;
+			break;
 		}
 		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			o->quiet = 1;
@@ -162,8 +185,10 @@ static int parse_args(int argc, char **argv, struct co_opts *o)
 			return error("consult: one trace or run directory, not '%s' too", a), -2;
 		o->path = a;
 	}
-	if (!o->path)
+	if (!o->path && !o->argv)
 		o->path = "sonde-out";
+	if (!o->dir)
+		o->dir = "sonde-out";
 	return 0;
 }
 
@@ -205,7 +230,7 @@ static char *trace_path(const struct co_opts *o)
 	return one;
 }
 
-static struct hyp_lib *load_hypotheses(const struct co_opts *o)
+struct hyp_lib *consult_hypotheses(const struct co_opts *o)
 {
 	struct hyp_lib *lib = hyp_lib_new();
 	char path[PATH_MAX];
@@ -312,7 +337,7 @@ static int write_json(const char *path, const struct cs_engine *e, const char *t
 }
 
 /* DOT, and SVG beside it when Graphviz's dot is installed. */
-static int write_dot(const char *path, const struct cs_engine *e, const char *title)
+int consult_write_dot(const char *path, const struct cs_engine *e, const char *title)
 {
 	FILE *out = fopen(path, "w");
 	char dot[PATH_MAX], svg[PATH_MAX + 8];
@@ -345,7 +370,7 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 {
 	char err[512];
 	struct strc_file *f;
-	struct cs_source *src;
+	struct cs_source *src, *trig = NULL;
 	struct cs_engine *e;
 	struct cs_view view = { .out = stdout, .quiet = o->quiet };
 	struct trace_source_info ti;
@@ -365,22 +390,33 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 	printf("sonde consult: %s (%s), %.3f s, %u thread%s; samples every %.0f ms\n", trace,
 	       f->exe && *f->exe ? f->exe : "?", (double)ti.run_ns / 1e9, ti.threads,
 	       ti.threads == 1 ? "" : "s", o->period_ms);
-	e = cs_engine_new(lib, &o->par, src);
+	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, err, sizeof(err)))) {
+		trace_source_free(src);
+		strc_free(f);
+		return error("consult: %s", err);
+	}
+	e = cs_engine_new(lib, &o->par, trig ? trig : src);
 	e->progress = cs_view_progress;
 	e->progress_arg = &view;
 	cs_view_progress(e, &view);
 	cs_engine_run(e);
 	cs_view_progress(e, &view);
+	if (trig)
+		printf(cs_trigger_fired(trig) ? "trigger %s fired at %.3f s: times count from there\n"
+		       : "trigger %s never fired: nothing searched\n", o->trigger,
+		       (double)cs_trigger_fired(trig) / 1e9);
 	cs_view_tree(stdout, e);
-	cs_view_explain(stdout, e, ti.run_ns, profile_cb, src);
+	cs_view_explain(stdout, e, trig ? ti.run_ns - cs_trigger_fired(trig) : ti.run_ns,
+			trig ? NULL : profile_cb, src);
 	volume_of(e, &ti, trace, src->ops->sample_bytes, &v);
 	print_volume(stdout, &v, &ti, e->st.steps);
 	if (o->json)
 		rc |= write_json(o->json, e, trace, &v, &ti);
 	if (o->dot)
-		rc |= write_dot(o->dot, e, trace);
+		rc |= consult_write_dot(o->dot, e, trace);
 	cs_view_free(&view);
 	cs_engine_free(e);
+	cs_trigger_free(trig);
 	trace_source_free(src);
 	strc_free(f);
 	return rc ? 1 : 0;
@@ -395,11 +431,11 @@ int cmd_consult(int argc, char **argv)
 
 	if (r)
 		rc = r > 0 ? 0 : EXIT_USAGE;
-	else if (is_pid(o.path))
-		rc = (error("consult: attaching to process %s (the live search) is not built yet: "
-			    "record a trace with 'sonde run --trace' and consult it", o.path),
-		      EXIT_USAGE);
-	else if ((lib = load_hypotheses(&o)) && (trace = trace_path(&o)))
+	else if (!(lib = consult_hypotheses(&o)))
+		rc = 1;
+	else if (o.argv || is_pid(o.path))
+		rc = consult_live(&o, lib);
+	else if ((trace = trace_path(&o)))
 		rc = search(&o, lib, trace);
 	free(trace);
 	hyp_lib_free(lib);

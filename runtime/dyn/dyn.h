@@ -103,6 +103,9 @@ void dyn_points_after_fork(int keep_profile);
 void dyn_points_clear(uint32_t first, uint32_t count);
 void dyn_points_reclaim(uint64_t now_ns);
 void dyn_counters_reset(void);
+/* A sonde.h phase marker (probe.c): its name, time and count in the runtime's own counters
+ * (SPROTO_COUNTER_PHASE_*), for a tool that follows phases live (sonde consult). */
+void dyn_note_phase(const char *name);
 
 /* ---- per-thread state: timers and the shadow stack (thread.c) ---- */
 

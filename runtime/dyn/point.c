@@ -164,6 +164,16 @@ void dyn_counters_reset(void)
 			atomic_store_explicit(&dyn_counters[i].v, 0, memory_order_relaxed);
 }
 
+/* Name and time first, the count last: a sample that sees the count sees them (or later). */
+void dyn_note_phase(const char *name)
+{
+	atomic_store_explicit(&dyn_counters[SPROTO_COUNTER_PHASE_NS].v,
+			      (int64_t)dyn_sys_clock_ns(CLOCK_MONOTONIC), memory_order_relaxed);
+	atomic_store_explicit(&dyn_counters[SPROTO_COUNTER_PHASE_NAME].v,
+			      (int64_t)(uintptr_t)name, memory_order_relaxed);
+	atomic_fetch_add_explicit(&dyn_counters[SPROTO_COUNTER_PHASES].v, 1, memory_order_release);
+}
+
 static int all_profile(const struct dyn_prog *p)
 {
 	unsigned i;

@@ -557,6 +557,9 @@ static void *server_main(void *arg)
 
 	(void)arg;
 	rt_busy = 1; /* neither the profile probes nor the points count this thread */
+	/* a tool leaves this thread out of the program's (sonde consult's Threads) */
+	atomic_store_explicit(&dyn_counters[SPROTO_COUNTER_CTL_TID].v, dyn_sys_gettid(),
+			      memory_order_relaxed);
 	dyn_calibrate_costs(&costs); /* a client that connects meanwhile waits in the backlog */
 	while (!srv.detach)
 		serve_once();

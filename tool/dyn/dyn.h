@@ -38,7 +38,8 @@ struct dyn_area {
 struct dyn_set {
 	char module[4096];  /* dyn_collect's module */
 	uint64_t bias;
-	struct dyn_func *f; /* f[i] is point i */
+	uint32_t first_id;  /* f[i] is point first_id + i (several sets in one process) */
+	struct dyn_func *f;
 	size_t n, cap;
 	struct dyn_area *areas;
 	size_t nareas;
@@ -64,6 +65,9 @@ int dyn_install(struct target *t, struct dyn_set *s, char *err, size_t n);
 /* The world must be stopped: the original bytes back; threads out of the trampolines (the
  * trampolines stay mapped: a thread inside the handler returns through one). */
 int dyn_remove(struct target *t, struct dyn_set *s, char *err, size_t n);
+/* The same for the points i with which[i] set (which NULL: every one). */
+int dyn_remove_some(struct target *t, struct dyn_set *s, const uint8_t *which, char *err,
+		    size_t n);
 size_t dyn_count(const struct dyn_set *s, int state);
 void dyn_set_free(struct dyn_set *s);
 

@@ -249,7 +249,7 @@ int dyn_plan(struct target *t, struct dyn_set *s, uint64_t handler, char *err, s
 		return snprintf(err, n, "out of memory"), -1;
 	for (i = 0; i < s->n; i++) {
 		struct dyn_func *f = &s->f[i];
-		struct tramp_spec spec = { handler, (uint32_t)i };
+		struct tramp_spec spec = { handler, s->first_id + (uint32_t)i };
 		uint64_t tramp = s->areas[f->area].addr + slot[f->area]++ * PATCH_TRAMP_MAX;
 		struct patch_fn *fn;
 		uint8_t *code;
@@ -340,23 +340,29 @@ static int move_threads_out(struct target *t, const struct patch_plan *p)
 	return busy;
 }
 
-static int threads_busy(struct target *t, struct dyn_set *s)
+static int threads_busy(struct target *t, struct dyn_set *s, const uint8_t *which)
 {
 	size_t i;
 	int busy = 0;
 
 	for (i = 0; i < s->n; i++)
-		if (s->f[i].state == DYN_INSTALLED)
+		if (s->f[i].state == DYN_INSTALLED && (!which || which[i]))
 			busy |= move_threads_out(t, &s->f[i].plan);
 	return busy;
 }
 
 int dyn_remove(struct target *t, struct dyn_set *s, char *err, size_t n)
 {
+	return dyn_remove_some(t, s, NULL, err, n);
+}
+
+int dyn_remove_some(struct target *t, struct dyn_set *s, const uint8_t *which, char *err,
+		    size_t n)
+{
 	size_t i;
 	int tries;
 
-	for (tries = 0; threads_busy(t, s); tries++) {
+	for (tries = 0; threads_busy(t, s, which); tries++) {
 		if (tries == 100 || target_run_for(t, 1, NULL) != 0) {
 			snprintf(err, n, "a thread stays inside a trampoline; not removing");
 			return -1;
@@ -365,7 +371,7 @@ int dyn_remove(struct target *t, struct dyn_set *s, char *err, size_t n)
 	for (i = 0; i < s->n; i++) {
 		struct dyn_func *f = &s->f[i];
 
-		if (f->state != DYN_INSTALLED)
+		if (f->state != DYN_INSTALLED || (which && !which[i]))
 			continue;
 		if (target_write(t, f->plan.site, f->plan.orig, f->plan.len) != 0) {
 			snprintf(err, n, "restoring %s: %s", f->name, target_error(t));

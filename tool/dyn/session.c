@@ -122,11 +122,11 @@ int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const st
 	s->focus = focus ? focus : "/Code";
 	if (exe) {
 		snprintf(s->exe, sizeof(s->exe), "%s", exe);
-		return plan_later(s, err, n);
+		return metric ? plan_later(s, err, n) : 0;
 	}
 	if (exe_of(pid, s->exe, sizeof(s->exe), err, n) != 0)
 		return -1;
-	return plan_now(s, err, n);
+	return metric ? plan_now(s, err, n) : dyn_program_read(s, err, n);
 }
 
 /* ---- talking to the runtime ---- */
@@ -164,6 +164,11 @@ static int simple(struct dyn_session *s, const void *msg, size_t len, char *err,
 	return request(s, msg, len, SPROTO_OK, &m, err, n);
 }
 
+int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n)
+{
+	return simple(s, msg, len, err, n);
+}
+
 static int sampling(struct dyn_session *s, uint64_t ns, char *err, size_t n)
 {
 	uint8_t msg[64];
@@ -181,10 +186,10 @@ static int list_process(struct dyn_session *s, char *err, size_t n)
 	if (request(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_LIST), SPROTO_LIST_REPLY,
 		    &m, err, n) != 0)
 		return -1;
-	for (i = 0; s->plan->thread >= 0 && i < m.u.list.nthreads; i++)
+	for (i = 0; s->plan && s->plan->thread >= 0 && i < m.u.list.nthreads; i++)
 		if (sproto_list_tid(&m.u.list, i) == (uint32_t)s->plan->thread)
 			break;
-	if (s->plan->thread >= 0 && i == m.u.list.nthreads)
+	if (s->plan && s->plan->thread >= 0 && i == m.u.list.nthreads)
 		return snprintf(err, n, "process %d has no thread %ld (its thread ids are in "
 				"/proc/%d/task)", (int)s->pid, s->plan->thread, (int)s->pid), -1;
 	s->threads = s->threads ? s->threads : (int)m.u.list.nthreads;
@@ -368,11 +373,13 @@ static int unpatch(struct dyn_session *s, double *pause_ms, char *err, size_t n)
 	struct target t;
 	int r;
 
-	if (!dyn_count(&s->set, DYN_INSTALLED))
+	if (!dyn_count(&s->set, DYN_INSTALLED) && !s->remove)
 		return 0;
 	if (target_attach(&t, s->pid, err, n) != 0)
 		return -1;
 	r = dyn_remove(&t, &s->set, err, n);
+	if (r == 0 && s->remove)
+		r = s->remove(s->cb_arg, &t, err, n);
 	if (target_detach(&t) != 0 && r == 0) {
 		snprintf(err, n, "letting the process go: %s", target_error(&t));
 		r = -1;
@@ -468,6 +475,14 @@ static void on_sample(struct dyn_session *s, const struct sproto_sample *sm)
 	int64_t v;
 	uint32_t i;
 
+	if (s->on_sample) { /* many requests: their owner reads the samples (live.c) */
+		s->on_sample(s->cb_arg, sm);
+		s->t_start = s->nsamples ? s->t_start : sm->start_ns;
+		s->t_last = sm->end_ns;
+		s->lost = sm->lost;
+		s->nsamples++;
+		return;
+	}
 	for (i = 0; i < sm->n; i++) {
 		sproto_sample_entry(sm, i, &e);
 		s->last_seen |= (e.flags & SPROTO_S_LAST) != 0;
@@ -698,10 +713,33 @@ static int cost_setup(struct dyn_session *s, char *err, size_t n)
 	return 0;
 }
 
+/* No plan: the process connected and let go; requests come later (live.c). */
+static int open_only(struct dyn_session *s, char *err, size_t n)
+{
+	uint8_t msg[64];
+
+	if (s->o.launched && dyn_program_read(s, err, n) != 0)
+		return -1;
+	if (list_process(s, err, n) != 0 || dyn_sites_left_patch(s, err, n) != 0)
+		return -1;
+	cost_defaults(&s->cp);
+	dyn_costs_apply(&s->costs, 1, &s->cp);
+	if (s->o.max_cost > 0)
+		s->cp.defer_at = s->o.max_cost;
+	s->cost = cost_model_new(&s->cp);
+	if (sampling(s, s->bucket_ns, err, n) != 0)
+		return -1;
+	if (s->o.launched)
+		return simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n);
+	return 0;
+}
+
 static int instrument(struct dyn_session *s, char *err, size_t n)
 {
 	uint8_t msg[64];
 
+	if (!s->metric)
+		return open_only(s, err, n);
 	if (s->o.launched && plan_now(s, err, n) != 0) /* held before main: libraries loaded */
 		return -1;
 	if (!s->o.launched && dyn_program_check(s, err, n) != 0)

@@ -119,6 +119,11 @@ struct dyn_session {
 	/* a /Files focus: its descriptors, read again every DYN_REFRESH_NS (dyn_session_refresh) */
 	uint64_t t_refresh;
 	uint32_t refocused; /* times the points' predicates were set to new descriptors */
+	/* a session without a plan (metric NULL) whose requests another layer makes (live.h):
+	 * it reads the samples, and removes its own patches when the session ends */
+	void (*on_sample)(void *arg, const struct sproto_sample *sm);
+	int (*remove)(void *arg, struct target *t, char *err, size_t n);
+	void *cb_arg;
 };
 
 #define DYN_REFRESH_NS 100000000ull /* 100 ms */
@@ -130,6 +135,8 @@ struct dyn_session {
  * only the metric and the focus are checked now, and the plan is made once the program is held
  * before main with its libraries loaded. lib, metric and focus must outlive the session. 0, or
  * -1 with a one-line reason (unknown metric, bad focus, nothing the patcher can reach...).
+ * metric NULL: no plan; the session only connects (the procedures are read, a held program is
+ * let go) and its owner makes its requests (live.h).
  */
 int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const struct mdl_lib *lib,
 		     const char *metric, const char *focus, char *err, size_t n);
@@ -137,6 +144,8 @@ int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const st
  * the process is left as it was (err says why). */
 int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, char *err,
 		       size_t n);
+/* Send a request that is answered OK (samples meanwhile go to on_sample). 0, or -1 with err. */
+int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n);
 /* Receive samples for up to ms. 0; 1 when the process ended (or closed the connection). */
 int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n);
 /*

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live data source of `sonde consult -- PROGRAM` and `sonde consult PID` (docs/consult.md):
+ * each (metric, focus) the search asks for becomes a request of dynamic instrumentation
+ * (tool/dyn/live.h) inserted into the running process, its samples read each period, and
+ * taken out again when the search cancels it. Whole-program readings need no instrumentation:
+ * the process's CPU time (the runtime's), thread CPU times and page faults (/proc), threads
+ * alive, the observed cost of the instrumentation itself.
+ */
+#ifndef SONDE_CONSULT_LIVE_SOURCE_H
+#define SONDE_CONSULT_LIVE_SOURCE_H
+
+#include <signal.h>
+
+#include "../dyn/live.h"
+#include "source.h"
+
+struct live_source_opts {
+	double seconds;              /* stop after this long (0: until the process ends) */
+	volatile sig_atomic_t *stop; /* set (Ctrl-C): the next step is the last */
+};
+
+/* Over a session opened without a plan; NULL with err. */
+struct cs_source *live_source_new(struct dyn_session *s, const struct live_source_opts *o,
+				  char *err, size_t cap);
+void live_source_free(struct cs_source *src);
+
+struct live_source_info {
+	uint64_t run_ns;                      /* searched so far */
+	uint32_t threads, modules, procedures; /* seen */
+	uint32_t metrics;                     /* the metrics it can measure */
+	uint64_t period_ns;
+	uint32_t requests, requests_max;      /* instrumentation requests made, at once at most */
+	struct dyn_live_stats dyn;            /* points, batches, samples and bytes received */
+	double observed_ns;                   /* the instrumentation's cost so far */
+	uint64_t full_calls;                  /* calls of the executable's procedures, counted
+					       * where they were instrumented (rates x time) */
+	int ended;                            /* the process ended during the search */
+	char error[256];                      /* why the search stopped early, "" */
+};
+void live_source_info(struct cs_source *src, struct live_source_info *out);
+
+#endif

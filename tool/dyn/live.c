@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Many requests on one live session (live.h). Each commit: requests gone are taken off their
+ * points and their metrics disabled; new ones get fresh runtime indexes; procedures that need
+ * a point and have none are patched together (a new dyn_set whose point ids follow the last
+ * one's, one stop of the world); every point whose requests changed gets its whole action
+ * list again (POINT_SET), or is cleared and its patch taken out when none is left; then the
+ * new requests' metrics are enabled. Samples give each metric's increase (their delta).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live.h"
+#include "session_int.h"
+#include "util.h"
+
+#define NONE UINT32_MAX
+/* metric ids 0-3 read the runtime's own counters (phases, the control thread) */
+#define M_PHASE_NS 0
+#define M_PHASE_NAME 1
+#define M_PHASES 2
+#define M_CTL_TID 3
+#define M_FIRST_FREE 4
+
+enum { LP_NONE, LP_IN, LP_REFUSED };
+enum { LR_FREE, LR_PENDING, LR_LIVE, LR_GONE };
+enum { MK_FREE, MK_OWN, MK_REQ, MK_POINT };
+
+struct lpt {
+	uint32_t proc;
+	uint32_t set, idx;  /* its patch: batch and index there (set NONE: none) */
+	int state;
+	uint32_t users;
+	int dirty;
+	uint32_t tc, metric; /* execution counter, and the metric reading it */
+	double ns_each;      /* one execution with its actions now */
+};
+
+struct lreq {
+	int state;
+	struct dyn_lspec spec;
+	uint32_t idx[DYN_LREQ_VARS];
+	uint32_t metric;
+	int64_t taken;
+	int complete;
+};
+
+struct dyn_live {
+	struct dyn_session *s;
+	struct lpt *pt;
+	uint32_t npt;
+	int32_t *pt_of; /* by procedure: index in pt, -1 */
+	struct lreq *req;
+	uint32_t nreq;
+	struct dyn_set *sets;
+	uint32_t nsets, next_id;
+	uint32_t next_timer[2], next_tc;
+	uint32_t *free_tc, nfree_tc;
+	uint8_t mkind[SPROTO_MAX_METRICS];
+	uint32_t mown[SPROTO_MAX_METRICS];
+	int64_t msum[SPROTO_MAX_METRICS], mval[SPROTO_MAX_METRICS];
+	/* per procedure: executions counted, over seconds measured (rates), cost observed */
+	double *execs, *secs, *obs_ns;
+	int started;
+	struct dyn_live_stats st;
+};
+
+static void on_sample(void *arg, const struct sproto_sample *sm);
+static int remove_all(void *arg, struct target *t, char *err, size_t n);
+
+struct dyn_live *dyn_live_new(struct dyn_session *s)
+{
+	struct dyn_live *l = xcalloc(1, sizeof(*l));
+	uint32_t i;
+
+	l->s = s;
+	l->pt_of = xmalloc((s->nprocs + 1) * sizeof(*l->pt_of));
+	for (i = 0; i < s->nprocs; i++)
+		l->pt_of[i] = -1;
+	l->execs = xcalloc(s->nprocs + 1, sizeof(double));
+	l->secs = xcalloc(s->nprocs + 1, sizeof(double));
+	l->obs_ns = xcalloc(s->nprocs + 1, sizeof(double));
+	s->on_sample = on_sample;
+	s->remove = remove_all;
+	s->cb_arg = l;
+	return l;
+}
+
+void dyn_live_free(struct dyn_live *l)
+{
+	uint32_t i;
+
+	if (!l)
+		return;
+	l->s->on_sample = NULL;
+	l->s->remove = NULL;
+	for (i = 0; i < l->nreq; i++)
+		free(l->req[i].spec.pt);
+	for (i = 0; i < l->nsets; i++)
+		dyn_set_free(&l->sets[i]);
+	free(l->sets);
+	free(l->req);
+	free(l->pt);
+	free(l->pt_of);
+	free(l->free_tc);
+	free(l->execs);
+	free(l->secs);
+	free(l->obs_ns);
+	free(l);
+}
+
+/* ---- samples ---- */
+
+static void on_sample(void *arg, const struct sproto_sample *sm)
+{
+	struct dyn_live *l = arg;
+	struct sproto_sample_entry e;
+	double dt = sm->end_ns > sm->start_ns ? (double)(sm->end_ns - sm->start_ns) / 1e9 : 0;
+	uint32_t i;
+
+	l->st.samples++;
+	l->st.entries += sm->n;
+	l->st.bytes += SPROTO_HEADER_SIZE + 32 + 24ull * sm->n;
+	for (i = 0; i < sm->n; i++) {
+		sproto_sample_entry(sm, i, &e);
+		if (e.metric >= SPROTO_MAX_METRICS || l->mkind[e.metric] == MK_FREE)
+			continue;
+		l->msum[e.metric] += e.delta;
+		l->mval[e.metric] = e.value;
+		if (l->mkind[e.metric] == MK_POINT) {
+			const struct lpt *p = &l->pt[l->mown[e.metric]];
+
+			l->execs[p->proc] += (double)e.delta;
+			l->secs[p->proc] += (e.flags & SPROTO_S_FIRST) ? 0 : dt;
+			l->obs_ns[p->proc] += (double)e.delta * p->ns_each;
+		}
+	}
+}
+
+int64_t dyn_live_take(struct dyn_live *l, int id)
+{
+	struct lreq *r = &l->req[id];
+	int64_t v, d;
+
+	if (id < 0 || (uint32_t)id >= l->nreq || r->metric == NONE)
+		return 0;
+	v = l->msum[r->metric];
+	d = v - r->taken;
+	r->taken = v;
+	return d;
+}
+
+int dyn_live_complete(const struct dyn_live *l, int id)
+{
+	return id >= 0 && (uint32_t)id < l->nreq && l->req[id].complete;
+}
+
+void dyn_live_phase(const struct dyn_live *l, uint64_t *count, uint64_t *name, uint64_t *t_ns)
+{
+	*count = (uint64_t)l->mval[M_PHASES];
+	*name = (uint64_t)l->mval[M_PHASE_NAME];
+	*t_ns = (uint64_t)l->mval[M_PHASE_NS];
+}
+
+uint32_t dyn_live_ctl_tid(const struct dyn_live *l)
+{
+	return (uint32_t)l->mval[M_CTL_TID];
+}
+
+void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out)
+{
+	*out = l->st;
+}
+
+/* ---- costs ---- */
+
+/* The cost model's primitive for a runtime primitive (thread counters cost as counters: the
+ * session's figures are the thread counters'). */
+static double prim_ns(const struct cost_params *c, uint8_t prim)
+{
+	return prim >= SPROTO_TSET && prim <= SPROTO_TSUB ? c->prim_ns[prim - SPROTO_TSET]
+	       : prim < MDL_PRIM_COUNT ? c->prim_ns[prim] : 0;
+}
+
+static double actions_ns(const struct cost_params *c, const struct dyn_lpoint *p, int *exits)
+{
+	double ns = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->nact; i++) {
+		ns += prim_ns(c, p->act[i].prim) + (p->act[i].pred_var >= 0 ? c->pred_ns : 0);
+		*exits |= p->act[i].when == SPROTO_AT_EXIT;
+	}
+	return ns;
+}
+
+double dyn_live_rate(const struct dyn_live *l, uint32_t proc)
+{
+	return l->secs[proc] > 0.05 ? l->execs[proc] / l->secs[proc] : -1;
+}
+
+double dyn_live_predict(const struct dyn_live *l, const struct dyn_lspec *spec)
+{
+	const struct cost_params *c = &l->s->cp;
+	double ns = 0;
+	uint32_t i;
+
+	for (i = 0; i < spec->npt; i++) {
+		const struct dyn_lpoint *p = &spec->pt[i];
+		double rate = dyn_live_rate(l, p->proc), each;
+		int exits = 0, in = l->pt_of[p->proc] >= 0 &&
+				    l->pt[l->pt_of[p->proc]].state == LP_IN;
+
+		if (rate < 0)
+			rate = l->s->procs[p->proc].library ? c->freq_library : c->freq_user;
+		each = actions_ns(c, p, &exits);
+		if (!in)
+			each += c->tramp_ns[MDL_ENTRY] + c->prim_ns[MDL_ADD];
+		if (exits)
+			each += c->tramp_ns[MDL_EXIT];
+		ns += each * rate;
+	}
+	return ns;
+}
+
+double dyn_live_observed_ns(const struct dyn_live *l, const uint8_t *keep)
+{
+	double ns = 0;
+	uint32_t i;
+
+	for (i = 0; i < l->s->nprocs; i++)
+		if (!keep || keep[i])
+			ns += l->obs_ns[i];
+	return ns;
+}
+
+/* ---- runtime indexes ---- */
+
+static uint32_t metric_id(struct dyn_live *l, int kind, uint32_t owner)
+{
+	uint32_t i;
+
+	for (i = M_FIRST_FREE; i < SPROTO_MAX_METRICS; i++)
+		if (l->mkind[i] == MK_FREE) {
+			l->mkind[i] = (uint8_t)kind;
+			l->mown[i] = owner;
+			l->msum[i] = l->mval[i] = 0;
+			return i;
+		}
+	return NONE;
+}
+
+static uint32_t tcounter(struct dyn_live *l, int reusable)
+{
+	if (reusable && l->nfree_tc)
+		return l->free_tc[--l->nfree_tc];
+	return l->next_tc < SPROTO_MAX_TCOUNTERS ? l->next_tc++ : NONE;
+}
+
+static void tcounter_free(struct dyn_live *l, uint32_t tc)
+{
+	l->free_tc = xrealloc(l->free_tc, (l->nfree_tc + 1) * sizeof(uint32_t));
+	l->free_tc[l->nfree_tc++] = tc;
+}
+
+/* A thread counter is reused only as a plain value: one a predicate tests is fresh. */
+static int is_flag(const struct dyn_lspec *sp, uint32_t var)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < sp->npt; i++)
+		for (j = 0; j < sp->pt[i].nact; j++)
+			if (sp->pt[i].act[j].pred_var == (int8_t)var)
+				return 1;
+	return 0;
+}
+
+static int alloc_vars(struct dyn_live *l, struct lreq *r, char *err, size_t n)
+{
+	uint32_t v;
+
+	for (v = 0; v < r->spec.nvars; v++) {
+		uint8_t k = r->spec.var[v];
+
+		if (k == DYN_LV_TCOUNTER)
+			r->idx[v] = tcounter(l, !is_flag(&r->spec, v));
+		else
+			r->idx[v] = l->next_timer[k == DYN_LV_CPU] < SPROTO_MAX_TIMERS
+					    ? l->next_timer[k == DYN_LV_CPU]++ : NONE;
+		if (r->idx[v] == NONE)
+			return snprintf(err, n, "the runtime's timers or thread counters are all used"),
+			       -1;
+	}
+	return 0;
+}
+
+/* ---- requests ---- */
+
+int dyn_live_add(struct dyn_live *l, const struct dyn_lspec *spec, char *err, size_t n)
+{
+	struct lreq *r;
+	uint32_t i;
+
+	if (spec->nvars > DYN_LREQ_VARS || (!spec->proc_cpu && !spec->nvars))
+		return snprintf(err, n, "a request needs a value"), -1;
+	for (i = 0; i < spec->npt; i++)
+		if (spec->pt[i].proc >= l->s->nprocs || spec->pt[i].nact > DYN_LREQ_ACTS)
+			return snprintf(err, n, "a request's point is out of range"), -1;
+	for (i = 0; i < l->nreq && l->req[i].state != LR_FREE; i++)
+		;
+	if (i == l->nreq) {
+		l->req = xrealloc(l->req, (l->nreq + 1) * sizeof(*l->req));
+		l->nreq++;
+	}
+	r = &l->req[i];
+	memset(r, 0, sizeof(*r));
+	r->state = LR_PENDING;
+	r->spec = *spec;
+	r->spec.pt = xmalloc((spec->npt + 1) * sizeof(*spec->pt));
+	memcpy(r->spec.pt, spec->pt, spec->npt * sizeof(*spec->pt));
+	r->metric = NONE;
+	r->complete = 1;
+	return (int)i;
+}
+
+void dyn_live_remove(struct dyn_live *l, int id)
+{
+	if (id < 0 || (uint32_t)id >= l->nreq)
+		return;
+	if (l->req[id].state == LR_PENDING) { /* never measured */
+		free(l->req[id].spec.pt);
+		l->req[id].spec.pt = NULL;
+		l->req[id].spec.npt = 0;
+		l->req[id].state = LR_FREE;
+	} else if (l->req[id].state == LR_LIVE) {
+		l->req[id].state = LR_GONE;
+	}
+}
+
+static struct lpt *point_of(struct dyn_live *l, uint32_t proc)
+{
+	if (l->pt_of[proc] < 0) {
+		l->pt = xrealloc(l->pt, (l->npt + 1) * sizeof(*l->pt));
+		l->pt[l->npt] = (struct lpt){ .proc = proc, .set = NONE, .tc = NONE,
+					      .metric = NONE };
+		l->pt_of[proc] = (int32_t)l->npt++;
+	}
+	return &l->pt[l->pt_of[proc]];
+}
+
+static void touch_points(struct dyn_live *l, const struct lreq *r, int delta)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->spec.npt; i++) {
+		struct lpt *p = point_of(l, r->spec.pt[i].proc);
+
+		p->users += (uint32_t)delta;
+		p->dirty = 1;
+	}
+}
+
+static int send_metric(struct dyn_live *l, uint32_t id, const struct sproto_term *t, uint16_t k,
+		       char *err, size_t n)
+{
+	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_TERMS * 12];
+	struct sproto_metric m = { .id = id, .n = k };
+
+	memcpy(m.term, t, k * sizeof(*t));
+	return dyn_session_send(l->s, msg, sproto_put_metric_enable(msg, sizeof(msg), &m), err, n);
+}
+
+static int disable_metric(struct dyn_live *l, uint32_t id, char *err, size_t n)
+{
+	uint8_t msg[64];
+
+	l->mkind[id] = MK_FREE;
+	return dyn_session_send(l->s, msg, sproto_put_metric_disable(msg, sizeof(msg), id), err, n);
+}
+
+static int enable_request(struct dyn_live *l, struct lreq *r, uint32_t id, char *err, size_t n)
+{
+	static const uint8_t kind[] = { SPROTO_TERM_TCOUNTER, SPROTO_TERM_WALL, SPROTO_TERM_CPU };
+	struct sproto_term t;
+
+	if (r->spec.proc_cpu)
+		t = (struct sproto_term){ SPROTO_TERM_PROC_CPU, 0, 0 };
+	else
+		t = (struct sproto_term){ kind[r->spec.var[0]], r->idx[0], r->spec.tid };
+	r->metric = metric_id(l, MK_REQ, id);
+	if (r->metric == NONE)
+		return snprintf(err, n, "the runtime's metric ids are all used"), -1;
+	return send_metric(l, r->metric, &t, 1, err, n);
+}
+
+/* ---- points ---- */
+
+static void map_act(const struct lreq *r, const struct dyn_lact *a, struct sproto_action *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->when = a->when;
+	o->prim = a->prim;
+	o->target = r->idx[a->var];
+	o->value = a->prim >= SPROTO_TSET && a->prim <= SPROTO_TSUB ? a->value : 0;
+	if (a->pred_var >= 0) {
+		o->pred = SPROTO_PRED_TCOUNTER;
+		o->pred_index = r->idx[a->pred_var];
+		o->op = SPROTO_GT;
+		o->pred_value = 0;
+	}
+}
+
+/* The actions of every request at the point, entries first; a request that does not fit
+ * (16 actions a point) is incomplete. */
+static void build_actions(struct dyn_live *l, struct lpt *p, struct sproto_point_set *ps)
+{
+	const struct cost_params *c = &l->s->cp;
+	uint32_t pass, i, j, k;
+	int exits = 0;
+
+	ps->act[0] = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_TADD,
+					     .target = p->tc, .value = 1 };
+	ps->n = 1;
+	p->ns_each = c->tramp_ns[MDL_ENTRY] + c->prim_ns[MDL_ADD];
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < l->nreq; i++) {
+			struct lreq *r = &l->req[i];
+
+			if (r->state != LR_LIVE && r->state != LR_PENDING)
+				continue;
+			for (j = 0; j < r->spec.npt; j++) {
+				const struct dyn_lpoint *lp = &r->spec.pt[j];
+
+				if (lp->proc != p->proc)
+					continue;
+				for (k = 0; k < lp->nact; k++) {
+					if (lp->act[k].when != pass)
+						continue;
+					if (ps->n == SPROTO_MAX_ACTIONS) {
+						r->complete = 0;
+						continue;
+					}
+					map_act(r, &lp->act[k], &ps->act[ps->n++]);
+					p->ns_each += prim_ns(c, lp->act[k].prim) +
+						      (lp->act[k].pred_var >= 0 ? c->pred_ns : 0);
+					exits |= pass;
+				}
+			}
+		}
+	if (exits)
+		p->ns_each += c->tramp_ns[MDL_EXIT];
+}
+
+static int set_point(struct dyn_live *l, struct lpt *p, char *err, size_t n)
+{
+	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_ACTIONS * 32];
+	struct sproto_point_set ps;
+	struct sproto_term t;
+
+	if (p->tc == NONE) {
+		p->tc = tcounter(l, 1);
+		p->metric = metric_id(l, MK_POINT, (uint32_t)(p - l->pt));
+		if (p->tc == NONE || p->metric == NONE)
+			return snprintf(err, n, "the runtime's thread counters are all used"), -1;
+		t = (struct sproto_term){ SPROTO_TERM_TCOUNTER, p->tc, 0 };
+		if (send_metric(l, p->metric, &t, 1, err, n) != 0)
+			return -1;
+	}
+	memset(&ps, 0, sizeof(ps));
+	ps.point = l->sets[p->set].first_id + p->idx;
+	build_actions(l, p, &ps);
+	return dyn_session_send(l->s, msg, sproto_put_point_set(msg, sizeof(msg), &ps), err, n);
+}
+
+/* Not used any more: cleared now, its patch taken out with the others after. */
+static int clear_point(struct dyn_live *l, struct lpt *p, char *err, size_t n)
+{
+	uint8_t msg[64];
+	uint32_t id = l->sets[p->set].first_id + p->idx;
+
+	if (dyn_session_send(l->s, msg, sproto_put_point_clear(msg, sizeof(msg), id, 1), err,
+			     n) != 0)
+		return -1;
+	if (p->metric != NONE && disable_metric(l, p->metric, err, n) != 0)
+		return -1;
+	tcounter_free(l, p->tc);
+	p->tc = p->metric = NONE;
+	return 0;
+}
+
+/* ---- patching ---- */
+
+static uint32_t area_for(struct dyn_set *set, uint32_t *areas, const struct target_module *m,
+			 uint32_t mod)
+{
+	if (!areas[mod])
+		areas[mod] = dyn_add_area(set, m->text_start, m->text_end) + 1;
+	return areas[mod] - 1;
+}
+
+/* The points wanted and not patched, in a new set: 0 when none. */
+static uint32_t new_batch(struct dyn_live *l, struct dyn_set *set)
+{
+	struct dyn_session *s = l->s;
+	uint32_t *areas = xcalloc((size_t)s->nmods + 1, sizeof(uint32_t)), i, k = 0;
+
+	memset(set, 0, sizeof(*set));
+	set->first_id = l->next_id;
+	for (i = 0; i < l->npt; i++) {
+		struct lpt *p = &l->pt[i];
+		uint32_t mod = s->pinfo[p->proc].mod;
+
+		if (p->state != LP_NONE || !p->users)
+			continue;
+		if (dyn_add(set, s->procs[p->proc].name, dyn_proc_addr(s, p->proc),
+			    s->pinfo[p->proc].size, PATCH_ENTRY, 0,
+			    area_for(set, areas, &s->mods[mod], mod)) != 0) {
+			error("out of memory");
+			exit(1);
+		}
+		if (s->pinfo[p->proc].ifunc) {
+			set->f[set->n - 1].state = DYN_REFUSED;
+			snprintf(set->f[set->n - 1].why, sizeof(set->f[0].why), "an IFUNC resolver");
+		}
+		p->set = l->nsets;
+		p->idx = (uint32_t)set->n - 1;
+		k++;
+	}
+	free(areas);
+	return k;
+}
+
+static int patch_batch(struct dyn_live *l, char *err, size_t n)
+{
+	struct dyn_set set;
+	struct target t;
+	uint32_t i;
+	int r = -1;
+
+	if (!new_batch(l, &set))
+		return 0;
+	l->sets = xrealloc(l->sets, (l->nsets + 1) * sizeof(*l->sets));
+	l->sets[l->nsets++] = set;
+	l->next_id += (uint32_t)set.n;
+	if (target_attach(&t, l->s->pid, err, n) != 0)
+		return -1;
+	if (dyn_plan(&t, &l->sets[l->nsets - 1], l->s->c.hello.entry_addr, err, n) == 0)
+		r = dyn_install(&t, &l->sets[l->nsets - 1], err, n);
+	if (target_detach(&t) != 0 && r == 0) {
+		snprintf(err, n, "letting the process go: %s", target_error(&t));
+		r = -1;
+	}
+	l->st.pause_ms += (double)t.paused_ns / 1e6;
+	l->st.batches++;
+	for (i = 0; i < l->npt; i++) {
+		struct lpt *p = &l->pt[i];
+
+		if (p->state != LP_NONE || p->set != l->nsets - 1)
+			continue;
+		p->state = l->sets[p->set].f[p->idx].state == DYN_INSTALLED ? LP_IN : LP_REFUSED;
+		l->st.points_total += p->state == LP_IN;
+		l->st.refused += p->state == LP_REFUSED;
+	}
+	return r;
+}
+
+/* The patches of the points with no user, every set in one stop. */
+static int unpatch_unused(struct dyn_live *l, char *err, size_t n)
+{
+	uint8_t **which = xcalloc(l->nsets + 1, sizeof(uint8_t *));
+	struct target t;
+	uint32_t i, k = 0;
+	int r = 0;
+
+	for (i = 0; i < l->npt; i++) {
+		struct lpt *p = &l->pt[i];
+
+		if (p->state != LP_IN || p->users)
+			continue;
+		if (!which[p->set])
+			which[p->set] = xcalloc(l->sets[p->set].n + 1, 1);
+		which[p->set][p->idx] = 1;
+		k++;
+	}
+	if (k && target_attach(&t, l->s->pid, err, n) == 0) {
+		for (i = 0; r == 0 && i < l->nsets; i++)
+			if (which[i])
+				r = dyn_remove_some(&t, &l->sets[i], which[i], err, n);
+		if (target_detach(&t) != 0 && r == 0) {
+			snprintf(err, n, "letting the process go: %s", target_error(&t));
+			r = -1;
+		}
+		l->st.pause_ms += (double)t.paused_ns / 1e6;
+		l->st.removals++;
+		for (i = 0; r == 0 && i < l->npt; i++)
+			if (l->pt[i].state == LP_IN && !l->pt[i].users) {
+				l->pt[i].state = LP_NONE; /* patched again, a new point, if needed */
+				l->pt[i].set = NONE;
+			}
+	} else if (k) {
+		r = -1;
+	}
+	for (i = 0; i < l->nsets; i++)
+		free(which[i]);
+	free(which);
+	return r;
+}
+
+static int remove_all(void *arg, struct target *t, char *err, size_t n)
+{
+	struct dyn_live *l = arg;
+	uint32_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && i < l->nsets; i++)
+		r = dyn_remove(t, &l->sets[i], err, n);
+	return r;
+}
+
+/* ---- commit ---- */
+
+/* The runtime's own counters (phases, the control thread), read from the first commit. */
+static int start_own(struct dyn_live *l, char *err, size_t n)
+{
+	static const uint32_t ctr[] = { SPROTO_COUNTER_PHASE_NS, SPROTO_COUNTER_PHASE_NAME,
+					SPROTO_COUNTER_PHASES, SPROTO_COUNTER_CTL_TID };
+	uint32_t i;
+
+	for (i = 0; i < 4; i++) {
+		struct sproto_term t = { SPROTO_TERM_COUNTER, ctr[i], 0 };
+
+		l->mkind[i] = MK_OWN;
+		if (send_metric(l, i, &t, 1, err, n) != 0)
+			return -1;
+	}
+	l->started = 1;
+	return 0;
+}
+
+static int drop_gone(struct dyn_live *l, char *err, size_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->nreq; i++) {
+		struct lreq *r = &l->req[i];
+
+		if (r->state != LR_GONE)
+			continue;
+		touch_points(l, r, -1);
+		if (r->metric != NONE && disable_metric(l, r->metric, err, n) != 0)
+			return -1;
+		if (!r->spec.proc_cpu && r->spec.var[0] == DYN_LV_TCOUNTER && !is_flag(&r->spec, 0))
+			tcounter_free(l, r->idx[0]);
+		free(r->spec.pt);
+		r->spec.pt = NULL;
+		r->spec.npt = 0;
+		r->metric = NONE;
+		r->state = LR_FREE;
+	}
+	return 0;
+}
+
+static int take_new(struct dyn_live *l, char *err, size_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->nreq; i++)
+		if (l->req[i].state == LR_PENDING) {
+			if (alloc_vars(l, &l->req[i], err, n) != 0)
+				return -1;
+			touch_points(l, &l->req[i], 1);
+		}
+	return 0;
+}
+
+static int set_dirty(struct dyn_live *l, char *err, size_t n)
+{
+	uint32_t i, j, now = 0;
+
+	for (i = 0; i < l->npt; i++) {
+		struct lpt *p = &l->pt[i];
+
+		if (p->dirty && p->state == LP_IN &&
+		    (p->users ? set_point(l, p, err, n) : clear_point(l, p, err, n)) != 0)
+			return -1;
+		p->dirty = 0;
+		now += p->state == LP_IN && p->users;
+	}
+	for (i = 0; i < l->nreq; i++) /* a refused point leaves its requests incomplete */
+		for (j = 0; l->req[i].state == LR_LIVE && j < l->req[i].spec.npt; j++)
+			if (l->pt[l->pt_of[l->req[i].spec.pt[j].proc]].state == LP_REFUSED)
+				l->req[i].complete = 0;
+	l->st.points_now = now;
+	l->st.points_max = now > l->st.points_max ? now : l->st.points_max;
+	return 0;
+}
+
+int dyn_live_commit(struct dyn_live *l, char *err, size_t n)
+{
+	uint32_t i;
+
+	if (!l->started && start_own(l, err, n) != 0)
+		return -1;
+	if (drop_gone(l, err, n) != 0 || take_new(l, err, n) != 0 || patch_batch(l, err, n) != 0)
+		return -1;
+	for (i = 0; i < l->nreq; i++) /* counting before the points act */
+		if (l->req[i].state == LR_PENDING) {
+			if (enable_request(l, &l->req[i], i, err, n) != 0)
+				return -1;
+			l->req[i].state = LR_LIVE;
+		}
+	if (set_dirty(l, err, n) != 0)
+		return -1;
+	return unpatch_unused(l, err, n);
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Many requests on one live session, added and removed while the program runs (the live
+ * search of `sonde consult`, docs/consult.md; Paradyn's instrumentation that follows the
+ * search). A request is a value — a thread counter, a wall or a CPU timer of the runtime, or
+ * the process's CPU time — and the actions that make it, at procedures' entries and exits.
+ * Requests share points: one entry point per procedure, whose action list is the sum of the
+ * requests there (POINT_SET replaces it whole when one comes or goes), with an execution
+ * counter of its own (the observed cost). New points are patched in batches, one stop of the
+ * world per commit; a point no request uses any more is cleared and its patch taken out.
+ *
+ * The runtime's indexes are never given to a second request when a stale value could count
+ * for it: each request gets fresh timers and flag counters (a call entered before its point
+ * changed may still run a stop or a decrement); value counters and metric ids are reused.
+ */
+#ifndef SONDE_DYN_LIVE_H
+#define SONDE_DYN_LIVE_H
+
+#include <stdint.h>
+
+#include "session.h"
+
+enum dyn_lvar { DYN_LV_TCOUNTER, DYN_LV_WALL, DYN_LV_CPU };
+
+#define DYN_LREQ_VARS 4
+#define DYN_LREQ_ACTS 4
+
+/* One action of a request: on one of its variables, guarded (pred_var >= 0) by one of its
+ * thread counters being > 0 in the calling thread. */
+struct dyn_lact {
+	uint8_t when; /* SPROTO_AT_ENTRY or SPROTO_AT_EXIT */
+	uint8_t prim; /* SPROTO_TADD, SPROTO_TSUB, SPROTO_START_WALL ... SPROTO_STOP_CPU */
+	uint8_t var;
+	int8_t pred_var;
+	int64_t value;
+};
+
+struct dyn_lpoint {
+	uint32_t proc; /* index in the session's procedures */
+	uint32_t nact;
+	struct dyn_lact act[DYN_LREQ_ACTS];
+};
+
+struct dyn_lspec {
+	uint32_t nvars;
+	uint8_t var[DYN_LREQ_VARS]; /* enum dyn_lvar; var 0 is the value */
+	int proc_cpu;               /* the value is the process's CPU time (no points, no var) */
+	uint32_t tid;               /* the value of this thread only; 0: every thread */
+	struct dyn_lpoint *pt;      /* copied */
+	uint32_t npt;
+};
+
+struct dyn_live;
+
+/* Over a session opened without a plan (dyn_session_plan with metric NULL, attached). */
+struct dyn_live *dyn_live_new(struct dyn_session *s);
+/* Takes out every patch of its own that is still in (the session must still be attached
+ * when the process runs on; dyn_session_finish does it through s->remove). */
+void dyn_live_free(struct dyn_live *l);
+
+/* A request: its id (>= 0), measured from the next commit; -1 with err. */
+int dyn_live_add(struct dyn_live *l, const struct dyn_lspec *spec, char *err, size_t n);
+void dyn_live_remove(struct dyn_live *l, int id);
+/* Patch the new points (one stop), set every changed point, enable and disable the metrics,
+ * take out the patches no request uses. 0, or -1 with err (the process ended, or refused). */
+int dyn_live_commit(struct dyn_live *l, char *err, size_t n);
+/* A request's increase since the last take (ns for timers, a count for counters). */
+int64_t dyn_live_take(struct dyn_live *l, int id);
+/* Whether the request's points could all be patched (0: some point was refused). */
+int dyn_live_complete(const struct dyn_live *l, int id);
+
+/* Executions per second of the procedure's entry so far (-1: not measured yet). */
+double dyn_live_rate(const struct dyn_live *l, uint32_t proc);
+/* Predicted cost of a request, ns per second: its actions and, where the procedure has no
+ * point yet, a trampoline, at the observed rate of each procedure (a static one before). */
+double dyn_live_predict(const struct dyn_live *l, const struct dyn_lspec *spec);
+/* Observed cost so far, ns: executions counted at the points × what one costs (calibrated in
+ * the process); only procedures with keep[proc] set when keep is not NULL. */
+double dyn_live_observed_ns(const struct dyn_live *l, const uint8_t *keep);
+
+/* The sonde.h phase markers seen (runtime counters SPROTO_COUNTER_PHASE_*): how many so far,
+ * the last one's name address in the process and its time (CLOCK_MONOTONIC ns). */
+void dyn_live_phase(const struct dyn_live *l, uint64_t *count, uint64_t *name, uint64_t *t_ns);
+/* The runtime's control thread (0 until the first sample). */
+uint32_t dyn_live_ctl_tid(const struct dyn_live *l);
+/* Points patched now, patched in all, stops of the world, samples received, their bytes. */
+struct dyn_live_stats {
+	uint32_t points_now, points_max, points_total, refused, batches, removals;
+	uint64_t samples, entries, bytes;
+	double pause_ms;
+};
+void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out);
+
+#endif
