@@ -390,10 +390,11 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 	printf("sonde consult: %s (%s), %.3f s, %u thread%s; samples every %.0f ms\n", trace,
 	       f->exe && *f->exe ? f->exe : "?", (double)ti.run_ns / 1e9, ti.threads,
 	       ti.threads == 1 ? "" : "s", o->period_ms);
-	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, err, sizeof(err)))) {
+	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, 0, err, sizeof(err)))) {
 		trace_source_free(src);
 		strc_free(f);
-		return error("consult: %s", err);
+		error("consult: %s", err);
+		return 1;
 	}
 	e = cs_engine_new(lib, &o->par, trig ? trig : src);
 	e->progress = cs_view_progress;

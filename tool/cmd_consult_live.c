@@ -300,8 +300,9 @@ static int search(const struct co_opts *o, const struct hyp_lib *lib, struct dyn
 	src = live_source_new(s, &lo, err, sizeof(err));
 	if (!src)
 		return error("consult: %s", err);
-	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, err, sizeof(err)))) {
+	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, 1, err, sizeof(err)))) {
 		live_source_free(src);
+		dyn_session_finish(s, err, sizeof(err)); /* the program runs on, unmeasured */
 		return error("consult: %s", err);
 	}
 	printf("sonde consult: process %d (%s), %u procedures; samples every %.0f ms%s%s\n",

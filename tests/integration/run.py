@@ -3365,13 +3365,26 @@ def t_consult_errors(o):
             p = run([SONDE, 'consult', d] + args)
             expect_error(p, what, status)
             expect(what.encode() in p.stderr, p.stderr.decode())
-    with check('consult errors: no trace, a live target'):
+    with check('consult errors: no trace, no process, a static program, a bad trigger'):
         expect_error(run([SONDE, 'consult', os.path.join(TMP, 'nowhere')]), 'no such', 1)
         empty = new_dir('empty')
         os.makedirs(empty)
         expect_error(run([SONDE, 'consult', empty]), 'holds no trace', 1)
-        expect_error(run([SONDE, 'consult', '--', 'true']), 'live search', 2)
-        expect_error(run([SONDE, 'consult', '424242']), 'live search', 2)
+        expect_error(run([SONDE, 'consult', '2147483000']), 'no process 2147483000', 1)
+        expect_error(run([SONDE, 'consult', '--', os.path.join(TMP, 'nowhere')]), 'no program',
+                     1)
+        expect_error(run([SONDE, 'consult', '--']), 'which program', 2)
+        static = os.path.join(TMP, 'bin', 'consult-static')
+        src = os.path.join(TMP, 'consult-static.c')
+        with open(src, 'w') as f:
+            f.write('int main(void) { return 0; }\n')
+        pc = run([CC, '-static', '-o', static, src])
+        if pc.returncode == 0:  # a static libc is installed
+            expect_error(run([SONDE, 'consult', '--', static]), 'statically linked', 1)
+        expect_error(run([SONDE, 'consult', d, '--trigger', 'nonsense']), 'call:PROC', 2)
+        p = run([SONDE, 'consult', d, '-q', '--trigger', 'call:nowhere'])
+        eq(p.returncode, 0, f'a trigger that never fires ({describe(p)})')
+        expect(b'trigger call:nowhere never fired' in p.stdout, p.stdout[-300:])
     with check('consult: --dot writes the graph'):
         dot = os.path.join(TMP, 'shg.dot')
         p = run([SONDE, 'consult', d, '-q', '--dot', dot])
@@ -3380,6 +3393,162 @@ def t_consult_errors(o):
             text = f.read()
         expect(text.startswith('digraph shg {') and 'CPUBound' in text and '->' in text,
                text[:200])
+
+
+@test()
+def t_consult_trigger(o):
+    """A trigger post mortem: the search starts at solve's first call (the solve phase)."""
+    b = build_example('consult_phases')
+    d = trun(b, tag='consult-trigger')
+    with check('consult trigger: call:solve, post mortem'):
+        text, js = consult(d, *QUICK, '--trigger', 'call:solve')
+        expect('trigger call:solve fired at' in text, text[-600:])
+        expect(('CPUBound', '/Code/consult_phases.c/solve', None) in findings(js),
+               f'solve not found over the run from the trigger: {findings(js)}')
+        for f in findings(js):
+            expect('assemble' not in f[1], f'assemble found after solve began: {f}')
+        eq([p['name'] for p in js['phases']], ['solve'], 'the phase open at the trigger')
+
+
+# ---------------------------------------------------------------------------------------------
+# The live search (sonde consult -- PROGRAM, sonde consult PID): the same planted programs,
+# built without instrumentation, searched while they run; the same findings as post mortem.
+# Generous limits: the search takes seconds of program time, longer on a loaded machine.
+
+
+def build_plain_example(name):
+    """examples/NAME.c built by gcc alone: no hooks, main calling each procedure."""
+    key = ('plain-example', name)
+    if key in BUILT:
+        if BUILT[key] is None:
+            raise Fail(f'{name} did not build')
+        return BUILT[key]
+    out = os.path.join(TMP, 'bin', name + '-plain')
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    cmd = [CC, '-O1', '-g', '-fno-inline-functions-called-once', '-I',
+           os.path.join(ROOT, 'include'), '-o', out, os.path.join(EXAMPLES, name + '.c'),
+           '-lpthread']
+    BUILT[key] = None
+    with check(f'build example {name} (plain gcc)') as c:
+        p = run(cmd, cwd=ROOT)
+        expect(p.returncode == 0, f'{shlex.join(cmd)}: {describe(p)}')
+    if not c.ok:
+        raise Fail(f'{name} did not build')
+    BUILT[key] = out
+    return out
+
+
+def consult_live(target, *opts, timeout=600):
+    """`sonde consult -q --json F OPTS TARGET...`: (the process, the JSON or None)."""
+    js = os.path.join(TMP, f'consult-live-{RUNS[0]}.json')
+    RUNS[0] += 1
+    p = run([SONDE, 'consult', '-q', '--json', js, '-o', new_dir('consult-live')] + list(opts) +
+            list(target), timeout=timeout)
+    expect(p.returncode == 0, f'sonde consult {shlex.join(map(str, target))}: {describe(p)}')
+    with open(js) as f:
+        return p, json.load(f)
+
+
+def live_checks(js, ended=True):
+    lv = js['live']
+    eq(lv['ended'], ended, 'the process ended during the search')
+    expect(lv['points'] > 0 and lv['batches'] >= 1, f'instrumentation {lv}')
+    dv = js['data']
+    expect(0 < dv['samples'] < dv['full_sampling_samples'], f'samples {dv}')
+    eq(dv['bytes'], dv['samples'] * 24, 'bytes at 24 a sample')
+
+
+@test()
+def t_consult_live_cpu(o):
+    """Live, launched: CPUBound at hot_loop and nothing else, the program's output untouched."""
+    b = build_plain_example('consult_cpu')
+    with check('consult live cpu: CPUBound at hot_loop'):
+        p, js = consult_live(['--', b, '2'])
+        expect(b'consult_cpu: 1.000' in p.stdout, 'the program\'s output')
+        eq(findings(js), {('CPUBound', '/Code/consult_cpu.c/hot_loop', None)}, 'bottlenecks')
+        for proc in ('prepare', 'check', 'main', 'tiny'):
+            expect(not shg_node(js, 'CPUBound', f'/Code/consult_cpu.c/{proc}')['was_true'],
+                   f'{proc} was true')
+        live_checks(js)
+        # instrumentation followed the search: the module's and procedures' timers came and went
+        expect(js['live']['removals'] >= 1, f'nothing removed {js["live"]}')
+
+
+@test()
+def t_consult_live_attach(o):
+    """Live, attached: the same finding; the process runs on untouched and ends as it would."""
+    b = build_plain_example('consult_cpu')
+    with check('consult live attach: CPUBound at hot_loop, the process let go'):
+        sp = subprocess.Popen([b, '8'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            time.sleep(0.3)
+            p, js = consult_live([str(sp.pid)], '--for', '4s')
+            out, err = sp.communicate(timeout=600)
+        finally:
+            if sp.poll() is None:
+                sp.kill()
+                sp.wait()
+        eq(sp.returncode, 0, f'the process\'s status ({err[-200:]})')
+        eq(out, b'consult_cpu: 1.000\n', 'the process\'s output')
+        eq(findings(js), {('CPUBound', '/Code/consult_cpu.c/hot_loop', None)}, 'bottlenecks')
+        live_checks(js, ended=False)
+        expect(b'pauses' in p.stdout and b'searched' in p.stdout, p.stdout[-300:])
+
+
+@test()
+def t_consult_live_locks(o):
+    """Live: the time waiting in pthread_mutex_lock, in update_shared (the hot mutex's)."""
+    b = build_plain_example('consult_locks')
+    with check('consult live locks: ExcessiveSyncWaitingTime in update_shared'):
+        p, js = consult_live(['--', b, '3'])
+        expect(b'consult_locks: 1' in p.stdout, 'the program\'s output')
+        eq(shg_node(js, 'SyncBottleneck', '/')['state'], 'true', 'SyncBottleneck at /')
+        where = '/Code/consult_locks.c/update_shared'
+        eq(shg_node(js, 'ExcessiveSyncWaitingTime', where)['state'], 'true', where)
+        sync = {f[1] for f in findings(js) if f[0] == 'ExcessiveSyncWaitingTime'}
+        expect(where in sync or [f for f in sync if f.startswith(where + ',/Threads/')],
+               f'not found in update_shared: {sync}')
+        for f in sync:  # there, in each thread there, or a thread not magnified in time
+            expect(f == where or f.startswith(where + ',/Threads/') or
+                   f.startswith('/Threads/'), f'sync bottleneck at {f}')
+        for n in js['nodes']:
+            if n['focus'].startswith('/Code/consult_locks.c/update_own'):
+                expect(not n['was_true'], f'{n["hypothesis"]} {n["focus"]} was true')
+        live_checks(js)
+
+
+@test()
+def t_consult_live_phases(o):
+    """Live: the phases of sonde.h markers, seen by the dynamic runtime; a trigger."""
+    b = build_plain_example('consult_phases')
+    with check('consult live phases: each phase its own procedure'):
+        p, js = consult_live(['--', b, '2'])
+        eq([q['name'] for q in js['phases']], ['assemble', 'solve'], 'phases')
+        eq(findings(js, phases=True),
+           {('CPUBound', '/Code/consult_phases.c/assemble', 'assemble'),
+            ('CPUBound', '/Code/consult_phases.c/solve', 'solve')}, 'bottlenecks in phases')
+        expect(not shg_node(js, 'CPUBound', '/Code/consult_phases.c/assemble', 'solve')['was_true'],
+               'assemble true in solve')
+        live_checks(js)
+    with check('consult live phases: --trigger call:solve starts the search there'):
+        p, js = consult_live(['--trigger', 'call:solve', '--', b, '2'])
+        expect(b'trigger call:solve fired at' in p.stdout, p.stdout[-400:])
+        expect(('CPUBound', '/Code/consult_phases.c/solve', None) in findings(js),
+               f'solve not found: {findings(js)}')
+        for f in findings(js):
+            expect('assemble' not in f[1], f'assemble found after solve began: {f}')
+
+
+@test()
+def t_consult_live_probes(o):
+    """Live: the search's own timers on a tiny procedure called 10^8 times a second."""
+    b = build_plain_example('consult_probes')
+    with check('consult live probes: InstrumentationOverhead at step'):
+        p, js = consult_live(['--for', '3s', '--', b, '400'])
+        eq({f for f in findings(js) if f[0] == 'InstrumentationOverhead'},
+           {('InstrumentationOverhead', '/Code/consult_probes.c/step', None)}, 'found')
+        expect(js['live']['observed_cost_s'] > 0.1, f'observed cost {js["live"]}')
+        expect(b'consult_probes: 1' in p.stdout, 'the program\'s output')
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,6 +88,7 @@ struct req {
 struct thr {
 	uint32_t tid;
 	int alive;
+	double wait_ns; /* time waiting for a CPU so far (schedstat), -1: not read yet */
 };
 
 struct lsrc {
@@ -306,7 +307,7 @@ static void read_threads(struct lsrc *ls)
 			;
 		if (i == ls->nthr) {
 			ls->thr = xrealloc(ls->thr, (ls->nthr + 1) * sizeof(*ls->thr));
-			ls->thr[ls->nthr++] = (struct thr){ tid, 0 };
+			ls->thr[ls->nthr++] = (struct thr){ tid, 0, -1 };
 			ls->generation++;
 		}
 		ls->thr[i].alive = 1;
@@ -355,6 +356,37 @@ static double thread_cpu_ns(const struct lsrc *ls, uint32_t tid)
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%u/schedstat", (int)ls->s->pid, tid);
 	return read_file(path, buf, sizeof(buf)) == 0 ? strtod(buf, NULL) : -1;
+}
+
+/*
+ * Load compensation (docs/consult.md): the share of the period the program's threads could
+ * have run, 1 - their time waiting for a CPU (schedstat's second field) over their time alive.
+ */
+static double load_factor(struct lsrc *ls)
+{
+	char path[96], buf[256], *p;
+	double wait = 0, w, load;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < ls->nthr; i++) {
+		if (!ls->thr[i].alive)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%u/schedstat", (int)ls->s->pid,
+			 ls->thr[i].tid);
+		if (read_file(path, buf, sizeof(buf)) != 0)
+			continue;
+		strtod(buf, &p);
+		w = strtod(p, NULL);
+		if (ls->thr[i].wait_ns >= 0 && w >= ls->thr[i].wait_ns) {
+			wait += w - ls->thr[i].wait_ns;
+			n++;
+		}
+		ls->thr[i].wait_ns = w;
+	}
+	if (!n || ls->dt <= 0)
+		return 1;
+	load = 1 - wait / 1e9 / ((double)n * ls->dt);
+	return load < 0.05 ? 0.05 : load > 1 ? 1 : load;
 }
 
 /* Minor and major faults of the process, or of one thread. */
@@ -706,7 +738,10 @@ static double ls_cost(struct cs_source *src, const char *metric, const struct cs
 		free(sp.pt);
 		return 0;
 	}
-	ns = find_ent(ls, key) >= 0 ? 0 : dyn_live_predict(ls->l, &sp);
+	/* no room on a point (16 actions): as if it cost far more than any budget, so the
+	 * search defers it until other requests there are gone */
+	ns = find_ent(ls, key) >= 0 ? 0 : !dyn_live_room(ls->l, &sp) ? 1e12
+	   : dyn_live_predict(ls->l, &sp);
 	free(sp.pt);
 	return ns / 1e9;
 }
@@ -826,8 +861,8 @@ static int ls_step(struct cs_source *src, struct cs_step *st)
 		st->t1 = st->t0 + 1;
 	ls->dt = (double)(st->t1 - st->t0) / 1e9;
 	ls->t_prev = st->t1;
-	st->load = 1;
 	take_all(ls);
+	st->load = load_factor(ls);
 	phases(ls, st, name, sizeof(name));
 	ls->ended |= gone;
 	st->last = gone || stop_now(ls);

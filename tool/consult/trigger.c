@@ -16,6 +16,8 @@ struct trig {
 	double value;
 	int above;       /* METRIC>VALUE; else METRIC<VALUE */
 	int call;        /* call:PROC */
+	char proc[128];  /* its name, until found among the source's procedures */
+	uint64_t gen;    /* the source's generation when last looked for */
 	int req;         /* the trigger's request on the inner source */
 	uint64_t fired;  /* 0: not yet; else the inner time it fired + 1 */
 	char phase[256]; /* the phase open when it fired, "" */
@@ -71,6 +73,20 @@ static int find_proc(struct cs_source *in, const char *name, struct cs_focus *ou
 	return found ? 0 : -1;
 }
 
+/* The trigger's request, once its procedure is known (a trace's appear as they are called). */
+static void arm(struct trig *t)
+{
+	uint64_t g = t->in->ops->generation(t->in);
+
+	if (t->req >= 0 || (t->gen == g && t->gen))
+		return;
+	t->gen = g;
+	if (t->call && !t->focus.part[H_CODE] && find_proc(t->in, t->proc, &t->focus) != 0)
+		return;
+	if (t->in->ops->supports(t->in, t->metric, &t->focus))
+		t->req = t->in->ops->request(t->in, t->metric, &t->focus);
+}
+
 static int tr_step(struct cs_source *src, struct cs_step *st)
 {
 	struct trig *t = T(src);
@@ -81,6 +97,12 @@ static int tr_step(struct cs_source *src, struct cs_step *st)
 
 		if (t->in->ops->step(t->in, st) != 0)
 			return -1;
+		if (t->req < 0) { /* not measurable yet: look again after this period */
+			arm(t);
+			if (st->last)
+				return -1;
+			continue;
+		}
 		for (i = 0; i < st->nphase; i++) { /* the phase open when it fires */
 			t->phase_open = st->phase[i].name != NULL;
 			if (st->phase[i].name)
@@ -175,8 +197,8 @@ static uint64_t tr_generation(struct cs_source *s)
 	return T(s)->in->ops->generation(T(s)->in);
 }
 
-struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, char *err,
-				 size_t cap)
+struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, int known,
+				 char *err, size_t cap)
 {
 	static struct cs_source_ops ops = {
 		.supports = tr_supports, .children = tr_children, .request = tr_request,
@@ -192,10 +214,12 @@ struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, char
 		return NULL;
 	t = xcalloc(1, sizeof(*t));
 	t->in = inner;
+	t->req = -1;
 	if (!strncmp(spec, "call:", 5)) {
 		t->call = 1;
 		snprintf(t->metric, sizeof(t->metric), "calls");
-		if (find_proc(inner, spec + 5, &t->focus) != 0) {
+		snprintf(t->proc, sizeof(t->proc), "%s", spec + 5);
+		if (find_proc(inner, t->proc, &t->focus) != 0 && known) {
 			snprintf(err, cap, "--trigger %s: no procedure %s in the program", spec,
 				 spec + 5);
 			free(t);
@@ -207,9 +231,8 @@ struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, char
 		t->above = *op == '>';
 		t->value = strtod(op + 1, NULL);
 	}
-	t->req = inner->ops->supports(inner, t->metric, &t->focus)
-			 ? inner->ops->request(inner, t->metric, &t->focus) : -1;
-	if (t->req < 0) {
+	arm(t);
+	if (t->req < 0 && (known || !t->call)) {
 		snprintf(err, cap, "--trigger %s: %s cannot be measured %s", spec, t->metric,
 			 t->call ? "there" : "for the whole program");
 		cs_focus_free(&t->focus);

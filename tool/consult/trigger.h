@@ -14,9 +14,11 @@
 
 /* Parse SPEC; 0, or -1 with a one-line reason in err. */
 int cs_trigger_check(const char *spec, char *err, size_t cap);
-/* The wrapper (inner is not owned); NULL with err when the trigger cannot be measured. */
-struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, char *err,
-				 size_t cap);
+/* The wrapper (inner is not owned); NULL with err when the trigger cannot be measured. known:
+ * every procedure is known from the start (live: the symbols), so an unknown name is an error;
+ * else (a trace: procedures appear as they are first called) it is looked for as time goes. */
+struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, int known,
+				 char *err, size_t cap);
 void cs_trigger_free(struct cs_source *src);
 /* When it fired (ns on the inner source's clock), 0 when it never did. */
 uint64_t cs_trigger_fired(const struct cs_source *src);

@@ -411,43 +411,72 @@ static void map_act(const struct lreq *r, const struct dyn_lact *a, struct sprot
 	}
 }
 
-/* The actions of every request at the point, entries first; a request that does not fit
- * (16 actions a point) is incomplete. */
+/* Actions of request r at procedure proc. */
+static uint32_t actions_at(const struct lreq *r, uint32_t proc)
+{
+	uint32_t j, k = 0;
+
+	for (j = 0; j < r->spec.npt; j++)
+		k += r->spec.pt[j].proc == proc ? r->spec.pt[j].nact : 0;
+	return k;
+}
+
+static int active(const struct lreq *r)
+{
+	return r->state == LR_LIVE || r->state == LR_PENDING;
+}
+
+int dyn_live_room(const struct dyn_live *l, const struct dyn_lspec *spec)
+{
+	uint32_t i, j, used;
+
+	for (j = 0; j < spec->npt; j++) {
+		used = 1 + spec->pt[j].nact; /* the execution counter */
+		for (i = 0; i < l->nreq; i++)
+			if (active(&l->req[i]))
+				used += actions_at(&l->req[i], spec->pt[j].proc);
+		if (used > SPROTO_MAX_ACTIONS)
+			return 0;
+	}
+	return 1;
+}
+
+/* The actions of every request at the point, entries first, then exits; a request whose
+ * actions there do not all fit (16 a point) has none there and is incomplete. */
 static void build_actions(struct dyn_live *l, struct lpt *p, struct sproto_point_set *ps)
 {
 	const struct cost_params *c = &l->s->cp;
-	uint32_t pass, i, j, k;
+	uint8_t *in = xcalloc(l->nreq + 1, 1);
+	uint32_t pass, i, j, k, n = 1;
 	int exits = 0;
 
+	for (i = 0; i < l->nreq; i++) {
+		uint32_t a = active(&l->req[i]) ? actions_at(&l->req[i], p->proc) : 0;
+
+		if (a && n + a <= SPROTO_MAX_ACTIONS)
+			in[i] = 1, n += a;
+		else if (a)
+			l->req[i].complete = 0;
+	}
 	ps->act[0] = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_TADD,
 					     .target = p->tc, .value = 1 };
 	ps->n = 1;
 	p->ns_each = c->tramp_ns[MDL_ENTRY] + c->prim_ns[MDL_ADD];
 	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < l->nreq; i++) {
-			struct lreq *r = &l->req[i];
+		for (i = 0; i < l->nreq; i++)
+			for (j = 0; in[i] && j < l->req[i].spec.npt; j++) {
+				const struct dyn_lpoint *lp = &l->req[i].spec.pt[j];
 
-			if (r->state != LR_LIVE && r->state != LR_PENDING)
-				continue;
-			for (j = 0; j < r->spec.npt; j++) {
-				const struct dyn_lpoint *lp = &r->spec.pt[j];
-
-				if (lp->proc != p->proc)
-					continue;
-				for (k = 0; k < lp->nact; k++) {
+				for (k = 0; lp->proc == p->proc && k < lp->nact; k++) {
 					if (lp->act[k].when != pass)
 						continue;
-					if (ps->n == SPROTO_MAX_ACTIONS) {
-						r->complete = 0;
-						continue;
-					}
-					map_act(r, &lp->act[k], &ps->act[ps->n++]);
+					map_act(&l->req[i], &lp->act[k], &ps->act[ps->n++]);
 					p->ns_each += prim_ns(c, lp->act[k].prim) +
 						      (lp->act[k].pred_var >= 0 ? c->pred_ns : 0);
-					exits |= pass;
+					exits |= (int)pass;
 				}
 			}
-		}
+	free(in);
 	if (exits)
 		p->ns_each += c->tramp_ns[MDL_EXIT];
 }

@@ -69,6 +69,9 @@ int64_t dyn_live_take(struct dyn_live *l, int id);
 /* Whether the request's points could all be patched (0: some point was refused). */
 int dyn_live_complete(const struct dyn_live *l, int id);
 
+/* Whether the request's actions fit on its points beside those of the requests there now (a
+ * point has room for 16 actions, one its execution counter). */
+int dyn_live_room(const struct dyn_live *l, const struct dyn_lspec *spec);
 /* Executions per second of the procedure's entry so far (-1: not measured yet). */
 double dyn_live_rate(const struct dyn_live *l, uint32_t proc);
 /* Predicted cost of a request, ns per second: its actions and, where the procedure has no
