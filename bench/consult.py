@@ -1,11 +1,18 @@
 # SPDX-License-Identifier: MIT
 """sonde consult on the planted programs (bench/consult.sh): time to isolate, data volume.
 
-Each program is recorded BENCH_RUNS times (`sonde run --trace`) and searched; the figures are
-medians over the recordings: the run's length, the program time at which the planted bottleneck
-was concluded true (the thesis's "found ... 10 seconds into its execution"), the samples and
-bytes (12 a sample) the search used, and the ratios of the trace's size and of full periodic
-sampling to them (seed 003 Figs. 4.2-4.7, chapter 8: 790x less than tracing).
+Post mortem: each program is recorded BENCH_RUNS times (`sonde run --trace`) and searched; the
+figures are medians over the recordings: the run's length, the program time at which the planted
+bottleneck was concluded true (the thesis's "found ... 10 seconds into its execution"), the
+samples and bytes (12 a sample) the search used, and the ratios of the trace's size and of full
+periodic sampling to them (seed 003 Figs. 4.2-4.7, chapter 8: 790x less than tracing).
+
+Live (`sonde consult -- PROGRAM`, the programs built by gcc alone): BENCH_LIVE_RUNS searches of
+each (medians): the program time at which the bottleneck was isolated, the perturbation — the
+program's wall time under the search against its uninstrumented runs (measured slowdown), beside
+the instrumentation's observed cost over the same time —, and the data the search used against a
+trace of the same work (`sonde run --trace` of the hooked build) and full periodic sampling.
+BENCH_LIVE=0 skips the live part.
 """
 import json
 import os
@@ -13,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else 'build'
 SONDE = os.path.join(BUILD, 'bin', 'sonde')
@@ -64,6 +72,82 @@ def med(rows, key):
     return statistics.median(vals) if vals else None
 
 
+LIVE_RUNS = max(1, int(os.environ.get('BENCH_LIVE_RUNS', '3')))
+# program, its argument (the work's scale), consult options, the bottleneck that counts, and
+# whether its perturbation counts (the probes program is instrumentation made the bottleneck)
+LIVE = [
+    ('consult_cpu', '2', [], ('CPUBound', '/Code/consult_cpu.c/hot_loop', None), True),
+    ('consult_phases', '2', [], ('CPUBound', '/Code/consult_phases.c/solve', 'solve'), True),
+    ('consult_locks', '3', [], ('ExcessiveSyncWaitingTime', '/Code/consult_locks.c/update_shared',
+                                None), True),
+    ('consult_probes', '400', ['--for', '3s'],
+     ('InstrumentationOverhead', '/Code/consult_probes.c/step', None), False),
+]
+
+
+def timed(argv):
+    t = time.monotonic()
+    sh(argv)
+    return time.monotonic() - t
+
+
+def live_one(tmp, name, arg, opts, want, i):
+    js = os.path.join(tmp, f'{name}-live-{i}.json')
+    exe = os.path.join(tmp, name + '-plain')
+    wall = timed([SONDE, 'consult', '-q', '--json', js, '-o', os.path.join(tmp, 'live-out')] +
+                 opts + ['--', exe, arg])
+    with open(js) as f:
+        d = json.load(f)
+    found = None
+    for n in d['nodes']:
+        if (n['hypothesis'], n['focus'], n['phase']) == want and n['was_true']:
+            found = n['decided_ns'] / 1e9
+    dv = d['data']
+    return {'wall': wall, 'found': found, 'samples': dv['samples'], 'bytes': dv['bytes'],
+            'cost': d['live']['observed_cost_s'], 'searched': d['run_ns'] / 1e9,
+            'vs_full': dv['full_sampling_samples'] / max(1, dv['samples'])}
+
+
+def live(tmp):
+    print(f'\nsonde consult live (-- PROGRAM, built without hooks): {LIVE_RUNS} searches each, '
+          'medians; slowdown: wall time under the search / the uninstrumented run just before - 1')
+    print(f'{"program":16} {"plain s":>7} {"search s":>8} {"slowdown":>8} {"obs.cost":>8} '
+          f'{"found at s":>10} {"isolated":>9} {"bytes":>8} {"trace B":>10} {"trace/used":>10} '
+          f'{"full/used":>9}')
+    summary = []
+    for name, arg, opts, want, counts in LIVE:
+        src = os.path.join('examples', name + '.c')
+        plain = os.path.join(tmp, name + '-plain')
+        sh([os.environ.get('CC', 'gcc'), '-O1', '-g', '-fno-inline-functions-called-once',
+            '-Iinclude', '-o', plain, src, '-lpthread'])
+        rec = os.path.join(tmp, f'{name}-trace-{arg}')
+        sync = ['--sync'] if name == 'consult_locks' else []
+        sh([SONDE, 'run', '--trace'] + sync + ['-o', rec, '--', os.path.join(tmp, name), arg])
+        trace = sum(os.path.getsize(os.path.join(rec, f)) for f in os.listdir(rec)
+                    if f.endswith('.strc'))
+        rows = []
+        for i in range(LIVE_RUNS):  # side by side: an uninstrumented run, then a search
+            plain_s = timed([plain, arg])
+            rows.append(live_one(tmp, name, arg, opts, want, i))
+            rows[-1]['plain'] = plain_s
+            rows[-1]['slow'] = rows[-1]['wall'] / plain_s - 1
+        hits = sum(r['found'] is not None for r in rows)
+        f = med(rows, 'found')
+        wall, base = med(rows, 'wall'), med(rows, 'plain')
+        slow = med(rows, 'slow') if not opts else float('nan')  # --for: the program runs on
+        cost = med(rows, 'cost') / med(rows, 'searched')
+        used = med(rows, 'bytes')
+        print(f'{name:16} {base:7.2f} {wall:8.2f} {100 * slow:7.1f}% {100 * cost:7.1f}% '
+              f'{f if f is not None else float("nan"):10.2f} {hits:>4}/{len(rows):<4} '
+              f'{used:8.0f} {trace:10.0f} {trace / max(1, used):10.0f} '
+              f'{med(rows, "vs_full"):9.1f}')
+        summary.append(f'{name}: isolated {hits}/{len(rows)} at {f}s, slowdown '
+                       f'{100 * slow:.1f}% (observed cost {100 * cost:.1f}%'
+                       f'{"" if counts else ", the planted instrumentation bottleneck"}), '
+                       f'{trace / max(1, used):.0f}x less than the trace')
+    print('live figures: ' + '; '.join(summary))
+
+
 def main():
     print(f'sonde consult on the planted programs: {RUNS} recordings each, medians')
     print(f'{"program":16} {"run s":>7} {"found at s":>10} {"isolated":>9} {"samples":>8} '
@@ -82,7 +166,9 @@ def main():
                   f'{med(rows, "vs_full"):9.1f}')
             summary.append(f'{name}: isolated {hits}/{len(rows)} at {f}s, '
                            f'{med(rows, "vs_trace"):.0f}x less than the trace')
-    print('figures: ' + '; '.join(summary))
+        print('figures: ' + '; '.join(summary))
+        if os.environ.get('BENCH_LIVE', '1') != '0':
+            live(tmp)
 
 
 if __name__ == '__main__':

@@ -103,8 +103,8 @@ static int program_path(const char *name, char *path, char *exe)
 	if (elfinfo__read(exe, &ei) != 0 || !ei.is_elf64_x86_64)
 		return error("consult: '%s' is not an x86-64 ELF program", name);
 	if (ei.is_static)
-		return error("consult: '%s' is statically linked: the runtime cannot be loaded into "
-			     "it (the live search needs a dynamically linked program)", name);
+		return error("consult: '%s' is statically linked: the runtime cannot be loaded "
+			     "into it (the live search needs a dynamically linked program)", name);
 	return 0;
 }
 
@@ -190,7 +190,8 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 	v->bytes = (uint64_t)llround((double)e->st.samples * sample_bytes);
 	v->wire_bytes = li->dyn.bytes;
 	v->pairs = e->st.foci_used;
-	v->pairs_available = (uint32_t)(li->metrics * foci * (li->threads > 1 ? li->threads + 1 : 1));
+	v->pairs_available = (uint32_t)(li->metrics * foci *
+					(li->threads > 1 ? li->threads + 1 : 1));
 	v->full_samples = (uint64_t)v->pairs_available * e->st.steps;
 	v->full_bytes = (uint64_t)llround((double)v->full_samples * sample_bytes);
 	v->trace_events = 2 * li->full_calls; /* an ENTER and an EXIT, 8 bytes each */
@@ -205,7 +206,8 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 	       "%.0f ms\n", (unsigned long long)v->samples, (unsigned long long)v->bytes,
 	       (unsigned long long)v->wire_bytes, v->pairs, (unsigned long long)steps,
 	       (double)li->period_ns / 1e6);
-	printf("      full periodic sampling of all %u pairs: %llu samples, %llu bytes (%.1fx more)\n",
+	printf("      full periodic sampling of all %u pairs: %llu samples, %llu bytes "
+	       "(%.1fx more)\n",
 	       v->pairs_available, (unsigned long long)v->full_samples,
 	       (unsigned long long)v->full_bytes,
 	       v->samples ? (double)v->full_samples / (double)v->samples : 0.0);
@@ -263,8 +265,9 @@ static int write_json(const char *path, const struct cs_engine *e, const struct 
 
 /* ---- the search ---- */
 
-static void report(const struct co_opts *o, struct cs_engine *e, struct cs_source *src,
-		   struct cs_source *trig, struct dyn_session *s)
+/* Graph, explanations, data; 0, or -1 when the search had to stop early (said why). */
+static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source *src,
+		  struct cs_source *trig, struct dyn_session *s)
 {
 	struct live_source_info li;
 	struct live_volume v;
@@ -272,8 +275,9 @@ static void report(const struct co_opts *o, struct cs_engine *e, struct cs_sourc
 
 	live_source_info(src, &li);
 	if (trig)
-		printf(cs_trigger_fired(trig) ? "trigger %s fired at %.3f s: times count from there\n"
-		       : "trigger %s never fired: nothing searched\n", o->trigger,
+		printf(cs_trigger_fired(trig)
+			       ? "trigger %s fired at %.3f s: times count from there\n"
+			       : "trigger %s never fired: nothing searched\n", o->trigger,
 		       (double)cs_trigger_fired(trig) / 1e9);
 	printf("searched %.3f s of process %d (%s)%s\n", (double)li.run_ns / 1e9, (int)s->pid,
 	       s->comm, li.ended ? ", which ended" : "");
@@ -286,6 +290,9 @@ static void report(const struct co_opts *o, struct cs_engine *e, struct cs_sourc
 	snprintf(title, sizeof(title), "process %d (%s)", (int)s->pid, s->comm);
 	if (o->dot)
 		consult_write_dot(o->dot, e, title);
+	if (li.error[0])
+		return error("consult: the search stopped early: %s", li.error);
+	return 0;
 }
 
 static int search(const struct co_opts *o, const struct hyp_lib *lib, struct dyn_session *s)
@@ -317,14 +324,7 @@ static int search(const struct co_opts *o, const struct hyp_lib *lib, struct dyn
 	cs_view_progress(e, &lv.v);
 	if (dyn_session_finish(s, err, sizeof(err)) != 0)
 		r = error("consult: detaching from process %d: %s", (int)s->pid, err);
-	report(o, e, src, trig, s);
-	{
-		struct live_source_info li;
-
-		live_source_info(src, &li);
-		if (li.error[0])
-			r = error("consult: the search stopped early: %s", li.error);
-	}
+	r |= report(o, e, src, trig, s);
 	cs_view_free(&lv.v);
 	cs_engine_free(e);
 	cs_trigger_free(trig);

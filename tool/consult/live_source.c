@@ -216,7 +216,8 @@ static void read_callees(struct lsrc *ls, uint32_t p)
 	memset(&fn, 0, sizeof(fn));
 	if (pread(ls->memfd, code, s->pinfo[p].size, (off_t)dyn_proc_addr(s, p)) ==
 		    (ssize_t)s->pinfo[p].size &&
-	    patch_analyze(code, s->pinfo[p].size, dyn_proc_addr(s, p), &fn, why, sizeof(why)) == 0) {
+	    patch_analyze(code, s->pinfo[p].size, dyn_proc_addr(s, p), &fn, why, sizeof(why)) ==
+		    0) {
 		for (i = 0; i < fn.nr_insns; i++) {
 			int32_t q;
 			uint32_t k;
@@ -276,7 +277,8 @@ static uint32_t code_children(struct lsrc *ls, const char *path, char ***out)
 		for (k = 0; k < ls->ncallees[i]; k++) {
 			uint32_t q = ls->callees[i][k];
 
-			snprintf(name, sizeof(name), "/Code/%s/%s", s->procs[q].module, s->procs[q].name);
+			snprintf(name, sizeof(name), "/Code/%s/%s", s->procs[q].module,
+				 s->procs[q].name);
 			push_name(out, &n, name);
 		}
 	}
@@ -804,7 +806,8 @@ static void take_all(struct lsrc *ls)
 		if (r->kind == K_DYN) {
 			r->last = r->ent >= 0 ? ls->ents[r->ent].last * r->scale : 0;
 		} else if (r->kind == K_ACTIVE) {
-			r->last = ls->dt * (r->tid ? (double)thread_alive(ls, r->tid) : (double)ls->alive);
+			r->last = ls->dt * (r->tid ? (double)thread_alive(ls, r->tid)
+						   : (double)ls->alive);
 		} else {
 			now = reading(ls, r);
 			r->last = now >= 0 && now >= r->prev ? now - r->prev : 0;

@@ -36,8 +36,8 @@ int cs_trigger_check(const char *spec, char *err, size_t cap)
 		return spec[5] && !strchr(spec + 5, '/') ? 0
 		       : (snprintf(err, cap, "--trigger call:PROC wants a procedure's name"), -1);
 	if (!op || op == spec || (size_t)(op - spec) >= 64)
-		return snprintf(err, cap, "--trigger wants call:PROC or METRIC>VALUE (METRIC<VALUE), "
-				"not '%s'", spec), -1;
+		return snprintf(err, cap, "--trigger wants call:PROC or METRIC>VALUE "
+				"(METRIC<VALUE), not '%s'", spec), -1;
 	errno = 0;
 	v = strtod(op + 1, &end);
 	if (errno || end == op + 1 || *end || !isfinite(v))
@@ -134,7 +134,8 @@ shift:
 	st->t0 -= st->t0 >= t->fired - 1 ? t->fired - 1 : st->t0;
 	st->t1 -= st->t1 >= t->fired - 1 ? t->fired - 1 : st->t1;
 	for (i = 0; i < st->nphase; i++)
-		st->phase[i].t = st->phase[i].t >= t->fired - 1 ? st->phase[i].t - (t->fired - 1) : 0;
+		st->phase[i].t = st->phase[i].t >= t->fired - 1 ? st->phase[i].t - (t->fired - 1)
+								 : 0;
 	return 0;
 }
 

@@ -289,8 +289,8 @@ static int alloc_vars(struct dyn_live *l, struct lreq *r, char *err, size_t n)
 			r->idx[v] = l->next_timer[k == DYN_LV_CPU] < SPROTO_MAX_TIMERS
 					    ? l->next_timer[k == DYN_LV_CPU]++ : NONE;
 		if (r->idx[v] == NONE)
-			return snprintf(err, n, "the runtime's timers or thread counters are all used"),
-			       -1;
+			return snprintf(err, n, "the runtime's timers or thread counters are "
+					"all used"), -1;
 	}
 	return 0;
 }
@@ -550,7 +550,8 @@ static uint32_t new_batch(struct dyn_live *l, struct dyn_set *set)
 		}
 		if (s->pinfo[p->proc].ifunc) {
 			set->f[set->n - 1].state = DYN_REFUSED;
-			snprintf(set->f[set->n - 1].why, sizeof(set->f[0].why), "an IFUNC resolver");
+			snprintf(set->f[set->n - 1].why, sizeof(set->f[0].why),
+				 "an IFUNC resolver");
 		}
 		p->set = l->nsets;
 		p->idx = (uint32_t)set->n - 1;
@@ -624,7 +625,7 @@ static int unpatch_unused(struct dyn_live *l, char *err, size_t n)
 		l->st.removals++;
 		for (i = 0; r == 0 && i < l->npt; i++)
 			if (l->pt[i].state == LP_IN && !l->pt[i].users) {
-				l->pt[i].state = LP_NONE; /* patched again, a new point, if needed */
+				l->pt[i].state = LP_NONE; /* a new point if needed again */
 				l->pt[i].set = NONE;
 			}
 	} else if (k) {
