@@ -263,7 +263,7 @@ UNIT_BINS += $(UNIT_CONSULT)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_CONSULT)"
 
 $(UNIT_CONSULT): tests/unit/test_consult.c tool/consult/engine.c tool/consult/focus.c \
-		tool/consult/hyp.c tool/mdl/lex.c tool/util.c $(wildcard tool/consult/*.h) \
+		tool/consult/hyp.c tool/consult/trigger.c tool/mdl/lex.c tool/util.c $(wildcard tool/consult/*.h) \
 		tool/mdl/mdl_lex.h share/sonde/hypotheses.hyp
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -DHYP_BUILTIN='"$(CURDIR)/share/sonde/hypotheses.hyp"' -o $@ \

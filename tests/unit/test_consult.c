@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "consult/engine.h"
+#include "consult/trigger.h"
 #include "consult/hyp.h"
 
 /* ---- a synthetic source: 50 ms periods; rates given by a function of (metric, focus) ---- */
@@ -723,6 +724,89 @@ static void test_threads_last(void **state)
 	hyp_lib_free(lib);
 }
 
+/* Phases as rate_phases; "hot" is first called in period 30 (the start of phase B). */
+static double rate_trig(const char *metric, const char *code, uint32_t step)
+{
+	if (!strcmp(metric, "calls"))
+		return !strcmp(code, "/Code/m/hot") && step >= 30 ? 100 : 0;
+	return rate_phases(metric, code, step);
+}
+
+/* call:hot fires at the end of period 30: the search sees periods 31 on, shifted to 0, in
+ * the phase open then (B), and finds hot; cold (busy before) is never true. */
+static void test_trigger_call(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_source *t;
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	char err[256];
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 80, rate_trig);
+	y.ph[0].step = 0;
+	y.ph[0].name = "A";
+	y.ph[1].step = 30;
+	y.ph[1].name = "B";
+	y.nph = 2;
+	t = cs_trigger_new(&y.pub, "call:hot", 1, err, sizeof(err));
+	assert_non_null(t);
+	e = cs_engine_new(lib, &p, t);
+	cs_engine_run(e);
+	assert_int_equal(cs_trigger_fired(t), 31 * PERIOD);
+	assert_int_equal(e->nphases, 1);
+	assert_string_equal(e->phases[0].name, "B");
+	assert_int_equal(e->phases[0].start, 0);
+	assert_int_equal(e->now, (80 - 31) * PERIOD);
+	assert_true(node_at(e, "Hot", "/Code/m/hot", NULL)->was_true);
+	assert_true(node_at(e, "Hot", "/Code/m/hot", "B")->was_true);
+	assert_false(node_at(e, "Hot", "/Code/m/cold", NULL)->was_true);
+	cs_engine_free(e);
+	cs_trigger_free(t);
+	hyp_lib_free(lib);
+	/* a procedure the program does not have */
+	syn_init(&y, 80, rate_trig);
+	assert_null(cs_trigger_new(&y.pub, "call:nowhere", 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "no procedure nowhere"));
+}
+
+/* METRIC>VALUE: per second over one period; one that never crosses searches nothing. */
+static void test_trigger_metric(void **state)
+{
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_source *t;
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	char err[256];
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 40, rate_trig);
+	t = cs_trigger_new(&y.pub, "busy>0.9", 1, err, sizeof(err));
+	assert_non_null(t);
+	e = cs_engine_new(lib, &p, t);
+	cs_engine_run(e);
+	assert_int_equal(cs_trigger_fired(t), PERIOD); /* busy is 0.95 at / from the start */
+	assert_int_equal(e->now, 39 * PERIOD);
+	cs_engine_free(e);
+	cs_trigger_free(t);
+	syn_init(&y, 40, rate_trig);
+	t = cs_trigger_new(&y.pub, "busy>2", 1, err, sizeof(err));
+	e = cs_engine_new(lib, &p, t);
+	cs_engine_run(e);
+	assert_int_equal(cs_trigger_fired(t), 0);
+	assert_int_equal(e->st.steps, 0);
+	cs_engine_free(e);
+	cs_trigger_free(t);
+	assert_int_equal(cs_trigger_check("busy>x", err, sizeof(err)), -1);
+	assert_int_equal(cs_trigger_check("nonsense", err, sizeof(err)), -1);
+	assert_int_equal(cs_trigger_check("cpu_time<0.5", err, sizeof(err)), 0);
+	hyp_lib_free(lib);
+}
+
 static void test_focus(void **state)
 {
 	struct cs_focus f, g;
@@ -758,6 +842,8 @@ int main(void)
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_why_then_where),
 		cmocka_unit_test(test_threads_last),
+		cmocka_unit_test(test_trigger_call),
+		cmocka_unit_test(test_trigger_metric),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -850,7 +850,10 @@ static int ls_step(struct cs_source *src, struct cs_step *st)
 	if (ls->last_done)
 		return -1;
 	if (!ls->s->ended && dyn_live_commit(ls->l, err, sizeof(err)) != 0) {
-		if (!kill(ls->s->pid, 0) && !ls->s->ended)
+		char e2[256];
+
+		/* the process ending meanwhile closes the connection: no error then */
+		if (dyn_session_poll(ls->s, 1, e2, sizeof(e2)) != 1)
 			snprintf(ls->error, sizeof(ls->error), "%s", err);
 		ls->s->ended = 1;
 	}
