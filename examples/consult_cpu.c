@@ -6,7 +6,8 @@
  * /Code/consult_cpu.c/hot_loop over the whole run, and nothing else.
  *   sonde cc -- gcc -O1 -g -o consult_cpu examples/consult_cpu.c
  *   sonde run --trace -o run -- ./consult_cpu && sonde consult run
- * An argument scales the work (default 1.0).
+ * An argument scales the work (default 1.0): as many more rounds, each as long (a live search
+ * sees a procedure's time from its next call on: rounds stay short).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,12 +57,11 @@ static void check(long n)
 int main(int argc, char **argv)
 {
 	double scale = argc > 1 ? atof(argv[1]) : 1.0;
-	long n = (long)(300000000 * (scale > 0 ? scale : 1.0));
-	int round;
+	long n = 300000000, rounds = (long)(20 * (scale > 0 ? scale : 1.0)), round;
 
 	/* many short rounds: prepare and check never run long enough at a stretch to look hot
 	 * in a short observation window, even when the machine is loaded */
-	for (round = 0; round < 20; round++) {
+	for (round = 0; round < rounds; round++) {
 		prepare(n / 20);
 		hot_loop(n / 20);
 		check(n / 20);

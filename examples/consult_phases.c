@@ -6,7 +6,8 @@
  * bottleneck, and the other is not. Phases are marked with sonde.h (SONDE_PHASE).
  *   sonde cc -- gcc -O1 -g -o consult_phases examples/consult_phases.c
  *   sonde run --trace -o run -- ./consult_phases && sonde consult run
- * An argument scales the work (default 1.0).
+ * An argument scales the work (default 1.0): as many more calls, each as long (a live search
+ * sees a procedure's time from its next call on: calls stay short).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,13 @@ static void report(void)
 int main(int argc, char **argv)
 {
 	double scale = argc > 1 ? atof(argv[1]) : 1.0;
-	long n = (long)(250000000 * (scale > 0 ? scale : 1.0));
-	int i;
+	long n = 250000000, calls = (long)(10 * (scale > 0 ? scale : 1.0)), i;
 
 	SONDE_PHASE("assemble");
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < calls; i++)
 		assemble(n / 10);
 	SONDE_PHASE("solve");
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < calls; i++)
 		solve(n / 10);
 	SONDE_PHASE(NULL);
 	report();

@@ -3442,8 +3442,10 @@ def consult_live(target, *opts, timeout=600):
     """`sonde consult -q --json F OPTS TARGET...`: (the process, the JSON or None)."""
     js = os.path.join(TMP, f'consult-live-{RUNS[0]}.json')
     RUNS[0] += 1
-    p = run([SONDE, 'consult', '-q', '--json', js, '-o', new_dir('consult-live')] + list(opts) +
-            list(target), timeout=timeout)
+    # a sufficient observation time of 2 s: a loaded machine gives the program a fraction of a
+    # CPU, and shares measured over a second are noisy there
+    p = run([SONDE, 'consult', '-q', '--json', js, '-o', new_dir('consult-live'),
+             '--sufficient', '2'] + list(opts) + list(target), timeout=timeout)
     expect(p.returncode == 0, f'sonde consult {shlex.join(map(str, target))}: {describe(p)}')
     with open(js) as f:
         return p, json.load(f)
@@ -3482,7 +3484,7 @@ def t_consult_live_attach(o):
         sp = subprocess.Popen([b, '8'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             time.sleep(0.3)
-            p, js = consult_live([str(sp.pid)], '--for', '4s')
+            p, js = consult_live([str(sp.pid)], '--for', '6s')
             out, err = sp.communicate(timeout=600)
         finally:
             if sp.poll() is None:
