@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dyn/resources.h"
 #include "../dyn/session_int.h"
 #include "live_source.h"
 #include "util.h"
@@ -63,6 +64,38 @@ static const char *const sync_releases[] = {
 static const char *const io_calls[] = {
 	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"fsync", "fdatasync", "open", "open64", "openat", "close", NULL
+};
+
+/* The same by the kind of object they act on (/SyncObject/KIND), waits then releases. */
+static const struct {
+	const char *kind;
+	const char *const waits[5], *const releases[3];
+} sync_kinds[] = {
+	{ "mutex", { "pthread_mutex_lock", "pthread_mutex_timedlock", NULL },
+	  { "pthread_mutex_unlock", "pthread_mutex_trylock", NULL } },
+	{ "rwlock", { "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+		      "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", NULL },
+	  { "pthread_rwlock_unlock", NULL } },
+	{ "cond", { "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait", NULL },
+	  { "pthread_cond_signal", "pthread_cond_broadcast", NULL } },
+	{ "barrier", { "pthread_barrier_wait", NULL }, { NULL } },
+	{ "sem", { "sem_wait", "sem_timedwait", "sem_clockwait", NULL }, { "sem_post", NULL } },
+};
+#define NKINDS (sizeof(sync_kinds) / sizeof(sync_kinds[0]))
+/* The I/O calls whose first argument is a descriptor (a /Files focus). */
+static const char *const io_fd_calls[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+	"fsync", "fdatasync", "close", NULL
+};
+
+/* The objects a /SyncObject or /Files focus narrows the calls to: their functions, and the
+ * first argument's values (an object's address, a file's descriptors; none: every object of
+ * the kind). */
+struct narrow {
+	const char *const *timed, *const *more;
+	int64_t val[4];
+	uint32_t nval;
+	int on; /* a SyncObject or Files focus */
 };
 
 enum { K_DYN, K_ACTIVE, K_TCPU, K_FAULTS, K_COST };
@@ -108,6 +141,10 @@ struct lsrc {
 	uint32_t *by_addr, nby_addr;
 	uint32_t **callees, *ncallees;
 	uint8_t *callees_read;
+	/* /SyncObject (the program's variables, read once) and /Files (open now, read again
+	 * every second) resources (tool/dyn/resources.h) */
+	struct dyn_resources objs, files;
+	uint64_t files_read_ns;
 	double dt;      /* seconds of the last step */
 	int ended, last_done, memfd;
 	char error[256];
@@ -280,6 +317,119 @@ static uint32_t code_children(struct lsrc *ls, const char *path, char ***out)
 			snprintf(name, sizeof(name), "/Code/%s/%s", s->procs[q].module,
 				 s->procs[q].name);
 			push_name(out, &n, name);
+		}
+	}
+	return n;
+}
+
+/* ---- sync objects and files ---- */
+
+static int kind_index(const char *kind, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < NKINDS; k++)
+		if (strlen(sync_kinds[k].kind) == len && !strncmp(sync_kinds[k].kind, kind, len))
+			return (int)k;
+	return -1;
+}
+
+/* The executable's own sync objects only: the C library's internal locks (its aio, getaddrinfo,
+ * timer threads') are no refinement a program's author can act on. */
+static void own_objects(struct lsrc *ls)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < ls->objs.n; i++) {
+		struct dyn_resource *r = &ls->objs.v[i];
+
+		if (r->module && !strcmp(r->module, ls->s->exe)) {
+			ls->objs.v[k++] = *r;
+		} else {
+			free(r->path);
+			free(r->module);
+		}
+	}
+	ls->objs.n = k;
+}
+
+/* The files open now; a new one is a new resource (generation). */
+static void read_files(struct lsrc *ls)
+{
+	struct dyn_resources now = { 0 };
+	char err[256];
+	size_t i, j;
+
+	ls->files_read_ns = mono_now_ns();
+	if (dyn_resources_list(ls->s->pid, DYN_RES_WANT_FILES, &now, err, sizeof(err)) != 0)
+		return;
+	for (i = 0; i < now.n; i++) {
+		for (j = 0; j < ls->files.n && strcmp(ls->files.v[j].path, now.v[i].path); j++)
+			;
+		if (j == ls->files.n)
+			ls->generation++;
+	}
+	dyn_resources_free(&ls->files);
+	ls->files = now;
+}
+
+/* Which calls, and which first arguments, a focus's SyncObject or Files part means. */
+static int narrow_of(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct narrow *nw)
+{
+	const char *so = f->part[H_SYNC], *fi = f->part[H_FILES];
+	int sync = m == LM_SYNC || m == LM_SYNC_OPS, k;
+	size_t i;
+
+	memset(nw, 0, sizeof(*nw));
+	nw->timed = sync ? sync_waits : io_calls;
+	nw->more = sync ? sync_releases : NULL;
+	if ((so && !sync) || (fi && sync) || (so && fi))
+		return -1;
+	if (so) {
+		const char *kind = so + 12, *slash;
+
+		if (strncmp(so, "/SyncObject/", 12))
+			return -1;
+		slash = strchr(kind, '/');
+		k = kind_index(kind, slash ? (size_t)(slash - kind) : strlen(kind));
+		if (k < 0)
+			return -1;
+		nw->on = 1;
+		nw->timed = sync_kinds[k].waits;
+		nw->more = sync_kinds[k].releases;
+		for (i = 0; slash && i < ls->objs.n; i++)
+			if (!strcmp(ls->objs.v[i].path, so))
+				nw->val[nw->nval++] = ls->objs.v[i].value;
+		return slash && !nw->nval ? -1 : 0;
+	}
+	if (fi) {
+		nw->on = 1;
+		nw->timed = io_fd_calls;
+		for (i = 0; i < ls->files.n && nw->nval < 4; i++)
+			if (!strcmp(ls->files.v[i].path, fi))
+				nw->val[nw->nval++] = ls->files.v[i].value;
+		return nw->nval ? 0 : -1; /* closed now: nothing to measure */
+	}
+	return 0;
+}
+
+static uint32_t sync_children(struct lsrc *ls, const char *part, char ***out)
+{
+	char name[300];
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < ls->objs.n; i++) {
+		const char *kind = ls->objs.v[i].path + 12, *slash = strchr(kind, '/');
+
+		if (!slash || kind_index(kind, (size_t)(slash - kind)) < 0)
+			continue;
+		if (!part) {
+			snprintf(name, sizeof(name), "/SyncObject/%.*s", (int)(slash - kind), kind);
+			push_name(out, &n, name);
+		} else if (!strncmp(ls->objs.v[i].path, part, strlen(part)) &&
+			   ls->objs.v[i].path[strlen(part)] == '/') {
+			push_name(out, &n, ls->objs.v[i].path);
 		}
 	}
 	return n;
@@ -467,16 +617,71 @@ static void add_focus(struct dyn_lspec *sp, const struct dyn_session *s, const c
 	}
 }
 
-#define ACT(w, p, v, pv, k) ((struct dyn_lact){ .when = (w), .prim = (p), .var = (v), \
-						.pred_var = (pv), .value = (k) })
+/* An action; guarded by thread counter pv > 0 when pv >= 0. */
+#define ACT(w, p, v, pv, x) ((struct dyn_lact){ .when = (w), .prim = (p), .var = (v), \
+						.pred_var = (pv), .pred_arg = -1, .op = SPROTO_GT, \
+						.value = (x) })
+/* An action guarded by the first argument == c, or by thread counter pv >= c. */
+#define ACT_ARG(w, p, v, x, c) ((struct dyn_lact){ .when = (w), .prim = (p), .var = (v), \
+						   .pred_var = -1, .pred_arg = 0, .op = SPROTO_EQ, \
+						   .value = (x), .k = (c) })
+#define ACT_GE(w, p, v, pv, x, c) ((struct dyn_lact){ .when = (w), .prim = (p), .var = (v), \
+						      .pred_var = (pv), .pred_arg = -1, \
+						      .op = SPROTO_GE, .value = (x), .k = (c) })
 
-/* Timed calls (sync or I/O) or their count, narrowed to a Code focus by a flag (var 1). */
+/*
+ * Timed calls (sync or I/O) or their count. Narrowed to a Code focus by a flag (var 1, raised
+ * at its procedures' entries, lowered at their exits); to objects by their first argument
+ * (an object's address, a file's descriptors). Both (one predicate per action): the flag is
+ * lifted by OBJ while the argument is the object's, the timer starts (or the count adds) when
+ * it is above OBJ, then it is lowered again — four actions a call.
+ */
+#define OBJ (INT64_C(1) << 40)
 static void calls_spec(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
-		       const char *proc, const char *const *timed, const char *const *more,
-		       int count)
+		       const char *proc, const struct narrow *nw, int count)
 {
 	int8_t flag = mod ? 1 : -1;
-	struct dyn_lact a[2];
+	struct dyn_lact a[DYN_LREQ_ACTS];
+	uint32_t k = 0, i;
+
+	if (nw->on && nw->nval && !mod && !count) { /* one object: its calls, timed */
+		sp->nvars = 1;
+		sp->var[0] = DYN_LV_WALL;
+		for (i = 0; i < nw->nval && k < 4; i++)
+			a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, 0, nw->val[i]);
+		a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0);
+		add_procs(sp, s, nw->timed, a, k);
+		return;
+	}
+	if (nw->on && nw->nval) { /* an object's calls counted, or inside a Code focus */
+		sp->nvars = mod ? 2 : 1;
+		sp->var[0] = count ? DYN_LV_TCOUNTER : DYN_LV_WALL;
+		sp->var[1] = DYN_LV_TCOUNTER;
+		if (!mod) {
+			for (i = 0; i < nw->nval && k < 4; i++)
+				a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TADD, 0, 1, nw->val[i]);
+		} else {
+			/* the Code flag (var 1, its procedures' entries) lifted above OBJ for the
+			 * moment of the test when the argument is the object's */
+			for (i = 0; i < nw->nval && i < 2; i++)
+				a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TADD, 1, OBJ, nw->val[i]);
+			a[k++] = ACT_GE(SPROTO_AT_ENTRY, count ? SPROTO_TADD : SPROTO_START_WALL, 0, 1,
+					count ? 1 : 0, OBJ + 1);
+			for (i = 0; i < nw->nval && i < 2; i++)
+				a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TSUB, 1, OBJ, nw->val[i]);
+			if (!count) /* a stop whose start was not seen does nothing */
+				a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0);
+		}
+		add_procs(sp, s, nw->timed, a, k);
+		if (count && nw->more)
+			add_procs(sp, s, nw->more, a, k);
+		if (mod) {
+			a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, 1);
+			a[1] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1);
+			add_focus(sp, s, mod, proc, a, 2);
+		}
+		return;
+	}
 
 	sp->nvars = mod ? 2 : 1;
 	sp->var[0] = count ? DYN_LV_TCOUNTER : DYN_LV_WALL;
@@ -487,9 +692,9 @@ static void calls_spec(struct dyn_lspec *sp, const struct dyn_session *s, const 
 		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, flag, 0);
 		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, flag, 0);
 	}
-	add_procs(sp, s, timed, a, count ? 1 : 2);
-	if (count && more)
-		add_procs(sp, s, more, a, 1);
+	add_procs(sp, s, nw->timed, a, count ? 1 : 2);
+	if (count && nw->more)
+		add_procs(sp, s, nw->more, a, 1);
 	if (mod) {
 		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, 1);
 		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1); /* never below 0: a call entered
@@ -505,6 +710,7 @@ static int dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct
 	const char *code = f->part[H_CODE], *mod = NULL, *proc = NULL;
 	char buf[4096], fs[8192];
 	struct dyn_lact a[2];
+	struct narrow nw;
 
 	memset(sp, 0, sizeof(*sp));
 	sp->tid = thread_of(f);
@@ -533,11 +739,11 @@ static int dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct
 		break;
 	case LM_SYNC:
 	case LM_SYNC_OPS:
-		calls_spec(sp, ls->s, mod, proc, sync_waits, sync_releases, m == LM_SYNC_OPS);
-		break;
 	case LM_IO:
 	case LM_IO_OPS:
-		calls_spec(sp, ls->s, mod, proc, io_calls, NULL, m == LM_IO_OPS);
+		if (narrow_of(ls, m, f, &nw) != 0)
+			return -1;
+		calls_spec(sp, ls->s, mod, proc, &nw, m == LM_SYNC_OPS || m == LM_IO_OPS);
 		break;
 	default:
 		return -1;
@@ -558,11 +764,14 @@ static int ls_supports(struct cs_source *src, const char *metric, const struct c
 	char key[8300];
 	int ok;
 
-	if (m == LM_NONE || f->part[H_SYNC] || f->part[H_FILES] || f->part[H_MACHINE])
+	if (m == LM_NONE || f->part[H_MACHINE])
 		return 0;
-	switch (m) {
-	case LM_ACTIVE:
+	if (m == LM_ACTIVE) /* not narrowed by Code, SyncObject or Files */
 		return 1;
+	if ((f->part[H_SYNC] || f->part[H_FILES]) && m != LM_SYNC && m != LM_SYNC_OPS &&
+	    m != LM_IO && m != LM_IO_OPS)
+		return 0; /* CPU time, faults, cost are not per object */
+	switch (m) {
 	case LM_FAULTS:
 		return !f->part[H_CODE];
 	case LM_COST:
@@ -589,6 +798,13 @@ static uint32_t ls_children(struct cs_source *src, const struct cs_focus *f, int
 	*out = NULL;
 	if (h == H_CODE)
 		return code_children(ls, f->part[H_CODE], out);
+	if (h == H_SYNC)
+		return sync_children(ls, f->part[H_SYNC], out);
+	if (h == H_FILES) {
+		for (i = 0; !f->part[H_FILES] && i < ls->files.n; i++)
+			push_name(out, &n, ls->files.v[i].path);
+		return n;
+	}
 	if (h != H_THREADS || f->part[H_THREADS])
 		return 0;
 	for (i = 0; i < ls->nthr; i++) {
@@ -797,6 +1013,8 @@ static void take_all(struct lsrc *ls)
 		if (ls->ents[i].id >= 0)
 			ls->ents[i].last = (double)dyn_live_take(ls->l, ls->ents[i].id);
 	read_threads(ls);
+	if (mono_now_ns() - ls->files_read_ns >= 1000000000ull)
+		read_files(ls);
 	for (i = 0; i < ls->nreqs; i++) {
 		struct req *r = &ls->reqs[i];
 		double now;
@@ -936,6 +1154,10 @@ struct cs_source *live_source_new(struct dyn_session *s, const struct live_sourc
 	for (i = 0; i < s->nprocs; i++)
 		if (own_proc(s, i))
 			read_callees(ls, i);
+	if (dyn_resources_list(s->pid, DYN_RES_WANT_SYNC, &ls->objs, err, cap) != 0)
+		ls->objs = (struct dyn_resources){ 0 }; /* no variables to name: no SyncObject */
+	own_objects(ls);
+	read_files(ls);
 	if (dyn_live_commit(ls->l, err, cap) != 0) { /* the runtime's own counters: sampling on */
 		live_source_free(src);
 		return NULL;
@@ -962,6 +1184,8 @@ void live_source_free(struct cs_source *src)
 		free(ls->callees[i]);
 	if (ls->memfd >= 0)
 		close(ls->memfd);
+	dyn_resources_free(&ls->objs);
+	dyn_resources_free(&ls->files);
 	dyn_live_free(ls->l);
 	free(ls->callees);
 	free(ls->ncallees);

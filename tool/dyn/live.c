@@ -183,13 +183,18 @@ static double prim_ns(const struct cost_params *c, uint8_t prim)
 	       : prim < MDL_PRIM_COUNT ? c->prim_ns[prim] : 0;
 }
 
+static int has_pred(const struct dyn_lact *a)
+{
+	return a->pred_var >= 0 || a->pred_arg >= 0;
+}
+
 static double actions_ns(const struct cost_params *c, const struct dyn_lpoint *p, int *exits)
 {
 	double ns = 0;
 	uint32_t i;
 
 	for (i = 0; i < p->nact; i++) {
-		ns += prim_ns(c, p->act[i].prim) + (p->act[i].pred_var >= 0 ? c->pred_ns : 0);
+		ns += prim_ns(c, p->act[i].prim) + (has_pred(&p->act[i]) ? c->pred_ns : 0);
 		*exits |= p->act[i].when == SPROTO_AT_EXIT;
 	}
 	return ns;
@@ -406,8 +411,13 @@ static void map_act(const struct lreq *r, const struct dyn_lact *a, struct sprot
 	if (a->pred_var >= 0) {
 		o->pred = SPROTO_PRED_TCOUNTER;
 		o->pred_index = r->idx[a->pred_var];
-		o->op = SPROTO_GT;
-		o->pred_value = 0;
+	} else if (a->pred_arg >= 0) {
+		o->pred = SPROTO_PRED_ARG;
+		o->pred_index = (uint32_t)a->pred_arg;
+	}
+	if (has_pred(a)) {
+		o->op = a->op;
+		o->pred_value = a->k;
 	}
 }
 
@@ -472,7 +482,7 @@ static void build_actions(struct dyn_live *l, struct lpt *p, struct sproto_point
 						continue;
 					map_act(&l->req[i], &lp->act[k], &ps->act[ps->n++]);
 					p->ns_each += prim_ns(c, lp->act[k].prim) +
-						      (lp->act[k].pred_var >= 0 ? c->pred_ns : 0);
+						      (has_pred(&lp->act[k]) ? c->pred_ns : 0);
 					exits |= (int)pass;
 				}
 			}

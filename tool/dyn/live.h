@@ -23,16 +23,19 @@
 enum dyn_lvar { DYN_LV_TCOUNTER, DYN_LV_WALL, DYN_LV_CPU };
 
 #define DYN_LREQ_VARS 4
-#define DYN_LREQ_ACTS 4
+#define DYN_LREQ_ACTS 8
 
 /* One action of a request: on one of its variables, guarded (pred_var >= 0) by one of its
- * thread counters being > 0 in the calling thread. */
+ * thread counters in the calling thread, or (pred_arg >= 0) by an argument (entry only):
+ * `OP k` (SPROTO_EQ ... SPROTO_GE). */
 struct dyn_lact {
 	uint8_t when; /* SPROTO_AT_ENTRY or SPROTO_AT_EXIT */
-	uint8_t prim; /* SPROTO_TADD, SPROTO_TSUB, SPROTO_START_WALL ... SPROTO_STOP_CPU */
+	uint8_t prim; /* SPROTO_TSET, SPROTO_TADD, SPROTO_TSUB, SPROTO_START_WALL ... */
 	uint8_t var;
 	int8_t pred_var;
-	int64_t value;
+	int8_t pred_arg;
+	uint8_t op;
+	int64_t value, k;
 };
 
 struct dyn_lpoint {
