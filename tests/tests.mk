@@ -93,6 +93,17 @@ $(UNIT_MDL): tests/unit/test_mdl.c $(wildcard tool/mdl/*.c tool/mdl/*.h) tool/ut
 	$(CC) $(TEST_CFLAGS) -DMDL_BUILTIN='"$(CURDIR)/share/sonde/metrics.mdl"' -o $@ \
 		$(filter %.c,$^) $(TEST_LIBS)
 
+# The sync objects and files of a process (tool/dyn/resources.c, sync_vars.c), on the test's own.
+UNIT_RESOURCES := $(TEST_BUILD)/test_resources
+UNIT_BINS += $(UNIT_RESOURCES)
+UNIT_CMDS += --unit "$(UNIT_RESOURCES)"
+
+$(UNIT_RESOURCES): tests/unit/test_resources.c tool/dyn/resources.c tool/dyn/sync_vars.c \
+		$(wildcard tool/inject/*.c tool/inject/*.h) tool/dyn/resources.h tool/dyn/sync_vars.h \
+		tool/util.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
+
 # Which procedure a call instruction reaches (tool/dyn/callees.c: symbols, PLT stubs, GOT).
 UNIT_CALLEES := $(TEST_BUILD)/test_callees
 UNIT_BINS += $(UNIT_CALLEES)

@@ -205,6 +205,42 @@ int dyn_resources_list(pid_t pid, unsigned want, struct dyn_resources *out, char
 	return 0;
 }
 
+/* ---- refinements ---- */
+
+static const char *const kind_paths[] = { "/SyncObject/mutex", "/SyncObject/rwlock",
+					  "/SyncObject/cond", "/SyncObject/barrier",
+					  "/SyncObject/sem" };
+
+static int listed(const char **out, size_t n, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(out[i], path))
+			return 1;
+	return 0;
+}
+
+size_t dyn_resources_below(const struct dyn_resources *r, const char *parent, const char **out,
+			   size_t cap)
+{
+	size_t i, n = 0, len = strlen(parent);
+	const char *p;
+
+	for (i = 0; i < r->n && n < cap; i++) {
+		if (!strcmp(parent, "/SyncObject") && r->v[i].kind < DYN_RES_SYNC_KINDS)
+			p = kind_paths[r->v[i].kind];
+		else if (!strncmp(r->v[i].path, parent, len) && r->v[i].path[len] == '/' &&
+			 (r->v[i].kind == DYN_RES_FILE || !strchr(r->v[i].path + len + 1, '/')))
+			p = r->v[i].path; /* a file is one level below /Files, whatever its path */
+		else
+			continue;
+		if (!listed(out, n, p))
+			out[n++] = p;
+	}
+	return n;
+}
+
 /* ---- files: the descriptors open on a path ---- */
 
 struct fd_match {

@@ -54,6 +54,15 @@ struct dyn_resources {
 int dyn_resources_list(pid_t pid, unsigned want, struct dyn_resources *out, char *err, size_t n);
 void dyn_resources_free(struct dyn_resources *r);
 
+/*
+ * The refinements of a focus, for a search (the Performance Consultant): the paths of r one level
+ * below parent, each once, in r's order — "/SyncObject": the kinds that have objects
+ * ("/SyncObject/mutex"...); "/SyncObject/mutex": its objects; "/Files": the open files. Up to cap
+ * into out (pointers into r, or to constant strings); their number.
+ */
+size_t dyn_resources_below(const struct dyn_resources *r, const char *parent, const char **out,
+			   size_t cap);
+
 /* "mutex", "rwlock", "cond", "barrier", "sem", "file"; -1 / NULL when unknown. */
 const char *dyn_res_kind_name(enum dyn_res_kind k);
 int dyn_res_kind_of(const char *name);
