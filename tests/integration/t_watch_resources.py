@@ -128,6 +128,11 @@ def t_watch_sync(o):
                 expect_error(p, focus, 1)
                 expect(msg.encode() in p.stderr, f'{focus}: {p.stderr.decode()!r}')
             eq(open(f'/proc/{t.p.pid}/status').read().count('TracerPid:\t0\n'), 1, 'TracerPid')
+            p = run([SONDE, 'watch', '999999999', '--resources'])
+            expect_error(p, '--resources of no process', 1)
+            expect(b'no process 999999999' in p.stderr, p.stderr.decode())
+            p = run([SONDE, 'watch', '--resources', '--', t.b])
+            expect_error(p, '--resources with a program', 2)
         with check('metrics --plan --exe: a sync object at its link-time address'):
             p = run([SONDE, 'metrics', '--plan', 'sync_ops', '--focus',
                      '/SyncObject/mutex/locks[3]', '--exe', t.b])
