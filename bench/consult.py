@@ -78,8 +78,8 @@ LIVE_RUNS = max(1, int(os.environ.get('BENCH_LIVE_RUNS', '3')))
 LIVE = [
     ('consult_cpu', '2', [], ('CPUBound', '/Code/consult_cpu.c/hot_loop', None), True),
     ('consult_phases', '2', [], ('CPUBound', '/Code/consult_phases.c/solve', 'solve'), True),
-    ('consult_locks', '3', [], ('ExcessiveSyncWaitingTime', '/Code/consult_locks.c/update_shared',
-                                None), True),
+    ('consult_locks', '4', [], ('ExcessiveSyncWaitingTime', '/SyncObject/mutex/hot_lock', None),
+     True),
     ('consult_probes', '400', ['--for', '3s'],
      ('InstrumentationOverhead', '/Code/consult_probes.c/step', None), False),
 ]

@@ -3465,7 +3465,11 @@ def t_consult_live_cpu(o):
     """Live, launched: CPUBound at hot_loop and nothing else, the program's output untouched."""
     b = build_plain_example('consult_cpu')
     with check('consult live cpu: CPUBound at hot_loop'):
-        p, js = consult_live(['--', b, '2'])
+        dot = os.path.join(TMP, 'live-shg.dot')
+        p, js = consult_live(['--dot', dot, '--', b, '2'])
+        with open(dot) as f:
+            text = f.read()
+        expect(text.startswith('digraph shg {') and 'hot_loop' in text, text[:200])
         expect(b'consult_cpu: 1.000' in p.stdout, 'the program\'s output')
         eq(findings(js), {('CPUBound', '/Code/consult_cpu.c/hot_loop', None)}, 'bottlenecks')
         for proc in ('prepare', 'check', 'main', 'tiny'):
