@@ -21,7 +21,7 @@ PIN=""
 [ "$CPU" = none ] || PIN="taskset -c $CPU"
 D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
-$PIN "$SONDE" run --trace --trace-buffer 64M -o "$D/run" -- "$B/mpi_trace_cost" "$N" | tee "$D/out"
+$PIN "$SONDE" run --trace -o "$D/run" -- "$B/mpi_trace_cost" "$N" | tee "$D/out"
 T=$(ls "$D"/run/trace.*.strc)
 "$SONDE" trace dump "$T" > "$D/dump"
 SENDS=$(grep -c ' MPI_SEND ' "$D/dump" || true)

@@ -69,19 +69,16 @@ static void message(unsigned type, int peer, int tag, uint32_t comm, uint64_t by
 		    uint64_t began)
 {
 	struct rt_thread *t = tracer();
-	uint64_t w[3];
+	uint64_t w[3], now;
 	int saved = errno; /* a buffer hand-off makes a system call */
 
 	if (!t || comm >= STRC_ID_NONE || peer < 0 || tag < 0)
 		return;
+	now = rt_now();
 	w[0] = (uint32_t)peer | (uint64_t)(uint32_t)tag << 32;
 	w[1] = bytes;
-	if (type == STRC_MPI_RECV) {
-		uint64_t now = rt_now();
-
-		w[2] = now > began ? now - began : 0;
-	}
-	rt_trace_record(t, type, comm, w, type == STRC_MPI_RECV ? 3 : 2);
+	w[2] = now > began ? now - began : 0;
+	rt_trace_record_at(t, type, comm, w, type == STRC_MPI_RECV ? 3 : 2, now);
 	errno = saved;
 }
 
@@ -110,6 +107,6 @@ RT_EXPORT void rt_mpi_trace_coll(int op, uint32_t comm, int root, uint64_t sent,
 	w[1] = sent;
 	w[2] = recvd;
 	w[3] = now > began ? now - began : 0;
-	rt_trace_record(t, STRC_MPI_COLL, comm, w, 4);
+	rt_trace_record_at(t, STRC_MPI_COLL, comm, w, 4, now);
 	errno = saved;
 }

@@ -274,6 +274,8 @@ void rt_trace_after_fork(void);
 void rt_trace_slow(struct rt_thread *t, unsigned type, uintptr_t fn, int kind, const char *name);
 void rt_trace_record(struct rt_thread *t, unsigned type, uint32_t id, const uint64_t *payload,
 		     unsigned nwords);
+void rt_trace_record_at(struct rt_thread *t, unsigned type, uint32_t id, const uint64_t *payload,
+			unsigned nwords, uint64_t now);
 void rt_trace_long(struct rt_thread *t, unsigned type, const void *payload, uint32_t bytes);
 uint32_t rt_trace_name_id(const char *name);
 void rt_trace_unwind(struct rt_thread *t, uint32_t depth);

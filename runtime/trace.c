@@ -114,6 +114,13 @@ void rt_trace_record(struct rt_thread *t, unsigned type, uint32_t id, const uint
 	emit(t, type, id, payload, nwords, rt_now());
 }
 
+/* The same stamped `now`, a clock reading the caller already made (mpi_trace.c). */
+void rt_trace_record_at(struct rt_thread *t, unsigned type, uint32_t id, const uint64_t *payload,
+			unsigned nwords, uint64_t now)
+{
+	emit(t, type, id, payload, nwords, now);
+}
+
 /* A long record (no time): `bytes` of payload, zero-padded to whole words. */
 static void emit_long(struct rt_thread *t, unsigned type, const void *payload, uint32_t bytes)
 {
