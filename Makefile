@@ -28,13 +28,13 @@ RT_ASM := $(wildcard runtime/arch/x86_64/*.S)
 TOOL_SRC := $(wildcard tool/*.c tool/*/*.c tool/patch/x86_64/*.c) format/profile_codec.c \
 	format/profile_read.c format/profile_read_io.c format/trace_read.c format/trace_read_mpi.c
 TOOL_SRC += format/protocol.c
-TOOL_SRC += format/profile_read_sync.c
+TOOL_SRC += format/profile_read_sync.c format/profile_read_mpi.c
 RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%.o,$(RT_ASM))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
 LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
 
 .PHONY: all check demo bench install clean help unit integration deps
-all: $(BUILD)/bin/sonde $(BUILD)/lib/libsonde.so
+all: $(BUILD)/bin/sonde $(BUILD)/lib/libsonde.so $(BUILD)/lib/libsonde-mpi.so
 
 $(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h runtime/dyn/*.h format/*.h)
 	@mkdir -p $(dir $@)
@@ -68,6 +68,20 @@ $(BUILD)/lib/libsonde.so: $(RT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $^ $(RT_LDFLAGS)
 
+# libsonde-mpi.so: the PMPI wrappers (runtime/mpi/, docs/mpi.md), preloaded with libsonde.so
+# into MPI programs; it calls libsonde.so (runtime/mpi_link.h), found next to it.
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
+MPI_RT_SRC := $(wildcard runtime/mpi/*.c)
+MPI_RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(MPI_RT_SRC))
+$(MPI_RT_OBJ): RT_CFLAGS += $(MPI_CFLAGS)
+$(MPI_RT_OBJ): $(wildcard runtime/mpi/*.h)
+
+$(BUILD)/lib/libsonde-mpi.so: $(MPI_RT_OBJ) $(BUILD)/rt/format/profile_codec.o $(BUILD)/lib/libsonde.so
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT) -o $@ $(filter %.o,$^) -shared -Wl,--no-undefined -Wl,-z,now \
+		-L$(BUILD)/lib -lsonde -Wl,-rpath,'$$ORIGIN' $(MPI_LIBS) -ldl
+
 $(BUILD)/bin/sonde: $(TOOL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $^ $(TOOL_LIBS)
@@ -90,6 +104,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/sonde
 	install -m 755 $(BUILD)/bin/sonde $(DESTDIR)$(PREFIX)/bin/sonde
 	install -m 755 $(BUILD)/lib/libsonde.so $(DESTDIR)$(PREFIX)/lib/libsonde.so
+	install -m 755 $(BUILD)/lib/libsonde-mpi.so $(DESTDIR)$(PREFIX)/lib/libsonde-mpi.so
 	install -m 644 include/sonde.h $(DESTDIR)$(PREFIX)/include/sonde.h
 	install -m 644 share/sonde/metrics.mdl $(DESTDIR)$(PREFIX)/share/sonde/metrics.mdl
 	install -m 644 share/sonde/hypotheses.hyp $(DESTDIR)$(PREFIX)/share/sonde/hypotheses.hyp

@@ -374,6 +374,9 @@ static const char *rec_name(uint32_t type)
 		return type == SPROF_REC_SYNC ? "SYNC" : "SYNC_COMP";
 	if (type == SPROF_REC_SAMPLES)
 		return "SAMPLES";
+	if (type >= SPROF_REC_MPI_CALL && type <= SPROF_REC_MPI_COMP)
+		return type == SPROF_REC_MPI_CALL ? "MPI_CALL"
+		       : type == SPROF_REC_MPI_PEER ? "MPI_PEER" : "MPI_COMP";
 	return type < 8 ? names[type] : type == SPROF_REC_END ? "END" : "unknown";
 }
 
@@ -394,6 +397,9 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_SYNC_COMP: ret = sprof_read_sync_comp(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SAMPLES: ret = size < SAMPLE_HEAD ? -2 : read_samples(r, b, size); break;
 	case SPROF_REC_END: r->seen_end = 1; sprof_get_u64(b); break;
+	case SPROF_REC_MPI_CALL:
+	case SPROF_REC_MPI_PEER:
+	case SPROF_REC_MPI_COMP: ret = sprof_read_mpi(r->f, type, b, r->err, r->errlen); break;
 	case SPROF_REC_FILE:
 	case SPROF_REC_OS:
 	case SPROF_REC_OS_INTERVAL:
@@ -532,6 +538,7 @@ void sprof_free(struct sprof_file *f)
 	free(f->phases);
 	free(f->func_by_id);
 	sprof_free_sync(f);
+	sprof_free_mpi(f);
 	sprof_free_io(f);
 	free_samples(f->samples);
 	free(f);

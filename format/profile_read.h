@@ -9,6 +9,7 @@
 
 #include "profile.h"
 #include "profile_sync.h"
+#include "profile_mpi.h"
 
 struct sprof_node {
 	uint32_t parent, func;
@@ -138,6 +139,10 @@ struct sprof_file {
 	struct sprof_sync_comp *sync_comps; /* SYNC_COMP records */
 	uint32_t nsyncs, nsync_comps;
 	struct sprof_samples *samples; /* NULL when the run was not sampled */
+	struct sprof_mpi_call *mpi_calls; /* MPI records (profile_read_mpi.c) */
+	struct sprof_mpi_peer *mpi_peers;
+	struct sprof_mpi_comp *mpi_comp;  /* NULL when the process ran no MPI */
+	uint32_t nmpi_calls, nmpi_peers;
 	uint32_t func_id_cap;
 };
 
@@ -150,6 +155,10 @@ void sprof_free(struct sprof_file *f);
 int sprof_read_sync(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 void sprof_free_sync(struct sprof_file *f);
+/* MPI_CALL, MPI_PEER and MPI_COMP (profile_read_mpi.c): 0, or -1 with the reason in err. */
+int sprof_read_mpi(struct sprof_file *f, uint32_t type, struct sprof_buf *b, char *err,
+		   size_t errlen);
+void sprof_free_mpi(struct sprof_file *f);
 /* profile_read_io.c: FILE, OS, OS_INTERVAL and HW records; their checks once all is read. */
 int sprof_read_io(struct sprof_file *f, uint32_t type, struct sprof_buf *b, uint32_t size,
 		  char *err, size_t errlen);

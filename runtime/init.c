@@ -107,7 +107,8 @@ static void unpreload_self(void)
 	for (p = v; *p;) {
 		size_t n = strcspn(p, ": ");
 
-		if (!(n >= 11 && memcmp(p + n - 11, "libsonde.so", 11) == 0) && n &&
+		if (!(n >= 11 && memcmp(p + n - 11, "libsonde.so", 11) == 0) &&
+		    !(n >= 15 && memcmp(p + n - 15, "libsonde-mpi.so", 15) == 0) && n &&
 		    (size_t)(e - keep) + n + 2 < sizeof(keep)) {
 			if (e != keep)
 				*e++ = ':';

@@ -384,6 +384,7 @@ void rt_os_end(struct rt_thread *self, uint64_t now);
 void rt_os_write(struct writer *w);
 void rt_hw_init(void);
 void rt_hw_write(struct writer *w);
+void rt_mpi_write(struct writer *w); /* the MPI wrappers' records, if loaded (mpi_link.c) */
 
 /* ---- interposed libc functions (wrap.c, arch/x86_64/setjmp.S) ---- */
 void rt_wrap_init(void);

@@ -352,6 +352,7 @@ static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 	rt_os_write(w);
 	rt_hw_write(w);
 	rt_sample_write(w);
+	rt_mpi_write(w);
 	w_record(w, SPROF_REC_END, 8);
 	sprof_put_u64(w_room(w, 8), w->records - 1);
 	w_flush(w);

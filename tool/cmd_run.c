@@ -32,6 +32,7 @@ struct run_opts {
 	const char *sample; /* --sample[=HZ]: the rate, "" for the default */
 	int cpu, follow_exec, verbose, precise, trace, trace_drop, dynamic;
 	int sync; /* --sync: pthread synchronization (runtime/sync_wrap.c) */
+	int mpi, mpi_comp; /* --mpi (or detected), --mpi-comp: libsonde-mpi.so (docs/mpi.md) */
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
 	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
 	int ninclude, nexclude, ninclude_file, nexclude_file;
@@ -67,6 +68,10 @@ static void run_usage(FILE *out)
 		"  --sync                 measure pthread locks, condition variables, barriers,\n"
 		"                         semaphores and joins, and compensate waits (docs/runtime.md)\n"
 		RUN_IO_USAGE
+		"  --mpi                  load the MPI wrappers (libsonde-mpi.so) even where the\n"
+		"                         program does not reference MPI_Init itself (docs/mpi.md)\n"
+		"  --mpi-comp             MPI parallel overhead compensation: delays ride on every\n"
+		"                         message (every rank must run with it); implies --mpi\n"
 		"  --sample[=HZ]          statistical sampling of every thread's CPU time at HZ\n"
 		"                         (default 1000): works on programs built without\n"
 		"                         instrumentation too; with it, both profiles side by side\n"
@@ -99,6 +104,10 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->dynamic = 1;
 	if (!strcmp(argv[*i], "--sync"))
 		return o->sync = 1;
+	if (!strcmp(argv[*i], "--mpi"))
+		return o->mpi = 1;
+	if (!strcmp(argv[*i], "--mpi-comp"))
+		return o->mpi_comp = o->mpi = 1;
 	if (!strcmp(argv[*i], "--trace-drop"))
 		return o->trace_drop = o->trace = 1;
 	if (!strcmp(argv[*i], "-v") || !strcmp(argv[*i], "--verbose"))
@@ -183,7 +192,7 @@ static int parse_opts(struct run_opts *o, int argc, char **argv)
 
 /* Refuse what cannot be measured, with the reason and the fix. Scripts are let through. */
 static int check_program(const char *name, char *path, size_t cap, int uninstrumented_ok,
-			 int *probes)
+			 int *probes, int *mpi)
 {
 	struct elf_info info;
 	int kind;
@@ -201,14 +210,26 @@ static int check_program(const char *name, char *path, size_t cap, int uninstrum
 		return error("run: '%s' is statically linked: the runtime cannot be preloaded "
 			     "(link it dynamically)", name);
 	*probes = info.has_instrument_hooks || info.has_sonde_api;
-	if (!uninstrumented_ok && !info.has_instrument_hooks && !info.has_sonde_api)
+	*mpi |= info.has_mpi;
+	if (!uninstrumented_ok && !*mpi && !info.has_instrument_hooks && !info.has_sonde_api)
 		return error("run: '%s' was built without instrumentation: rebuild it with "
 			     "'sonde cc -- gcc ...' (or -finstrument-functions), or use --dynamic "
 			     "or --sample", name);
 	return 0;
 }
 
-/* Empty the run directory of an earlier run's files, so a report shows only this run. */
+/* Under mpirun, the rank's number (OpenMPI, or PMI for MPICH); -1 outside. */
+static int mpi_launch_rank(void)
+{
+	const char *v = getenv("OMPI_COMM_WORLD_RANK");
+
+	if (!v)
+		v = getenv("PMI_RANK");
+	return v && *v ? atoi(v) : -1;
+}
+
+/* Empty the run directory of an earlier run's files, so a report shows only this run. Under
+ * mpirun only rank 0 does (every rank's sonde starts before any rank's MPI_Init returns). */
 static int prepare_dir(const char *dir)
 {
 	DIR *d;
@@ -217,6 +238,8 @@ static int prepare_dir(const char *dir)
 
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
 		return error("run: cannot create '%s': %s", dir, strerror(errno));
+	if (mpi_launch_rank() > 0)
+		return 0;
 	d = opendir(dir);
 	if (!d)
 		return error("run: cannot open '%s': %s", dir, strerror(errno));
@@ -353,15 +376,30 @@ static int set_trace_env(const struct run_opts *o)
 	return 0;
 }
 
+/* libsonde-mpi.so sits next to libsonde.so. */
+static int mpi_runtime_path(const char *rt, char *out, size_t cap)
+{
+	size_t n = strlen(rt);
+
+	if (n < 11 || n + 5 > cap)
+		return -1;
+	snprintf(out, cap, "%.*slibsonde-mpi.so", (int)(n - 11), rt);
+	return access(out, R_OK);
+}
+
 static int set_env(const struct run_opts *o, const char *dir, const char *select)
 {
-	char rt[PATH_MAX], preload[PATH_MAX * 2];
+	char rt[PATH_MAX], mpi[PATH_MAX], preload[PATH_MAX * 3];
 	const char *old = getenv("LD_PRELOAD");
 
 	if (runtime_path(rt, sizeof(rt)) != 0)
 		return error("run: the runtime library is missing (looked for %s)", rt);
-	snprintf(preload, sizeof(preload), "%s%s%s", rt, old && *old ? ":" : "",
-		 old ? old : "");
+	if (o->mpi && mpi_runtime_path(rt, mpi, sizeof(mpi)) != 0)
+		return error("run: the MPI runtime library is missing (looked for %s)", mpi);
+	snprintf(preload, sizeof(preload), "%s%s%s%s%s", rt, o->mpi ? ":" : "", o->mpi ? mpi : "",
+		 old && *old ? ":" : "", old ? old : "");
+	if (o->mpi_comp)
+		setenv("SONDE_MPI_COMP", "1", 1);
 	setenv("LD_PRELOAD", preload, 1);
 	setenv("SONDE_DIR", dir, 1);
 	if (o->depth)
@@ -474,7 +512,7 @@ int cmd_run(int argc, char **argv)
 	int status = 0, nprof, probes = 1;
 
 	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path),
-						     o.dynamic || o.sample, &probes))
+						     o.dynamic || o.sample, &probes, &o.mpi))
 		return EXIT_USAGE;
 	if (prepare_dir(o.dir) || !realpath(o.dir, dir))
 		return 1;

@@ -34,6 +34,8 @@ static void elfinfo__scan_syms(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, stru
 			info->has_instrument_hooks = 1;
 		else if (!strncmp(name, "sonde_", 6))
 			info->has_sonde_api = 1;
+		else if (!strcmp(name, "MPI_Init") || !strcmp(name, "MPI_Init_thread"))
+			info->has_mpi = 1;
 	}
 }
 

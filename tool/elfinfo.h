@@ -12,6 +12,7 @@ struct elf_info {
 	int has_sonde_api;		/* references any symbol whose name starts with "sonde_" */
 	int has_debug_info;		/* has a .debug_info section */
 	int has_patchable_entry;	/* has a __patchable_function_entries section */
+	int has_mpi;			/* references MPI_Init or MPI_Init_thread: an MPI program */
 	unsigned char build_id[64];
 	int build_id_len;		/* NT_GNU_BUILD_ID length, 0 if none */
 };

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parallel overhead compensation across ranks (MODELS §2.4, seed 001; docs/mpi.md).
+ *
+ * The rank's overhead o is what its calling thread's probes and calibrations cost
+ * (libsonde.so), plus the wrappers' calibrated cost per call and the measured time of the delay
+ * collectives; its delay x = o - shift. Every point-to-point message carries the sender's x and
+ * its approximated send time in a derived struct datatype {2 int64 at the slot, count × dt at
+ * buf}: one message, nothing copied. A receive that waited w applies
+ *     x_r' = min(x_r + w, x_s)      w' = w + x_r - x_r'
+ * (runtime/sync_rule.h, the rule the shared-memory compensation uses too).
+ */
+#include "mpi_rt.h"
+#include "../sync_rule.h"
+
+#include <time.h>
+
+#define TYPES 64
+
+struct pb_type {
+	MPI_Datatype dt, type;
+	int count;
+	MPI_Aint disp;
+};
+
+static struct pb_type types[TYPES];
+
+int64_t mpi_overhead_ns(void)
+{
+	return (int64_t)(sonde_rt_mpi_overhead_ns() + (double)mpi.calls * mpi.o_call_ns +
+			 (double)mpi.pb_calls * mpi.o_pb_ns) +
+	       (int64_t)mpi_ns(mpi.extra_ticks);
+}
+
+int64_t mpi_delay(void)
+{
+	return mpi_overhead_ns() - mpi.shift_ns;
+}
+
+void mpi_pb_fill(struct mpi_pb *pb)
+{
+	uint64_t now = mpi_now();
+
+	pb->x = mpi_delay();
+	pb->t = mpi.real_base_ns + (int64_t)mpi_ns(now - mpi.real_base_ticks) - pb->x;
+	mpi.pb_calls++;
+}
+
+static uint32_t type_slot(MPI_Datatype dt, int count, MPI_Aint disp)
+{
+	uint64_t k = (uint64_t)(uintptr_t)dt * 31 + (uint64_t)count * 131 + (uint64_t)disp;
+
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 58) % TYPES;
+}
+
+/*
+ * The delay goes first in the type map: a message shorter than the receive (fewer elements
+ * than count) still delivers it to the slot, and never lands in the program's buffer.
+ */
+MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot)
+{
+	MPI_Aint disp = (MPI_Aint)((const char *)slot - (const char *)buf);
+	struct pb_type *e = &types[type_slot(dt, count, disp)];
+	int len[2] = { 2, count };
+	MPI_Aint at[2] = { disp, 0 };
+	MPI_Datatype kinds[2] = { MPI_INT64_T, dt }, t;
+
+	if (mlikely(e->type != MPI_DATATYPE_NULL && e->dt == dt && e->count == count &&
+		    e->disp == disp))
+		return e->type;
+	if (PMPI_Type_create_struct(2, len, at, kinds, &t) != MPI_SUCCESS)
+		return MPI_DATATYPE_NULL;
+	if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
+		PMPI_Type_free(&t);
+		return MPI_DATATYPE_NULL;
+	}
+	if (e->type != MPI_DATATYPE_NULL)
+		PMPI_Type_free(&e->type); /* MPI keeps it while a pending operation uses it */
+	*e = (struct pb_type){ .dt = dt, .type = t, .count = count, .disp = disp };
+	return t;
+}
+
+/* MPI_Type_free of the program's type: its handle may come back for another type. */
+void mpi_pb_type_forget(MPI_Datatype dt)
+{
+	int i;
+
+	for (i = 0; i < TYPES; i++)
+		if (types[i].type != MPI_DATATYPE_NULL && types[i].dt == dt) {
+			PMPI_Type_free(&types[i].type);
+			types[i] = (struct pb_type){ .type = MPI_DATATYPE_NULL };
+		}
+}
+
+void mpi_pb_types_init(void)
+{
+	int i;
+
+	for (i = 0; i < TYPES; i++)
+		types[i] = (struct pb_type){ .dt = MPI_DATATYPE_NULL, .type = MPI_DATATYPE_NULL };
+}
+
+uint64_t mpi_status_bytes(const MPI_Status *st)
+{
+	int n = 0;
+
+	if (st->MPI_SOURCE == MPI_PROC_NULL ||
+	    PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+		return 0;
+	return (uint64_t)n;
+}
+
+/* The program asks MPI_Get_count with its own type: the status must not count the piggyback. */
+uint64_t mpi_pb_status(MPI_Status *st)
+{
+	uint64_t n = mpi_status_bytes(st);
+
+	if (n < (uint64_t)PB_BYTES)
+		return n;
+	PMPI_Status_set_elements(st, MPI_BYTE, (int)(n - PB_BYTES));
+	return n - PB_BYTES;
+}
+
+void mpi_rule(int rid, uint64_t w_ns, int64_t x_r, int64_t x_s)
+{
+	int64_t w_c, x_new = sync_rule_wait(x_r, w_ns, x_s, &w_c);
+
+	mpi.shift_ns += x_r - x_new;
+	mpi.waits++;
+	mpi.wait_ns += w_ns;
+	mpi.wait_c_ns += w_c;
+	mpi.stat[rid].comp_delta_ns += w_c - (int64_t)w_ns;
+}
+
+/* A wildcard receive: was it received before one that, without measurement, was sent later? */
+void mpi_wildcard(struct mpi_comm_ent *c, const struct mpi_pb *pb)
+{
+	mpi.wildcard++;
+	if (pb->t < c->last_wild_t)
+		mpi.reorders++;
+	else
+		c->last_wild_t = pb->t;
+}
+
+/* A delay collective's own time is overhead of the measurement. */
+static void extra_done(uint64_t t0)
+{
+	mpi.extra_ticks += mpi_now() - t0;
+}
+
+/*
+ * Barrier, Allreduce, Allgather(v), Alltoall(v) complete when the last rank arrives: without
+ * measurement every rank leaves min_i(x_i + w_i) - min_i(w_i) earlier (the last arrival waited
+ * the least; what it waited is the collective's own time). Scan: the same over ranks <= mine.
+ */
+void mpi_coll_all(int rid, MPI_Comm comm, uint64_t w_ns, int64_t x_r, int scan)
+{
+	int64_t in[2] = { x_r + (int64_t)w_ns, (int64_t)w_ns }, out[2], x_new, w_c;
+	uint64_t t0 = mpi_now();
+	int r = scan ? PMPI_Scan(in, out, 2, MPI_INT64_T, MPI_MIN, comm)
+		     : PMPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MIN, comm);
+
+	extra_done(t0);
+	mpi.pb_calls++;
+	if (r != MPI_SUCCESS)
+		return;
+	x_new = out[0] - out[1];
+	if (x_new > x_r + (int64_t)w_ns)
+		x_new = x_r + (int64_t)w_ns;
+	w_c = (int64_t)w_ns + x_r - x_new;
+	mpi.shift_ns += x_r - x_new;
+	mpi.waits++;
+	mpi.wait_ns += w_ns;
+	mpi.wait_c_ns += w_c;
+	mpi.stat[rid].comp_delta_ns += w_c - (int64_t)w_ns;
+}
+
+static int my_rank(MPI_Comm comm)
+{
+	int r = -1;
+
+	PMPI_Comm_rank(comm, &r);
+	return r;
+}
+
+/* Bcast, Scatter(v): one message from the root, whose delay at its call comes along. */
+void mpi_coll_from_root(int rid, MPI_Comm comm, int root, uint64_t w_ns, int64_t x_r)
+{
+	int64_t x_s = x_r;
+	uint64_t t0 = mpi_now();
+	int r = PMPI_Bcast(&x_s, 1, MPI_INT64_T, root, comm);
+
+	extra_done(t0);
+	mpi.pb_calls++;
+	if (r == MPI_SUCCESS && my_rank(comm) != root)
+		mpi_rule(rid, w_ns, x_r, x_s);
+}
+
+/* Gather(v), Reduce: the root cannot finish before the least delayed contribution (seed 001). */
+void mpi_coll_to_root(int rid, MPI_Comm comm, int root, uint64_t w_ns, int64_t x_r)
+{
+	int me = my_rank(comm), size = 0;
+	int64_t in = me == root ? INT64_MAX : x_r, out = INT64_MAX;
+	uint64_t t0 = mpi_now();
+	int r = PMPI_Reduce(&in, &out, 1, MPI_INT64_T, MPI_MIN, root, comm);
+
+	extra_done(t0);
+	mpi.pb_calls++;
+	PMPI_Comm_size(comm, &size);
+	if (r == MPI_SUCCESS && me == root && size > 1)
+		mpi_rule(rid, w_ns, x_r, out);
+}
+
+void mpi_clock_base(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	mpi.real_base_ticks = mpi_now();
+	mpi.real_base_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

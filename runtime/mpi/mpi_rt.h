@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsonde-mpi.so: the PMPI wrappers (docs/mpi.md). Internal declarations.
+ *
+ * State is process-wide and updated without atomics: the MPI standard has the program serialize
+ * its MPI calls below MPI_THREAD_MULTIPLE. Under MPI_THREAD_MULTIPLE the wrappers only count
+ * calls and time, with atomic adds. Tables are mapped at MPI_Init; no malloc, no lock, no stdio
+ * on a wrapper's path.
+ */
+#ifndef SONDE_MPI_RT_H
+#define SONDE_MPI_RT_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "../../format/profile_mpi.h"
+#include "../mpi_link.h"
+
+#define MPI_EXPORT __attribute__((visibility("default")))
+#define mlikely(x) __builtin_expect(!!(x), 1)
+#define munlikely(x) __builtin_expect(!!(x), 0)
+
+#define R_CALIB SPROF_MPI_ROUTINES /* scratch statistics of the start-up calibration */
+
+struct mpi_stat {
+	uint64_t calls, ticks, max_ticks, bytes_sent, bytes_recv;
+	int64_t comp_delta_ns; /* sum over its waits of w' - w */
+};
+
+/* A communicator seen by the wrappers. */
+struct mpi_comm_ent {
+	uintptr_t key;       /* the handle; 0 empty */
+	uint32_t id;
+	int size, inter;     /* size of the (remote) group; intercommunicator */
+	int *world;          /* rank in the (remote) group -> rank in MPI_COMM_WORLD; NULL: identity */
+	int64_t last_wild_t; /* latest approximated send time of a wildcard receive so far */
+};
+
+/* What rides on every message with parallel compensation: the sender's delay, and the
+ * approximated send time (CLOCK_REALTIME ns minus the delay) for wildcard reordering. */
+struct mpi_pb {
+	int64_t x, t;
+};
+#define PB_BYTES ((int)sizeof(struct mpi_pb))
+
+struct mpi_state {
+	int on;          /* between MPI_Init and MPI_Finalize */
+	int comp;        /* piggybacking (SONDE_MPI_COMP) */
+	int multiple;    /* MPI_THREAD_MULTIPLE: counts only */
+	int tsc;
+	int rank, size, thread_level, finalized;
+	double ticks_per_ns;
+	struct mpi_stat stat[SPROF_MPI_ROUTINES + 1];
+	uint64_t calls, pb_calls;
+	double o_call_ns, o_pb_ns;
+	uint64_t extra_ticks;             /* time in the delay collectives */
+	int64_t shift_ns;                 /* sum of (x_r - x_r') over the rule's applications */
+	uint64_t waits, wait_ns;
+	int64_t wait_c_ns;
+	uint64_t wildcard, reorders;
+	uint64_t probe_wait_ns;           /* a blocking probe's wait, added to the next receive */
+	uint64_t init_ticks, fin_ticks;
+	int64_t o_init_ns, o_fin_ns, x_init_ns, x_fin_ns;
+	int64_t real_base_ns;             /* CLOCK_REALTIME at real_base_ticks */
+	uint64_t real_base_ticks;
+	void (*tr_send)(int, int, uint32_t, uint64_t);
+	void (*tr_recv)(int, int, uint32_t, uint64_t);
+	void (*tr_coll)(int, uint32_t, int, uint64_t, uint64_t);
+};
+
+extern struct mpi_state mpi;
+
+static inline uint64_t mpi_now(void)
+{
+	uint32_t lo, hi;
+
+	if (munlikely(!mpi.tsc))
+		return sonde_rt_mpi_now();
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline uint64_t mpi_ns(uint64_t ticks)
+{
+	return (uint64_t)((double)ticks / mpi.ticks_per_ns);
+}
+
+/* ---- tables (mpi_table.c) ---- */
+int mpi_tables_init(void);
+struct mpi_comm_ent *mpi_comm_slow(MPI_Comm comm);
+extern struct mpi_comm_ent *mpi_world_ent;
+static inline struct mpi_comm_ent *mpi_comm(MPI_Comm comm)
+{
+	return mlikely(comm == MPI_COMM_WORLD) ? mpi_world_ent : mpi_comm_slow(comm);
+}
+void mpi_comm_forget(MPI_Comm comm);
+static inline int mpi_world_rank(const struct mpi_comm_ent *c, int r)
+{
+	return !c->world || r < 0 || r >= c->size ? r : c->world[r];
+}
+void mpi_peer_add(const struct mpi_comm_ent *c, int peer, int tag, uint32_t dir, uint64_t bytes);
+void mpi_write(struct writer *w);
+
+/* ---- piggybacking and the compensation rule (mpi_comp.c) ---- */
+int64_t mpi_delay(void);
+int64_t mpi_overhead_ns(void);
+void mpi_pb_fill(struct mpi_pb *pb);
+/* The struct type {2 int64 at slot, count dt at buf} (cached), or MPI_DATATYPE_NULL. */
+MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot);
+void mpi_pb_type_forget(MPI_Datatype dt);
+/* Bytes of the program's data in a status of a piggybacked receive; fixes its count. */
+uint64_t mpi_pb_status(MPI_Status *st);
+uint64_t mpi_status_bytes(const MPI_Status *st);
+void mpi_rule(int rid, uint64_t w_ns, int64_t x_r, int64_t x_s);
+void mpi_wildcard(struct mpi_comm_ent *c, const struct mpi_pb *pb);
+void mpi_pb_types_init(void);
+void mpi_clock_base(void); /* CLOCK_REALTIME against the tick clock: approximated send times */
+/* Collectives: after the call (docs/mpi.md, "The rules"). */
+void mpi_coll_all(int rid, MPI_Comm comm, uint64_t w_ns, int64_t x_r, int scan);
+void mpi_coll_from_root(int rid, MPI_Comm comm, int root, uint64_t w_ns, int64_t x_r);
+void mpi_coll_to_root(int rid, MPI_Comm comm, int root, uint64_t w_ns, int64_t x_r);
+
+/* ---- statistics ---- */
+static inline void mpi_count(int rid, uint64_t t0, uint64_t t1, uint64_t sent, uint64_t recvd)
+{
+	struct mpi_stat *s = &mpi.stat[rid];
+	uint64_t d = t1 - t0;
+
+	if (munlikely(mpi.multiple)) {
+		__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->ticks, d, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&mpi.calls, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	s->calls++;
+	s->ticks += d;
+	if (d > s->max_ticks)
+		s->max_ticks = d;
+	s->bytes_sent += sent;
+	s->bytes_recv += recvd;
+	mpi.calls++;
+}
+
+static inline uint64_t mpi_bytes(int count, MPI_Datatype dt)
+{
+	int sz = 0;
+
+	if (count <= 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &sz) != MPI_SUCCESS)
+		return 0;
+	return (uint64_t)count * (uint64_t)(sz > 0 ? sz : 0);
+}
+
+/* ---- non-blocking requests (mpi_req.c) ---- */
+struct mpi_req_ent {
+	MPI_Request req;     /* MPI_REQUEST_NULL: empty */
+	uint8_t recv, pb, tomb;
+	int src;             /* the source asked for (MPI_ANY_SOURCE: wildcard) */
+	struct mpi_comm_ent *comm;
+	struct mpi_pb *slot; /* where the piggyback goes or comes from; NULL without */
+};
+int mpi_req_init(void);
+struct mpi_pb *mpi_slot_get(void);
+void mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c, struct mpi_pb *slot);
+
+/* ---- calibration (mpi_init.c) ---- */
+int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+		  MPI_Comm comm);
+
+#endif
