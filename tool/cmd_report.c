@@ -5,6 +5,7 @@
 
 #include "cmds.h"
 #include "model_io.h"
+#include "model_mpi.h"
 #include "report.h"
 #include "util.h"
 
@@ -13,6 +14,7 @@ struct cmd_opts {
 	int json, csv, files, folded;
 	struct report_opts r;
 	struct model_filter flt;
+	int rank; /* --rank N: one MPI rank; -1 all */
 };
 
 static void report_usage(FILE *out)
@@ -24,6 +26,8 @@ static void report_usage(FILE *out)
 		"  --depth N                levels of call paths to show\n"
 		"  --limit N                rows of the flat table (default 40 in text)\n"
 		"  --pid P, --thread N      only process P, only thread N (its index)\n"
+		"  --rank N                 only MPI rank N (a run of an MPI program)\n"
+		"  --mpi                    only the MPI sections: ranks, routines, peers\n"
 		"  --json | --csv           machine-readable output (docs/report-json.md)\n"
 		"  --sync                   only the synchronization objects and compensation\n"
 		"                           (runs of 'sonde run --sync'; with --csv: the objects)\n"
@@ -76,6 +80,10 @@ static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 		return o->r.flat = 0, 1;
 	if (!strcmp(argv[*i], "--sync"))
 		return o->r.sync_only = 1;
+	if (!strcmp(argv[*i], "--mpi"))
+		return o->r.mpi_only = 1;
+	if ((r = opt_value(argc, argv, i, "--rank", &v)))
+		return r < 0 ? r : parse_int("--rank", v, 0, &o->rank) ?: 1;
 	if ((r = opt_value(argc, argv, i, "--diff", &o->diff)))
 		return r;
 	if ((r = opt_value(argc, argv, i, "--sort", &v)))
@@ -100,7 +108,7 @@ static int parse_opts(struct cmd_opts *o, int argc, char **argv)
 	int i;
 
 	*o = (struct cmd_opts){ .dir = "sonde-out", .r = { SORT_EXCL, 0, 0, 1, 1 },
-				.flt = { 0, -1 } };
+				.flt = { 0, -1 }, .rank = -1 };
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			report_usage(stdout);
@@ -134,6 +142,18 @@ static int diff(const struct cmd_opts *o, const struct model *a)
 	return 0;
 }
 
+/* --rank N: the run read again, only the process that was rank N. */
+static int select_rank(struct cmd_opts *o, struct model *m)
+{
+	uint32_t pid = model_mpi_pid(m, (uint32_t)o->rank);
+
+	model_free(m);
+	if (!pid)
+		return error("report: %s: no MPI rank %d here", o->dir, o->rank);
+	o->flt.pid = pid;
+	return model_load(m, o->dir, &o->flt) ? -1 : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct cmd_opts o;
@@ -144,6 +164,8 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	unsetenv("DEBUGINFOD_URLS"); /* symbols come from the files at hand, never the network */
 	if (model_load(&m, o.dir, &o.flt))
+		return 1;
+	if (o.rank >= 0 && select_rank(&o, &m))
 		return 1;
 	if (o.folded)
 		ret = report_folded(stdout, &m) ? 1 : 0;

@@ -12,6 +12,7 @@
 #include "analysis/compensate.h"
 #include "elfinfo.h"
 #include "model_sync.h"
+#include "model_mpi.h"
 #include "profile_read.h"
 #include "sample_model.h"
 #include "symbols.h"
@@ -281,6 +282,7 @@ static void merge_file(struct model *m, const struct sprof_file *f, struct symta
 	add_process(m, f, main_oh, other, nother, first);
 	add_user_data(m, f, flt);
 	model_sync_merge(m, f, flt);
+	model_mpi_merge(m, f);
 	model_ext_add(m, f, flt);
 	sample_merge(m, f, st, flt);
 	free(other);
@@ -463,6 +465,7 @@ int model_load(struct model *m, const char *dir, const struct model_filter *flt)
 		return error("%s: no process matches the selection", dir);
 	flatten(m);
 	flag_unreliable(m);
+	model_mpi_sort(m);
 	return 0;
 }
 
@@ -494,5 +497,6 @@ void model_free(struct model *m)
 	sample_free(m->samples);
 	free(m->dir);
 	model_sync_free(m);
+	model_mpi_free(m);
 	memset(m, 0, sizeof(*m));
 }

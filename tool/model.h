@@ -85,6 +85,7 @@ struct model {
 	struct model_sync *sync; /* --sync: objects and compensation (model_sync.c), or NULL */
 	struct m_ext *ext;
 	struct m_samples *samples; /* statistical samples (sample_model.h); NULL when none */
+	struct model_mpi *mpi;     /* MPI ranks (model_mpi.h); NULL when the run had no MPI */
 };
 
 /* Which threads to read: a pid (0 = all) and a thread index (-1 = all). */

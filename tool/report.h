@@ -15,6 +15,7 @@ struct report_opts {
 	int depth;     /* levels of the call-path tree; 0 = all */
 	int flat, tree; /* which parts of the text report */
 	int sync_only;  /* --sync: only the synchronization sections (report_sync.c) */
+	int mpi_only;   /* --mpi: only the MPI sections (report_mpi.c) */
 };
 
 /* Function indices of m, sorted by the chosen key (largest first). Caller frees. */
@@ -28,6 +29,10 @@ void report_csv(FILE *out, const struct model *m, const struct report_opts *o);
 void report_sync_text(FILE *out, const struct model *m, int limit);
 void report_sync_json(FILE *out, const struct model *m);
 void report_sync_csv(FILE *out, const struct model *m);
+
+/* The MPI sections (report_mpi.c); nothing when the run had no MPI. */
+void report_mpi_text(FILE *out, const struct model *m, int limit);
+void report_mpi_json(FILE *out, const struct model *m);
 
 enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_CSV };
 void report_diff(FILE *out, const struct model *a, const struct model *b, enum diff_format fmt,

@@ -221,6 +221,7 @@ void report_json(FILE *out, const struct model *m, const struct report_opts *o)
 	json_node(out, m, 0, 0, o->depth);
 	json_user_data(out, m);
 	report_sync_json(out, m);
+	report_mpi_json(out, m);
 	report_io_json(out, m);
 	report_sample_json(out, m);
 	fprintf(out, "}\n");

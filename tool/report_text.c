@@ -281,12 +281,17 @@ void report_text(FILE *out, const struct model *m, const struct report_opts *o)
 		report_sync_text(out, m, o->limit);
 		return;
 	}
+	if (o->mpi_only) {
+		report_mpi_text(out, m, o->limit);
+		return;
+	}
 	if (o->flat && show)
 		print_flat(out, m, o);
 	if (o->tree && show)
 		print_tree(out, m, o);
 	print_user_data(out, m);
 	report_sync_text(out, m, o->limit);
+	report_mpi_text(out, m, o->limit);
 	report_io_text(out, m);
 	report_sample_text(out, m, o);
 }
