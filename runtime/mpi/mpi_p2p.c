@@ -104,6 +104,7 @@ static void received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, i
 	mpi.stat[rid].bytes_recv += bytes;
 	mpi_peer_add(c, st->MPI_SOURCE, st->MPI_TAG, SPROF_MPI_RECEIVED, bytes);
 	traced_recv(c, st, bytes);
+	mpi.wildcard += src == MPI_ANY_SOURCE;
 	if (!pb_on)
 		return;
 	mpi_rule(rid, w_ns + mpi.probe_wait_ns, x_r, pb->x);

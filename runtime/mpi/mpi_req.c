@@ -121,6 +121,7 @@ static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
 		if (munlikely(mpi.tr_recv != NULL) && st->MPI_SOURCE >= 0)
 			mpi.tr_recv(mpi_world_rank(e->comm, st->MPI_SOURCE), st->MPI_TAG,
 				    e->comm->id, bytes);
+		mpi.wildcard += e->src == MPI_ANY_SOURCE;
 		if (e->pb) {
 			if (!r->any_pb || e->slot->x < r->x_s)
 				r->x_s = e->slot->x;

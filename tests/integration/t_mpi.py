@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: MIT
+# Integration tests of MPI programs (libsonde-mpi.so, tool/report_mpi.c; docs/mpi.md), run by
+# run.py in its own namespace. 4 ranks under mpirun on this machine (shared memory, no network).
+
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
+               OMPI_MCA_btl='self,vader', OMPI_MCA_rmaps_base_oversubscribe='1',
+               OMPI_MCA_btl_vader_single_copy_mechanism='none')
+MPIRUN = ['mpirun', '--oversubscribe', '--allow-run-as-root', '-np', '4']
+
+
+def mpi_build(prog, instrument=True):
+    """tests/programs/PROG.c with mpicc (through `sonde cc` when instrumented)."""
+    key = ('mpi', prog, instrument)
+    if key in BUILT:
+        if BUILT[key] is None:
+            raise Fail(f'{prog} did not build')
+        return BUILT[key]
+    out = os.path.join(TMP, 'bin', f'{prog}{"-instr" if instrument else "-plain"}')
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    cmd = ['mpicc', '-O0', '-g', '-Wall', '-Wextra', '-o', out, os.path.join(PROGS, prog + '.c')]
+    if instrument:
+        cmd = [SONDE, 'cc', '--'] + cmd
+    BUILT[key] = None
+    with check(f'build {prog} with mpicc{" (sonde cc)" if instrument else ""}'):
+        p = run(cmd, cwd=ROOT, env=MPI_ENV)
+        expect(p.returncode == 0 and os.access(out, os.X_OK), f'{shlex.join(cmd)}: {describe(p)}')
+    BUILT[key] = out
+    return out
+
+
+def mpirun(binary, opts=None, tag='mpi'):
+    """4 ranks: plain (opts None) or each under `sonde run -o DIR OPTS`; (process, DIR)."""
+    d = new_dir(tag)
+    cmd = MPIRUN + ([binary] if opts is None else [SONDE, 'run', '-o', d] + opts + ['--', binary])
+    return run(cmd, env=MPI_ENV, timeout=300), d
+
+
+def ranks(js):
+    expect('mpi' in js, 'report lacks "mpi"')
+    return {r['rank']: r for r in js['mpi']['ranks']}
+
+
+def routine(r, name):
+    for x in r['routines']:
+        if x['name'] == name:
+            return x
+    return {'calls': 0, 'ns': 0, 'comp_ns': 0, 'bytes_sent': 0, 'bytes_recv': 0}
+
+
+def peers(r, direction):
+    return {(p['peer'], p['tag']): (p['messages'], p['bytes'])
+            for p in r['peers'] if p['dir'] == direction}
+
+
+def known_counts(rk, n):
+    """mpi_known.c's messages, exactly."""
+    for r in range(4):
+        x = rk[r]
+        right, left = (r + 1) % 4, (r + 3) % 4
+        sent = {(right, 7): (10, 4000), (right, 8): (8, 3200), (right, 3): (1, 80),
+                (right, 4): (1, 80)}
+        got = {(left, 7): (10, 4000), (left, 8): (8, 3200), (left, 3): (1, 80), (left, 4): (1, 80)}
+        if r:
+            sent[(0, 9)] = (1, 80 * r)
+        else:
+            got.update({(k, 9): (1, 80 * k) for k in (1, 2, 3)})
+        eq(peers(x, 'sent'), sent, f'{n}: rank {r} sent per (peer, tag)')
+        eq(peers(x, 'received'), got, f'{n}: rank {r} received per (peer, tag)')
+        eq(routine(x, 'MPI_Send')['calls'], 10 if r == 0 else 11, f'{n}: rank {r} MPI_Send')
+        eq(routine(x, 'MPI_Recv')['calls'], 13 if r == 0 else 10, f'{n}: rank {r} MPI_Recv')
+        eq(routine(x, 'MPI_Recv')['bytes_recv'], 4000 + (480 if r == 0 else 0),
+           f'{n}: rank {r} MPI_Recv bytes')
+        eq(routine(x, 'MPI_Isend')['calls'], 8, f'{n}: rank {r} MPI_Isend')
+        eq(routine(x, 'MPI_Irecv')['calls'], 8, f'{n}: rank {r} MPI_Irecv')
+        eq(routine(x, 'MPI_Waitall')['calls'], 2, f'{n}: rank {r} MPI_Waitall')
+        eq(routine(x, 'MPI_Waitany')['calls'], 4, f'{n}: rank {r} MPI_Waitany')
+        nb = sum(routine(x, k)['bytes_recv'] for k in ('MPI_Waitall', 'MPI_Waitany', 'MPI_Test',
+                                                       'MPI_Testsome'))
+        eq(nb, 3200, f'{n}: rank {r} bytes of the 8 non-blocking receives, at their completion')
+        eq(routine(x, 'MPI_Sendrecv')['bytes_recv'], 80, f'{n}: rank {r} MPI_Sendrecv')
+        eq(routine(x, 'MPI_Probe')['calls'], 3 if r == 0 else 0, f'{n}: rank {r} MPI_Probe')
+        eq(x['wildcard'], 3 if r == 0 else 0, f'{n}: rank {r} wildcard receives')
+        for name, c in (('MPI_Barrier', 2), ('MPI_Bcast', 1), ('MPI_Gather', 1),
+                        ('MPI_Gatherv', 1), ('MPI_Scatter', 1), ('MPI_Scatterv', 1),
+                        ('MPI_Allgather', 1), ('MPI_Allgatherv', 1), ('MPI_Reduce', 2),
+                        ('MPI_Allreduce', 1), ('MPI_Alltoall', 1), ('MPI_Alltoallv', 1),
+                        ('MPI_Scan', 1), ('MPI_Init', 1), ('MPI_Finalize', 1)):
+            eq(routine(x, name)['calls'], c, f'{n}: rank {r} {name}')
+        eq(routine(x, 'MPI_Bcast')['bytes_recv'], 0 if r == 0 else 40, f'{n}: rank {r} Bcast in')
+
+
+@test('')
+def t_mpi_known(o):
+    plain = mpi_build('mpi_known', instrument=False)
+    pd, _ = mpirun(plain)
+    with check('mpi_known: runs under mpirun'):
+        expect(pd.returncode == 0 and b'checksum' in pd.stdout, describe(pd))
+    for mode, opts in (('profile', []), ('piggyback', ['--mpi-comp'])):
+        n = f'mpi_known ({mode})'
+        p, d = mpirun(plain, opts, tag=f'mpi-{mode}')
+        with check(f'{n}: output as a plain run (the data unaltered: checksum)'):
+            eq(p.returncode, 0, 'exit status')
+            eq(p.stdout, pd.stdout, 'stdout (the checksum of all received data)')
+        with check(f'{n}: one profile per rank, ranks 0-3 of 4'):
+            eq(len(profiles(d)), 4, 'profiles')
+            js = report(d)
+            rk = ranks(js)
+            eq(sorted(rk), [0, 1, 2, 3], 'ranks')
+            expect(all(r['size'] == 4 and r['finalized'] for r in rk.values()), 'size, finalized')
+            eq(all(r['piggyback'] for r in rk.values()), mode == 'piggyback', 'piggyback flag')
+        with check(f'{n}: exact messages, bytes, peers and calls'):
+            known_counts(rk, n)
+        with check(f'{n}: --rank 2 selects one process'):
+            js2 = report(d, '--rank', '2')
+            eq(len(js2['processes']), 1, 'processes')
+            eq(list(ranks(js2)), [2], 'ranks')
+            t = run([SONDE, 'report', '--mpi', d])
+            expect(t.returncode == 0 and b'MPI_Alltoallv' in t.stdout and
+                   b'Messages per peer' in t.stdout, describe(t))
+            e = run([SONDE, 'report', '--rank', '9', d])
+            expect(e.returncode == 1 and e.stderr.startswith(b'sonde: ') and
+                   b'no MPI rank 9' in e.stderr, describe(e))
+
+
+@test('')
+def t_mpi_delay(o):
+    b = mpi_build('mpi_delay')
+    pd, _ = mpirun(b)
+    for mode, opts in (('local', ['--throttle', 'off']),
+                       ('parallel', ['--throttle', 'off', '--mpi-comp'])):
+        n = f'mpi_delay ({mode})'
+        p, d = mpirun(b, opts, tag=f'mpi-delay-{mode}')
+        with check(f'{n}: output as a plain run'):
+            eq(p.returncode, 0, 'exit status')
+            eq(p.stdout, pd.stdout, 'stdout')
+        js = report(d)
+        rk = ranks(js)
+        o1 = rk[1]['overhead_ns']
+        with check(f'{n}: rank 1 paid for 200000 measured calls, rank 0 almost nothing'):
+            calib = js['processes'][0]['calibration']['o_full_ns'] \
+                if 'calibration' in js['processes'][0] else None
+            expect(o1 > 200000 * 5, f'rank 1 overhead {o1} ns')
+            expect(rk[0]['overhead_ns'] * 20 < o1, f'rank 0 overhead {rk[0]["overhead_ns"]} ns '
+                   f'against rank 1 {o1} ns (calibration {calib})')
+            f = {x['name']: x for x in js['functions']}
+            eq(f['work']['calls'], 200000, 'work() calls')
+        if mode == 'local':
+            with check(f'{n}: without piggybacking parallel(c) is local(c)'):
+                for r in rk.values():
+                    eq(r['t_par_ns'], r['t_local_ns'], f'rank {r["rank"]}')
+                    eq(r['waits'], 0, f'rank {r["rank"]} waits')
+            continue
+        with check(f'{n}: rank 0 inherits rank 1 delay at its receive (MODELS 2.4)'):
+            x0 = rk[0]['delay_ns']
+            between(x0, 0.8 * o1, 1.02 * o1 + 50000, 'rank 0 delay')
+            recv = routine(rk[0], 'MPI_Recv')
+            expect(recv['comp_ns'] < recv['ns'] - 0.7 * o1,
+                   f'MPI_Recv of rank 0: {recv["ns"]} ns measured, {recv["comp_ns"]} compensated')
+            expect(rk[0]['t_par_ns'] < rk[0]['t_local_ns'] - 0.7 * o1,
+                   f'rank 0 parallel(c) {rk[0]["t_par_ns"]} vs local(c) {rk[0]["t_local_ns"]}')
+        with check(f'{n}: the barrier hands the delay on to ranks 2 and 3'):
+            for r in (2, 3):
+                between(rk[r]['delay_ns'], 0.8 * o1, 1.02 * o1 + 50000, f'rank {r} delay')
+
+
+@test('')
+def t_mpi_errors(o):
+    with check('mpi: a corrupt MPI_COMP record is refused with one line'):
+        plain = mpi_build('mpi_known', instrument=False)
+        p, d = mpirun(plain, ['--mpi-comp'], tag='mpi-corrupt')
+        f = os.path.join(d, profiles(d)[0])
+        data = bytearray(open(f, 'rb').read())
+        i = data.find((17).to_bytes(4, 'little') + (144).to_bytes(4, 'little'))
+        expect(i > 0, 'MPI_COMP record in the file')
+        data[i + 8:i + 12] = (7).to_bytes(4, 'little')  # rank 7 of 4
+        open(f, 'wb').write(bytes(data))
+        e = run([SONDE, 'report', d])
+        expect(e.returncode == 1 and e.stderr.startswith(b'sonde: ') and
+               b'MPI_COMP' in e.stderr and len(e.stderr.splitlines()) == 1, describe(e))
