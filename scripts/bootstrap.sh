@@ -2,7 +2,9 @@
 # Install the Debian packages sonde needs to build, test and benchmark, if any is missing.
 # Quiet and quick when everything is there already. Used by `make demo` and `make check`.
 set -e
-need="gcc g++ make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutils libotf2-trace-dev libzydis-dev"
+need="gcc g++ make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutils libotf2-trace-dev libzydis-dev libopenmpi-dev openmpi-bin"
+# (libopenmpi-dev: mpi.h and libmpi for libsonde-mpi.so, the PMPI wrappers; openmpi-bin: mpicc
+# and mpirun for the MPI tests and benchmark)
 # peers for `make bench`, otf2-print for the OTF2 export's tests (optional: skipped when missing)
 optional="uftrace otf2-tools clang libclang-rt-dev libgoogle-perftools-dev graphviz"
 # (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`;

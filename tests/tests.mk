@@ -280,6 +280,17 @@ $(UNIT_CONSULT): tests/unit/test_consult.c tool/consult/engine.c tool/consult/fo
 	$(CC) $(TEST_CFLAGS) -DHYP_BUILTIN='"$(CURDIR)/share/sonde/hypotheses.hyp"' -o $@ \
 		$(filter %.c,$^) $(TEST_LIBS)
 
+# MPI: the compensation rules on synthetic timelines, the MPI_CALL/MPI_PEER/MPI_COMP records.
+UNIT_MPI := $(TEST_BUILD)/test_mpi
+UNIT_BINS += $(UNIT_MPI)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_MPI)"
+
+$(UNIT_MPI): tests/unit/test_mpi.c format/profile_read.c format/profile_read_sync.c \
+		format/profile_read_mpi.c format/profile_read_io.c format/profile_codec.c \
+		runtime/sync_rule.h runtime/mpi/mpi_rule.h format/profile_mpi.h format/profile_read.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 # Last: their prerequisites are expanded when read, so every UNIT_BINS += must come first.
 unit: $(UNIT_BINS)
 	tests/integration/run.sh --no-integration $(UNIT_CMDS)

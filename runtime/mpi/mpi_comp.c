@@ -12,6 +12,7 @@
  */
 #include "mpi_rt.h"
 #include "../sync_rule.h"
+#include "mpi_rule.h"
 
 #include <time.h>
 
@@ -147,11 +148,8 @@ static void extra_done(uint64_t t0)
 	mpi.extra_ticks += mpi_now() - t0;
 }
 
-/*
- * Barrier, Allreduce, Allgather(v), Alltoall(v) complete when the last rank arrives: without
- * measurement every rank leaves min_i(x_i + w_i) - min_i(w_i) earlier (the last arrival waited
- * the least; what it waited is the collective's own time). Scan: the same over ranks <= mine.
- */
+/* Barrier, Allreduce, Allgather(v), Alltoall(v), Scan: mpi_rule.h, one reduction of
+ * (x + w, w) with MPI_MIN over the communicator (a prefix reduction for Scan). */
 void mpi_coll_all(int rid, MPI_Comm comm, uint64_t w_ns, int64_t x_r, int scan)
 {
 	int64_t in[2] = { x_r + (int64_t)w_ns, (int64_t)w_ns }, out[2], x_new, w_c;
@@ -163,9 +161,7 @@ void mpi_coll_all(int rid, MPI_Comm comm, uint64_t w_ns, int64_t x_r, int scan)
 	mpi.pb_calls++;
 	if (r != MPI_SUCCESS)
 		return;
-	x_new = out[0] - out[1];
-	if (x_new > x_r + (int64_t)w_ns)
-		x_new = x_r + (int64_t)w_ns;
+	x_new = mpi_rule_collective(out[0], out[1], x_r, w_ns);
 	w_c = (int64_t)w_ns + x_r - x_new;
 	mpi.shift_ns += x_r - x_new;
 	mpi.waits++;
