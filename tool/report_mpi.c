@@ -218,6 +218,7 @@ static void json_rank(FILE *out, const struct m_mpi_rank *k)
 	json_i(out, "t_par_ns", llround(k->t_par), 1);
 	json_i(out, "overhead_ns", k->comp.o_fin_ns - k->comp.o_init_ns, 1);
 	json_i(out, "delay_ns", k->comp.x_fin_ns - k->comp.x_init_ns, 1);
+	json_i(out, "extra_ns", (long long)k->comp.extra_ns, 1);
 	json_i(out, "calls", (long long)k->comp.calls, 1);
 	json_i(out, "waits", (long long)k->comp.waits, 1);
 	json_i(out, "wait_ns", (long long)k->comp.wait_ns, 1);

@@ -140,7 +140,8 @@ def t_mpi_delay(o):
             calib = js['processes'][0]['calibration']['o_full_ns'] \
                 if 'calibration' in js['processes'][0] else None
             expect(o1 > 200000 * 5, f'rank 1 overhead {o1} ns')
-            expect(rk[0]['overhead_ns'] * 20 < o1, f'rank 0 overhead {rk[0]["overhead_ns"]} ns '
+            own0 = rk[0]['overhead_ns'] - rk[0]['extra_ns']  # the delay collectives: load
+            expect(own0 * 20 < o1, f'rank 0 overhead {own0} ns (besides the delay collectives) '
                    f'against rank 1 {o1} ns (calibration {calib})')
             f = {x['name']: x for x in js['functions']}
             eq(f['work']['calls'], 200000, 'work() calls')
@@ -151,8 +152,10 @@ def t_mpi_delay(o):
                     eq(r['waits'], 0, f'rank {r["rank"]} waits')
             continue
         with check(f'{n}: rank 0 inherits rank 1 delay at its receive (MODELS 2.4)'):
+            # its delay: rank 1's, then its own overhead after the receive (the barrier's delay
+            # collective, whose time under load can be large)
             x0 = rk[0]['delay_ns']
-            between(x0, 0.8 * o1, 1.02 * o1 + 50000, 'rank 0 delay')
+            between(x0, 0.8 * o1, 1.02 * o1 + rk[0]['overhead_ns'] + 50000, 'rank 0 delay')
             recv = routine(rk[0], 'MPI_Recv')
             expect(recv['comp_ns'] < recv['ns'] - 0.7 * o1,
                    f'MPI_Recv of rank 0: {recv["ns"]} ns measured, {recv["comp_ns"]} compensated')
@@ -160,7 +163,8 @@ def t_mpi_delay(o):
                    f'rank 0 parallel(c) {rk[0]["t_par_ns"]} vs local(c) {rk[0]["t_local_ns"]}')
         with check(f'{n}: the barrier hands the delay on to ranks 2 and 3'):
             for r in (2, 3):
-                between(rk[r]['delay_ns'], 0.8 * o1, 1.02 * o1 + 50000, f'rank {r} delay')
+                between(rk[r]['delay_ns'], 0.8 * o1, 1.02 * o1 + rk[r]['overhead_ns'] + 50000,
+                        f'rank {r} delay')
 
 
 @test('')
