@@ -9,7 +9,7 @@
 # --dynamic, default 2000000), BENCH_DYN_CALLS (calls per timing of a primitive, 1000000),
 # BENCH_DYN_INSERT (insertions timed, 10), BENCH_DYN_PARTS (e.g. 1,2; default all five).
 .PHONY: bench bench-trace-cost bench-trace-accuracy bench-dynamic bench-sync bench-io bench-sampling bench-consult \
-	bench-dyn-objects bench-mpi-trace
+	bench-dyn-objects bench-mpi-trace bench-mpi
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
@@ -24,6 +24,7 @@ bench: all $(DYN_BENCH)
 	./bench/sampling.sh
 	BUILD=$(BUILD) ./bench/consult.sh
 	BUILD=$(BUILD) ./bench/mpi_trace_cost.sh
+	BUILD=$(BUILD) ./bench/mpi.sh
 
 # Traces (docs/benchmarks.md, "Traces"): ns and bytes per event, analysis throughput; the
 # accuracy of `sonde analyze` on bench/kernels/.
@@ -69,3 +70,8 @@ bench-consult: all
 # and MPI_COLL record through libsonde's API, bytes per event.
 bench-mpi-trace: all
 	BUILD=$(BUILD) ./bench/mpi_trace_cost.sh
+
+# MPI (docs/benchmarks.md, "MPI"; about 1.5 minutes): ns added per message by libsonde-mpi.so
+# without and with piggybacking; seed 001's Table 1 on bench/mpi_pi.c (4 ranks).
+bench-mpi: all
+	BUILD=$(BUILD) ./bench/mpi.sh

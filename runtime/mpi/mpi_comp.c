@@ -122,6 +122,18 @@ uint64_t mpi_pb_status(MPI_Status *st)
 	return n - PB_BYTES;
 }
 
+/* A tick time on the clock of the approximated send times (CLOCK_REALTIME, ns). */
+int64_t mpi_real_at(uint64_t ticks)
+{
+	return mpi.real_base_ns + (int64_t)mpi_ns(ticks - mpi.real_base_ticks);
+}
+
+/* The delay of the message's sender as the rule sees it, for a receive begun then (mpi_rule.h). */
+int64_t mpi_sender_delay(const struct mpi_pb *pb, int64_t recv_begin)
+{
+	return mpi_rule_sender(pb->x, pb->t, recv_begin);
+}
+
 void mpi_rule(int rid, uint64_t w_ns, int64_t x_r, int64_t x_s)
 {
 	int64_t w_c, x_new = sync_rule_wait(x_r, w_ns, x_s, &w_c);

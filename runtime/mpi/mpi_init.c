@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 struct mpi_state mpi;
+MPI_Datatype mpi_last_dt = MPI_DATATYPE_NULL;
+int mpi_last_size;
 
 
 #define CALIB_CALLS 256
@@ -158,7 +160,10 @@ MPI_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 
 MPI_EXPORT int MPI_Type_free(MPI_Datatype *dt)
 {
-	if (mpi.on && dt && !mpi.multiple)
+	if (mpi.on && dt && !mpi.multiple) {
 		mpi_pb_type_forget(*dt);
+		if (*dt == mpi_last_dt)
+			mpi_last_dt = MPI_DATATYPE_NULL;
+	}
 	return PMPI_Type_free(dt);
 }

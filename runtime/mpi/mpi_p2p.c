@@ -94,7 +94,7 @@ MPI_EXPORT int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, 
 
 /* After a receive that completed: bytes, peer, trace, and the rule with the sender's delay. */
 static void received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, int pb_on,
-		     const struct mpi_pb *pb, uint64_t w_ns, int64_t x_r)
+		     const struct mpi_pb *pb, uint64_t t0, uint64_t w_ns, int64_t x_r)
 {
 	uint64_t bytes;
 
@@ -107,7 +107,8 @@ static void received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, i
 	mpi.wildcard += src == MPI_ANY_SOURCE;
 	if (!pb_on)
 		return;
-	mpi_rule(rid, w_ns + mpi.probe_wait_ns, x_r, pb->x);
+	mpi_rule(rid, w_ns + mpi.probe_wait_ns, x_r,
+		 mpi_sender_delay(pb, mpi_real_at(t0) - (int64_t)mpi.probe_wait_ns));
 	mpi.probe_wait_ns = 0;
 	if (src == MPI_ANY_SOURCE)
 		mpi_wildcard(c, pb);
@@ -141,7 +142,7 @@ MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
 	t1 = mpi_now();
 	mpi_count(SPROF_MPI_RECV, t0, t1, 0, 0);
 	if (ret == MPI_SUCCESS)
-		received(SPROF_MPI_RECV, mpi_comm(comm), src, st, t != MPI_DATATYPE_NULL, &pb,
+		received(SPROF_MPI_RECV, mpi_comm(comm), src, st, t != MPI_DATATYPE_NULL, &pb, t0,
 			 mpi_ns(t1 - t0), x_r);
 	return ret;
 }
@@ -274,7 +275,7 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 		traced_send(c, dest, stag, bytes);
 	}
-	received(SPROF_MPI_SENDRECV, c, src, st, pb_on, &rpb, mpi_ns(t1 - t0), x_r);
+	received(SPROF_MPI_SENDRECV, c, src, st, pb_on, &rpb, t0, mpi_ns(t1 - t0), x_r);
 	return ret;
 }
 
@@ -315,7 +316,7 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 		traced_send(c, dest, stag, bytes);
 	}
-	received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, t != MPI_DATATYPE_NULL, &pb,
+	received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, t != MPI_DATATYPE_NULL, &pb, t0,
 		 mpi_ns(t1 - t0), x_r);
 	return ret;
 }

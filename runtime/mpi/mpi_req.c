@@ -106,6 +106,7 @@ static struct mpi_req_ent *req_find(MPI_Request req)
 struct round {
 	int rid, any_pb;
 	int64_t x_s;
+	uint64_t t0; /* the completing call's start: the receive's begin, for the rule */
 };
 
 static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
@@ -123,8 +124,10 @@ static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
 				    e->comm->id, bytes);
 		mpi.wildcard += e->src == MPI_ANY_SOURCE;
 		if (e->pb) {
-			if (!r->any_pb || e->slot->x < r->x_s)
-				r->x_s = e->slot->x;
+			int64_t x_s = mpi_sender_delay(e->slot, mpi_real_at(r->t0));
+
+			if (!r->any_pb || x_s < r->x_s)
+				r->x_s = x_s;
 			r->any_pb = 1;
 			if (e->src == MPI_ANY_SOURCE)
 				mpi_wildcard(e->comm, e->slot);
@@ -164,9 +167,10 @@ static int followed(void)
 MPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct round r = { SPROF_MPI_WAIT, 0, 0 };
+	struct round r = { SPROF_MPI_WAIT, 0, 0, 0 };
 	struct mpi_req_ent *e = followed() ? req_find(*req) : NULL;
 	START();
+	r.t0 = t0;
 	int ret = PMPI_Wait(req, e ? st : status);
 
 	if (!mpi.on)
@@ -180,9 +184,10 @@ MPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 MPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct round r = { SPROF_MPI_TEST, 0, 0 };
+	struct round r = { SPROF_MPI_TEST, 0, 0, 0 };
 	struct mpi_req_ent *e = followed() ? req_find(*req) : NULL;
 	START();
+	r.t0 = t0;
 	int ret = PMPI_Test(req, flag, e ? st : status);
 
 	if (!mpi.on)
@@ -203,10 +208,11 @@ static MPI_Status *statuses(int n, MPI_Status *given, int any)
 
 MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs_[], MPI_Status sts[])
 {
-	struct round r = { SPROF_MPI_WAITALL, 0, 0 };
+	struct round r = { SPROF_MPI_WAITALL, 0, 0, 0 };
 	int any = followed() && look_up(n, reqs_), i, ret;
 	MPI_Status *st = statuses(n, sts, any);
 	START();
+	r.t0 = t0;
 
 	ret = PMPI_Waitall(n, reqs_, st);
 	if (!mpi.on)
@@ -220,10 +226,11 @@ MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs_[], MPI_Status sts[])
 
 MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs_[], int *flag, MPI_Status sts[])
 {
-	struct round r = { SPROF_MPI_TESTALL, 0, 0 };
+	struct round r = { SPROF_MPI_TESTALL, 0, 0, 0 };
 	int any = followed() && look_up(n, reqs_), i, ret;
 	MPI_Status *st = statuses(n, sts, any);
 	START();
+	r.t0 = t0;
 
 	ret = PMPI_Testall(n, reqs_, flag, st);
 	if (!mpi.on)
@@ -238,9 +245,10 @@ MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs_[], int *flag, MPI_Status sts
 static int any_one(int rid, int n, MPI_Request reqs_[], int *idx, int *flag, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct round r = { rid, 0, 0 };
+	struct round r = { rid, 0, 0, 0 };
 	int any = followed() && look_up(n, reqs_), ret;
 	START();
+	r.t0 = t0;
 
 	ret = flag ? PMPI_Testany(n, reqs_, idx, flag, any ? st : status)
 		   : PMPI_Waitany(n, reqs_, idx, any ? st : status);
@@ -265,10 +273,11 @@ MPI_EXPORT int MPI_Testany(int n, MPI_Request reqs_[], int *idx, int *flag, MPI_
 
 static int some(int rid, int n, MPI_Request reqs_[], int *outcount, int idx[], MPI_Status sts[])
 {
-	struct round r = { rid, 0, 0 };
+	struct round r = { rid, 0, 0, 0 };
 	int any = followed() && look_up(n, reqs_), k, ret;
 	MPI_Status *st = statuses(n, sts, any);
 	START();
+	r.t0 = t0;
 
 	ret = rid == SPROF_MPI_WAITSOME ? PMPI_Waitsome(n, reqs_, outcount, idx, st)
 					: PMPI_Testsome(n, reqs_, outcount, idx, st);

@@ -112,6 +112,8 @@ void mpi_pb_type_forget(MPI_Datatype dt);
 uint64_t mpi_pb_status(MPI_Status *st);
 uint64_t mpi_status_bytes(const MPI_Status *st);
 void mpi_rule(int rid, uint64_t w_ns, int64_t x_r, int64_t x_s);
+int64_t mpi_real_at(uint64_t ticks);
+int64_t mpi_sender_delay(const struct mpi_pb *pb, int64_t recv_begin);
 void mpi_wildcard(struct mpi_comm_ent *c, const struct mpi_pb *pb);
 void mpi_pb_types_init(void);
 void mpi_clock_base(void); /* CLOCK_REALTIME against the tick clock: approximated send times */
@@ -141,13 +143,25 @@ static inline void mpi_count(int rid, uint64_t t0, uint64_t t1, uint64_t sent, u
 	mpi.calls++;
 }
 
+/* The size of the last type asked about is kept (MPI_Type_free forgets it). */
+extern MPI_Datatype mpi_last_dt;
+extern int mpi_last_size;
+
 static inline uint64_t mpi_bytes(int count, MPI_Datatype dt)
 {
 	int sz = 0;
 
-	if (count <= 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &sz) != MPI_SUCCESS)
+	if (count <= 0 || dt == MPI_DATATYPE_NULL)
 		return 0;
-	return (uint64_t)count * (uint64_t)(sz > 0 ? sz : 0);
+	if (mlikely(dt == mpi_last_dt) && !mpi.multiple)
+		return (uint64_t)count * (uint64_t)mpi_last_size;
+	if (PMPI_Type_size(dt, &sz) != MPI_SUCCESS || sz < 0)
+		return 0;
+	if (!mpi.multiple) {
+		mpi_last_dt = dt;
+		mpi_last_size = sz;
+	}
+	return (uint64_t)count * (uint64_t)sz;
 }
 
 /* ---- non-blocking requests (mpi_req.c) ---- */

@@ -26,4 +26,23 @@ static inline int64_t mpi_rule_collective(int64_t min_xw, int64_t min_w, int64_t
 	return x_new > x_r + (int64_t)w_r ? x_r + (int64_t)w_r : x_new;
 }
 
+/*
+ * The sender's delay as the receive rule should see it. The seed's rule x_r' = min(x_r + w, x_s)
+ * takes the message to arrive when the receive ends: all the seed's scenarios have the receiver
+ * waiting for it. A message sent before the receive began (S < Rb: a master's queue of
+ * requests) may have been waiting for it, and would then hand the receiver a smaller delay than
+ * it had: without measurement the receive could not have ended before Rb - x_r anyway. The message
+ * carries its approximated send time t_s = S - x_s on a clock common to the ranks, so the sender's
+ * delay is raised by the time the message certainly had before the receive began:
+ *     x_s' = x_s + max(0, Rb - S) = max(x_s, Rb - t_s)
+ * (not by its time in flight during the wait, which the approximated run has as well; when it was
+ * in flight at Rb, by at most its latency).
+ */
+static inline int64_t mpi_rule_sender(int64_t x_s, int64_t t_s, int64_t recv_begin)
+{
+	int64_t before = recv_begin - t_s;
+
+	return before > x_s ? before : x_s;
+}
+
 #endif

@@ -21,6 +21,7 @@ struct peer_ent {
 static struct mpi_comm_ent *comms;
 static uint32_t ncomms;
 static struct peer_ent *peers, overflow[2];
+static struct peer_ent *last_peer[2]; /* by direction: a loop talks to the same peer */
 struct mpi_comm_ent *mpi_world_ent;
 
 static void *map(size_t bytes)
@@ -139,6 +140,9 @@ void mpi_peer_add(const struct mpi_comm_ent *c, int peer, int tag, uint32_t dir,
 		return;
 	peer = mpi_world_rank(c, peer);
 	key = ((uint64_t)c->id << 33 | (uint64_t)dir << 32 | (uint32_t)peer) + 1;
+	e = last_peer[dir & 1];
+	if (mlikely(e && e->key == key && e->tag == tag))
+		goto found;
 	h = hash64(key ^ (uint64_t)(uint32_t)tag << 20);
 	for (i = 0; i < PROBES; i++) {
 		e = &peers[(h + i) % PEERS];
@@ -152,6 +156,7 @@ void mpi_peer_add(const struct mpi_comm_ent *c, int peer, int tag, uint32_t dir,
 	}
 	e = &overflow[dir];
 found:
+	last_peer[dir & 1] = e;
 	e->messages++;
 	e->bytes += bytes;
 }

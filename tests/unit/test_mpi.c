@@ -61,6 +61,29 @@ static void test_pipeline(void **state)
 }
 
 /*
+ * A request that waited in the master's queue. True: worker W sends its request at 100; the
+ * master, busy until 300, receives it then without waiting. Measured: W's probes add 20 (it
+ * sends at 120, approximated 100) and the master's 200 (it reaches the receive at 500 and ends it
+ * at 500). Without measurement the master reaches the receive at 300 and finds the request: its
+ * delay stays 200. The seed's form, taking the message to arrive at the receive's end, would drop
+ * it to W's 20; with the approximated send time the message carries, it is kept.
+ */
+static void test_queued_message(void **state)
+{
+	int64_t w_c, x_s = mpi_rule_sender(20, 100, 500);
+
+	(void)state;
+	assert_int_equal(x_s, 400); /* it was there 380 measured before the receive: 20 + 380 */
+	assert_int_equal(sync_rule_wait(200, 0, x_s, &w_c), 200);
+	assert_int_equal(w_c, 0);
+	/* the seed's case: sent (at 140, approximated 100) after the receive began at 130 */
+	assert_int_equal(mpi_rule_sender(40, 100, 130), 40);
+	/* in flight when the receive began, arriving during the wait: the seed's rule, its latency
+	 * aside: sent at 140 (approximated 100), the receive began at 150 */
+	assert_int_equal(mpi_rule_sender(40, 100, 150), 50);
+}
+
+/*
  * Four ranks at a barrier: true arrivals T, delays x, measured arrivals T + x; the barrier's
  * own time c. Every rank must leave with delay E - (max T + c), whatever its own arrival.
  */
@@ -273,7 +296,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_master_worker), cmocka_unit_test(test_no_wait),
-		cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_barrier),
+		cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_queued_message),
+		cmocka_unit_test(test_barrier),
 		cmocka_unit_test(test_read_good),     cmocka_unit_test(test_read_bad),
 		cmocka_unit_test(test_read_truncated),
 	};

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: MIT
+"""Driver of bench/mpi.sh: ns added per message, and seed 001's Table 1 (medians of rounds)."""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+B, SONDE, ROUNDS, CHUNKS, POINTS = sys.argv[1:6]
+RUNS = max(1, int(os.environ.get("BENCH_RUNS", "5")))
+# seed 001, Table 1 (seconds): uninstrumented, no compensation, local, parallel
+SEED = {"master": (73.926, 128.179, 139.56, 73.926), "worker": (73.834, 128.173, 73.212, 73.909)}
+
+
+def mpirun(np, argv, env=None):
+    cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(np)] + argv
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    if p.returncode != 0:
+        raise SystemExit("mpi.py: %s: exit %d: %s" % (" ".join(cmd), p.returncode,
+                                                       p.stderr.strip()[:300]))
+    return p.stdout
+
+
+def sonde(run_dir, opts, prog):
+    return [SONDE, "run", "-o", run_dir] + opts + ["--"] + prog
+
+
+def latency():
+    prog = [os.path.join(B, "mpi_pingpong"), ROUNDS]
+    variants = [("alone", lambda np: prog),
+                ("sonde run", lambda np: sonde(os.path.join(B, "mpi-pp1"), [], prog)),
+                ("sonde run --mpi-comp",
+                 lambda np: sonde(os.path.join(B, "mpi-pp2"), ["--mpi-comp"], prog))]
+    figs = {}
+    for np in (1, 2):
+        for _ in range(RUNS):  # interleaved rounds: drift touches every variant alike
+            for name, argv in variants:
+                out = mpirun(np, argv(np))
+                figs.setdefault((np, name), []).append(
+                    float(re.search(r"oneway_ns (\S+)", out).group(1)))
+    print("\nLatency of an 8-byte message, ns (medians of %d rounds; fastest of 7 batches each)"
+          % RUNS)
+    print("%-22s %14s %10s %14s %10s" % ("", "self (1 rank)", "added", "2-rank one-way",
+                                          "added"))
+    med = {k: statistics.median(v) for k, v in figs.items()}
+    for name, _ in variants:
+        print("%-22s %14.1f %10.1f %14.1f %10.1f" % (
+            name, med[(1, name)], med[(1, name)] - med[(1, "alone")], med[(2, name)],
+            med[(2, name)] - med[(2, "alone")]))
+    return med
+
+
+def plain_times(out):
+    t = {int(r): float(ns) for r, ns in re.findall(r"rank (\d+) ns (\S+)", out)}
+    return t[0], [t[r] for r in sorted(t) if r]
+
+
+def report_times(run_dir, key):
+    p = subprocess.run([SONDE, "report", "--json", "--mpi", run_dir], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise SystemExit("mpi.py: sonde report failed: " + p.stderr)
+    ranks = {r["rank"]: r for r in json.loads(p.stdout)["mpi"]["ranks"]}
+    return ranks[0][key], [ranks[r][key] for r in sorted(ranks) if r], ranks
+
+
+def table1():
+    base = [os.path.join(B, "mpi_pi.base"), CHUNKS, POINTS]
+    inst = [os.path.join(B, "mpi_pi.inst"), CHUNKS, POINTS]
+    env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
+    d1, d2 = os.path.join(B, "mpi-pi-local"), os.path.join(B, "mpi-pi-par")
+    cols = {"uninstrumented": [], "no compensation": [], "local": [], "parallel": []}
+    reorders = []
+    for _ in range(RUNS):
+        cols["uninstrumented"].append(plain_times(mpirun(4, base, env)))
+        mpirun(4, sonde(d1, ["--throttle", "off"], inst), env)
+        cols["no compensation"].append(report_times(d1, "t_m_ns")[:2])
+        cols["local"].append(report_times(d1, "t_local_ns")[:2])
+        mpirun(4, sonde(d2, ["--throttle", "off", "--mpi-comp"], inst), env)
+        m, w, ranks = report_times(d2, "t_par_ns")
+        cols["parallel"].append((m, w))
+        reorders.append(sum(r["reorders"] for r in ranks.values()))
+    med = {}
+    for k, v in cols.items():
+        med[k] = (statistics.median(m for m, _ in v),
+                  statistics.median(statistics.mean(w) for _, w in v))
+    print("\nSeed 001 Table 1: master/worker Monte Carlo pi, 4 ranks, %s chunks of %s points "
+          "(ms; medians of %d runs; worker: mean of the 3)" % (CHUNKS, POINTS, RUNS))
+    print("%-8s %16s %16s %16s %16s" % ("", *cols))
+    errs = {}
+    for i, who in enumerate(("master", "worker")):
+        u = med["uninstrumented"][i]
+        print("%-8s %16.1f %16.1f %16.1f %16.1f" % (who, *(med[k][i] / 1e6 for k in cols)))
+        errs[who] = [100.0 * (med[k][i] - u) / u for k in cols]
+        print("%-8s %15.1f%% %15.1f%% %15.1f%% %15.1f%%" % ("  error", *errs[who]))
+    print("seed 001 (s): master %s, worker %s" % (SEED["master"], SEED["worker"]))
+    print("wildcard receives out of approximated send order (parallel run, median): %d"
+          % statistics.median(reorders))
+    return errs
+
+
+def main():
+    lat = latency()
+    errs = table1()
+    print("\nmpi: added ns per message self %.1f (piggyback %.1f), 2-rank %.1f (%.1f); "
+          "Table 1 error master local %.1f%% parallel %.1f%%, worker local %.1f%% "
+          "parallel %.1f%%" % (
+              lat[(1, "sonde run")] - lat[(1, "alone")],
+              lat[(1, "sonde run --mpi-comp")] - lat[(1, "alone")],
+              lat[(2, "sonde run")] - lat[(2, "alone")],
+              lat[(2, "sonde run --mpi-comp")] - lat[(2, "alone")],
+              errs["master"][2], errs["master"][3], errs["worker"][2], errs["worker"][3]))
+
+
+main()

@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# MPI (docs/benchmarks.md, "MPI"; docs/mpi.md): the latency a message gains under libsonde-mpi.so
+# without and with piggybacking (bench/mpi_pingpong.c: one rank sending to itself, and two ranks
+# bouncing), and seed 001's Table 1: the master/worker Monte Carlo pi of bench/mpi_pi.c on 4
+# ranks, uninstrumented, instrumented without compensation, with local and with parallel
+# compensation. Figures, not pass/fail.
+#   BUILD=build, BENCH_RUNS=5 (medians), BENCH_MPI_PI="6 10000000" (chunks, points per chunk),
+#   BENCH_MPI_ROUNDS=20000 (ping-pong messages per batch).
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+B=$BUILD/bench
+SONDE=$BUILD/bin/sonde
+[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde-mpi.so" ] ||
+	{ echo "mpi.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
+command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
+	{ echo "mpi.sh: mpicc and mpirun are missing (Debian: libopenmpi-dev openmpi-bin)" >&2; exit 1; }
+mkdir -p "$B"
+mpicc -O2 -o "$B/mpi_pingpong" bench/mpi_pingpong.c
+mpicc -O2 -o "$B/mpi_pi.base" bench/mpi_pi.c
+"$SONDE" cc -- mpicc -O2 -o "$B/mpi_pi.inst" bench/mpi_pi.c
+# OpenMPI as root, on shared memory only; 4 ranks on 2 CPUs: waiting ranks yield
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+exec python3 bench/mpi.py "$B" "$SONDE" "${BENCH_MPI_ROUNDS:-20000}" ${BENCH_MPI_PI:-6 10000000}
