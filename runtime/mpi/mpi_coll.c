@@ -6,6 +6,7 @@
  * as measurement overhead; intercommunicators are measured but not compensated.
  */
 #include "mpi_rt.h"
+#include "../../format/trace.h"
 
 struct coll {
 	int rid;
@@ -37,9 +38,10 @@ static void coll_end(struct coll *c, int ret, MPI_Comm comm, enum shape s, int r
 	if (ret != MPI_SUCCESS || mpi.multiple)
 		return;
 	ce = mpi_comm(comm);
+	/* the trace's operations are ours from MPI_Barrier to MPI_Scan, in the same order */
 	if (munlikely(mpi.tr_coll != NULL))
-		mpi.tr_coll(c->rid, ce->id, s >= FROM_ROOT ? mpi_world_rank(ce, root) : -1, sent,
-			    recvd);
+		mpi.tr_coll(c->rid - SPROF_MPI_BARRIER + STRC_COLL_BARRIER, ce->tr_id,
+			    s >= FROM_ROOT ? root : STRC_NO_ROOT, sent, recvd, c->t0);
 	if (!mpi.comp || ce->inter)
 		return;
 	w = mpi_ns(t1 - c->t0);

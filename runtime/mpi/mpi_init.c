@@ -72,12 +72,17 @@ static void link_trace(void)
 {
 	if (!sonde_rt_mpi_tracing())
 		return;
+	/* all or none: the events name communicators that DEF_COMM defined */
+	mpi.tr_comm = (uint32_t (*)(int, const int, const int *))dlsym(RTLD_DEFAULT,
+								       "rt_mpi_trace_comm");
 	mpi.tr_send = (void (*)(int, int, uint32_t, uint64_t))dlsym(RTLD_DEFAULT,
 								    "rt_mpi_trace_send");
-	mpi.tr_recv = (void (*)(int, int, uint32_t, uint64_t))dlsym(RTLD_DEFAULT,
-								    "rt_mpi_trace_recv");
-	mpi.tr_coll = (void (*)(int, uint32_t, int, uint64_t, uint64_t))dlsym(RTLD_DEFAULT,
-									      "rt_mpi_trace_coll");
+	mpi.tr_recv = (void (*)(int, int, uint32_t, uint64_t, uint64_t))dlsym(RTLD_DEFAULT,
+									      "rt_mpi_trace_recv");
+	mpi.tr_coll = (void (*)(int, uint32_t, int, uint64_t, uint64_t, uint64_t))dlsym(
+		RTLD_DEFAULT, "rt_mpi_trace_coll");
+	if (!mpi.tr_comm || !mpi.tr_send || !mpi.tr_recv || !mpi.tr_coll)
+		mpi.tr_comm = NULL, mpi.tr_send = NULL, mpi.tr_recv = NULL, mpi.tr_coll = NULL;
 }
 
 /* After PMPI_Init(_thread) succeeded. */
@@ -94,11 +99,12 @@ static void start(int rid, uint64_t t0, int provided)
 	PMPI_Comm_rank(MPI_COMM_WORLD, &mpi.rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &mpi.size);
 	mpi_pb_types_init();
+	if (!mpi.multiple)
+		link_trace(); /* before the tables: MPI_COMM_WORLD's DEF_COMM comes first */
 	if (mpi_tables_init() != 0 || mpi_req_init() != 0)
 		return; /* out of memory: the program runs unmeasured */
 	mpi.comp = v && *v == '1' && !mpi.multiple;
 	mpi_clock_base();
-	link_trace();
 	mpi.on = 1;
 	calibrate();
 	sonde_rt_mpi_attach(mpi_write);

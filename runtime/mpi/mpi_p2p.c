@@ -20,16 +20,19 @@ static isend_fn const isend_fns[] = {
 	[SPROF_MPI_ISSEND] = PMPI_Issend, [SPROF_MPI_IRSEND] = PMPI_Irsend,
 };
 
-static void traced_send(const struct mpi_comm_ent *c, int dest, int tag, uint64_t bytes)
+/* --trace (runtime/mpi_trace.h): ranks in the communicator; a send before the call, so that its
+ * event precedes the receive's; a receive with the tick time its call began. */
+static void traced_send(int dest, int tag, MPI_Comm comm, int count, MPI_Datatype dt)
 {
 	if (munlikely(mpi.tr_send != NULL) && dest >= 0)
-		mpi.tr_send(mpi_world_rank(c, dest), tag, c->id, bytes);
+		mpi.tr_send(dest, tag, mpi_comm(comm)->tr_id, mpi_bytes(count, dt));
 }
 
-static void traced_recv(const struct mpi_comm_ent *c, const MPI_Status *st, uint64_t bytes)
+static void traced_recv(const struct mpi_comm_ent *c, const MPI_Status *st, uint64_t bytes,
+			uint64_t began)
 {
 	if (munlikely(mpi.tr_recv != NULL) && st->MPI_SOURCE >= 0)
-		mpi.tr_recv(mpi_world_rank(c, st->MPI_SOURCE), st->MPI_TAG, c->id, bytes);
+		mpi.tr_recv(st->MPI_SOURCE, st->MPI_TAG, c->tr_id, bytes, began);
 }
 
 int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
@@ -49,6 +52,7 @@ int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest
 			mpi_count(rid, t0, mpi_now(), 0, 0);
 		return ret;
 	}
+	traced_send(dest, tag, comm, count, dt);
 	t0 = mpi_now();
 	if (mpi.comp) {
 		mpi_pb_fill(&pb);
@@ -63,7 +67,6 @@ int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest
 	if (ret == MPI_SUCCESS && dest >= 0) {
 		c = mpi_comm(comm);
 		mpi_peer_add(c, dest, tag, SPROF_MPI_SENT, bytes);
-		traced_send(c, dest, tag, bytes);
 	}
 	return ret;
 }
@@ -103,7 +106,7 @@ static void received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, i
 	bytes = pb_on ? mpi_pb_status(st) : mpi_status_bytes(st);
 	mpi.stat[rid].bytes_recv += bytes;
 	mpi_peer_add(c, st->MPI_SOURCE, st->MPI_TAG, SPROF_MPI_RECEIVED, bytes);
-	traced_recv(c, st, bytes);
+	traced_recv(c, st, bytes, t0);
 	mpi.wildcard += src == MPI_ANY_SOURCE;
 	if (!pb_on)
 		return;
@@ -164,6 +167,7 @@ static int isend_core(int rid, const void *buf, int count, MPI_Datatype dt, int 
 			mpi_count(rid, t0, mpi_now(), 0, 0);
 		return ret;
 	}
+	traced_send(dest, tag, comm, count, dt);
 	t0 = mpi_now();
 	if (mpi.comp && (slot = mpi_slot_get())) {
 		mpi_pb_fill(slot);
@@ -178,7 +182,6 @@ static int isend_core(int rid, const void *buf, int count, MPI_Datatype dt, int 
 	mpi_count(rid, t0, mpi_now(), bytes, 0);
 	if (ret == MPI_SUCCESS && dest >= 0) {
 		mpi_peer_add(c, dest, tag, SPROF_MPI_SENT, bytes);
-		traced_send(c, dest, tag, bytes);
 	}
 	return ret;
 }
@@ -253,6 +256,7 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 			mpi_count(SPROF_MPI_SENDRECV, t0, mpi_now(), 0, 0);
 		return ret;
 	}
+	traced_send(dest, stag, comm, scount, stype);
 	t0 = mpi_now();
 	if (mpi.comp) {
 		x_r = mpi_delay();
@@ -273,7 +277,6 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 	c = mpi_comm(comm);
 	if (dest >= 0) {
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
-		traced_send(c, dest, stag, bytes);
 	}
 	received(SPROF_MPI_SENDRECV, c, src, st, pb_on, &rpb, t0, mpi_ns(t1 - t0), x_r);
 	return ret;
@@ -297,6 +300,7 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 			mpi_count(SPROF_MPI_SENDRECV_REPLACE, t0, mpi_now(), 0, 0);
 		return ret;
 	}
+	traced_send(dest, stag, comm, count, dt);
 	t0 = mpi_now();
 	if (mpi.comp) {
 		x_r = mpi_delay();
@@ -314,7 +318,6 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 	c = mpi_comm(comm);
 	if (dest >= 0) {
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
-		traced_send(c, dest, stag, bytes);
 	}
 	received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, t != MPI_DATATYPE_NULL, &pb, t0,
 		 mpi_ns(t1 - t0), x_r);

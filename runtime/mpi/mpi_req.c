@@ -120,8 +120,7 @@ static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
 		mpi.stat[r->rid].bytes_recv += bytes;
 		mpi_peer_add(e->comm, st->MPI_SOURCE, st->MPI_TAG, SPROF_MPI_RECEIVED, bytes);
 		if (munlikely(mpi.tr_recv != NULL) && st->MPI_SOURCE >= 0)
-			mpi.tr_recv(mpi_world_rank(e->comm, st->MPI_SOURCE), st->MPI_TAG,
-				    e->comm->id, bytes);
+			mpi.tr_recv(st->MPI_SOURCE, st->MPI_TAG, e->comm->tr_id, bytes, r->t0);
 		mpi.wildcard += e->src == MPI_ANY_SOURCE;
 		if (e->pb) {
 			int64_t x_s = mpi_sender_delay(e->slot, mpi_real_at(r->t0));

@@ -34,6 +34,7 @@ struct mpi_comm_ent {
 	int size, inter;     /* size of the (remote) group; intercommunicator */
 	int *world;          /* rank in the (remote) group -> rank in MPI_COMM_WORLD; NULL: identity */
 	int64_t last_wild_t; /* latest approximated send time of a wildcard receive so far */
+	uint32_t tr_id;      /* its id in the trace (DEF_COMM), --trace only */
 };
 
 /* What rides on every message with parallel compensation: the sender's delay, and the
@@ -63,9 +64,11 @@ struct mpi_state {
 	int64_t o_init_ns, o_fin_ns, x_init_ns, x_fin_ns;
 	int64_t real_base_ns;             /* CLOCK_REALTIME at real_base_ticks */
 	uint64_t real_base_ticks;
+	/* sonde run --trace: libsonde.so's message events (runtime/mpi_trace.h), NULL otherwise */
+	uint32_t (*tr_comm)(int, const int, const int *);
 	void (*tr_send)(int, int, uint32_t, uint64_t);
-	void (*tr_recv)(int, int, uint32_t, uint64_t);
-	void (*tr_coll)(int, uint32_t, int, uint64_t, uint64_t);
+	void (*tr_recv)(int, int, uint32_t, uint64_t, uint64_t);
+	void (*tr_coll)(int, uint32_t, int, uint64_t, uint64_t, uint64_t);
 };
 
 extern struct mpi_state mpi;

@@ -63,6 +63,23 @@ static void translate(struct mpi_comm_ent *c, MPI_Comm comm)
 	PMPI_Group_free(&g);
 }
 
+/* --trace: the communicator's DEF_COMM, with this rank in it and its members' world ranks. */
+static void trace_comm(struct mpi_comm_ent *c, MPI_Comm comm)
+{
+	int r = -1;
+
+	c->tr_id = 0xfffffu; /* STRC_ID_NONE: not traced */
+	if (!mpi.tr_comm || c->inter)
+		return;
+	if (comm == MPI_COMM_WORLD) {
+		c->tr_id = mpi.tr_comm(mpi.rank, mpi.size, NULL);
+		return;
+	}
+	PMPI_Comm_rank(comm, &r);
+	if (c->world)
+		c->tr_id = mpi.tr_comm(r, c->size, c->world);
+}
+
 static struct mpi_comm_ent *comm_insert(MPI_Comm comm, uint32_t h)
 {
 	struct mpi_comm_ent *c;
@@ -86,6 +103,7 @@ static struct mpi_comm_ent *comm_insert(MPI_Comm comm, uint32_t h)
 			} else {
 				c->size = mpi.size;
 			}
+			trace_comm(c, comm);
 			return c;
 		}
 	}
@@ -125,6 +143,7 @@ int mpi_tables_init(void)
 	comms[COMMS].id = UINT32_MAX;
 	comms[COMMS].last_wild_t = INT64_MIN;
 	comms[COMMS].key = 1;
+	comms[COMMS].tr_id = 0xfffffu;
 	mpi_world_ent = mpi_comm_slow(MPI_COMM_WORLD); /* id 0 */
 	mpi_comm_slow(MPI_COMM_SELF);                  /* id 1 */
 	return 0;
