@@ -154,19 +154,22 @@ def t_mpi_delay(o):
                     eq(r['waits'], 0, f'rank {r["rank"]} waits')
             continue
         with check(f'{n}: rank 0 inherits rank 1 delay at its receive (MODELS 2.4)'):
-            # its delay: rank 1's, then its own overhead after the receive (the barrier's delay
-            # collective, whose time under load can be large)
-            x0 = rk[0]['delay_ns']
-            between(x0, 0.8 * o1, 1.02 * o1 + rk[0]['overhead_ns'] + 50000, 'rank 0 delay')
+            # x_0' = min(x_0 + w, x_1): rank 1's delay, or, when rank 0 reached its receive late
+            # (a loaded machine staggers the ranks), only what it waited there
             recv = routine(rk[0], 'MPI_Recv')
-            expect(recv['comp_ns'] < recv['ns'] - 0.7 * o1,
+            inherit = min(recv['ns'], o1)
+            x0 = rk[0]['delay_ns']
+            between(x0, 0.8 * inherit, 1.02 * inherit + rk[0]['overhead_ns'] + 50000,
+                    f'rank 0 delay (its receive waited {recv["ns"]} ns)')
+            expect(recv['comp_ns'] < recv['ns'] - 0.7 * inherit,
                    f'MPI_Recv of rank 0: {recv["ns"]} ns measured, {recv["comp_ns"]} compensated')
-            expect(rk[0]['t_par_ns'] < rk[0]['t_local_ns'] - 0.7 * o1,
+            expect(rk[0]['t_par_ns'] < rk[0]['t_local_ns'] - 0.7 * inherit,
                    f'rank 0 parallel(c) {rk[0]["t_par_ns"]} vs local(c) {rk[0]["t_local_ns"]}')
         with check(f'{n}: the barrier hands the delay on to ranks 2 and 3'):
+            x0 = rk[0]['delay_ns']
             for r in (2, 3):
-                between(rk[r]['delay_ns'], 0.8 * o1, 1.02 * o1 + rk[r]['overhead_ns'] + 50000,
-                        f'rank {r} delay')
+                between(rk[r]['delay_ns'], 0.8 * min(x0, o1) - 50000,
+                        1.02 * max(x0, o1) + rk[r]['overhead_ns'] + 50000, f'rank {r} delay')
 
 
 @test('')
