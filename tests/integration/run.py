@@ -3466,7 +3466,9 @@ def t_consult_live_cpu(o):
     b = build_plain_example('consult_cpu')
     with check('consult live cpu: CPUBound at hot_loop'):
         dot = os.path.join(TMP, 'live-shg.dot')
-        p, js = consult_live(['--dot', dot, '--', b, '2'])
+        # 4: about 3 s of CPU, so that the procedures that are not hot are concluded false
+        # (and their timers removed) before the program ends, even on a loaded machine
+        p, js = consult_live(['--dot', dot, '--', b, '4'])
         with open(dot) as f:
             text = f.read()
         expect(text.startswith('digraph shg {') and 'hot_loop' in text, text[:200])
