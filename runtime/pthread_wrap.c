@@ -14,9 +14,12 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*join_fn)(pthread_t, void **);
+typedef int (*timedjoin_fn)(pthread_t, void **, const struct timespec *);
+typedef int (*clockjoin_fn)(pthread_t, void **, clockid_t, const struct timespec *);
 
 static _Atomic uint64_t next_edge = 1;
 
@@ -76,21 +79,63 @@ create:
 	return ret;
 }
 
+/* After a join of any kind returned ret: the joined thread's delay (--sync), the JOIN event. */
+static void joined(pthread_t thread, int ret, uint64_t t0)
+{
+	uint64_t who = (uint64_t)thread;
+
+	if (ret != 0)
+		return;
+	if (rt_sync_on && rt_self && !rt_busy)
+		rt_sync_join(rt_self, who, t0, rt_now());
+	if (rt_trace_on && rt_self)
+		rt_trace_record(rt_self, STRC_JOIN, STRC_ID_NONE, &who, 1);
+}
+
+/* The real function, looked up on first use. */
+#define REAL_JOIN(name, type)                                                                      \
+	({                                                                                         \
+		static type real_;                                                                 \
+		if (!real_)                                                                        \
+			real_ = (type)rt_next_symbol(#name);                                       \
+		real_;                                                                             \
+	})
+
 RT_EXPORT int pthread_join(pthread_t thread, void **retval)
 {
-	static join_fn real;
 	uint64_t t0 = rt_sync_on ? rt_now() : 0;
-	int ret;
+	int ret = REAL_JOIN(pthread_join, join_fn)(thread, retval);
 
-	if (!real)
-		real = (join_fn)rt_next_symbol("pthread_join");
-	ret = real(thread, retval);
-	if (ret == 0 && rt_sync_on && rt_self && !rt_busy)
-		rt_sync_join(rt_self, (uint64_t)thread, t0, rt_now());
-	if (ret == 0 && rt_trace_on && rt_self) {
-		uint64_t who = (uint64_t)thread;
+	joined(thread, ret, t0);
+	return ret;
+}
 
-		rt_trace_record(rt_self, STRC_JOIN, STRC_ID_NONE, &who, 1);
-	}
+/* The non-blocking and timed joins of glibc: the same edge when they return 0 (a thread that
+ * has not ended yet, EBUSY or ETIMEDOUT, changes nothing). */
+RT_EXPORT int pthread_tryjoin_np(pthread_t thread, void **retval)
+{
+	uint64_t t0 = rt_sync_on ? rt_now() : 0;
+	int ret = REAL_JOIN(pthread_tryjoin_np, join_fn)(thread, retval);
+
+	joined(thread, ret, t0);
+	return ret;
+}
+
+RT_EXPORT int pthread_timedjoin_np(pthread_t thread, void **retval, const struct timespec *abstime)
+{
+	uint64_t t0 = rt_sync_on ? rt_now() : 0;
+	int ret = REAL_JOIN(pthread_timedjoin_np, timedjoin_fn)(thread, retval, abstime);
+
+	joined(thread, ret, t0);
+	return ret;
+}
+
+RT_EXPORT int pthread_clockjoin_np(pthread_t thread, void **retval, clockid_t clk,
+				   const struct timespec *abstime)
+{
+	uint64_t t0 = rt_sync_on ? rt_now() : 0;
+	int ret = REAL_JOIN(pthread_clockjoin_np, clockjoin_fn)(thread, retval, clk, abstime);
+
+	joined(thread, ret, t0);
 	return ret;
 }

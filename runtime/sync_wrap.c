@@ -33,14 +33,17 @@ REAL_DECL(pthread_mutex_init);
 REAL_DECL(pthread_mutex_lock);
 REAL_DECL(pthread_mutex_trylock);
 REAL_DECL(pthread_mutex_timedlock);
+REAL_DECL(pthread_mutex_clocklock);
 REAL_DECL(pthread_mutex_unlock);
 REAL_DECL(pthread_rwlock_init);
 REAL_DECL(pthread_rwlock_rdlock);
 REAL_DECL(pthread_rwlock_tryrdlock);
 REAL_DECL(pthread_rwlock_timedrdlock);
+REAL_DECL(pthread_rwlock_clockrdlock);
 REAL_DECL(pthread_rwlock_wrlock);
 REAL_DECL(pthread_rwlock_trywrlock);
 REAL_DECL(pthread_rwlock_timedwrlock);
+REAL_DECL(pthread_rwlock_clockwrlock);
 REAL_DECL(pthread_rwlock_unlock);
 REAL_DECL(pthread_spin_init);
 REAL_DECL(pthread_spin_lock);
@@ -49,6 +52,7 @@ REAL_DECL(pthread_spin_unlock);
 REAL_DECL(pthread_cond_init);
 REAL_DECL(pthread_cond_wait);
 REAL_DECL(pthread_cond_timedwait);
+REAL_DECL(pthread_cond_clockwait);
 REAL_DECL(pthread_cond_signal);
 REAL_DECL(pthread_cond_broadcast);
 REAL_DECL(pthread_barrier_init);
@@ -57,6 +61,7 @@ REAL_DECL(sem_init);
 REAL_DECL(sem_wait);
 REAL_DECL(sem_trywait);
 REAL_DECL(sem_timedwait);
+REAL_DECL(sem_clockwait);
 REAL_DECL(sem_post);
 
 /* Condition variables have two versions; the program links against the current one. */
@@ -262,26 +267,43 @@ RT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	return r;
 }
 
-RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+/*
+ * A timed wait's deadline: abstime on CLOCK_REALTIME (the timed* calls, clk < 0) or on clock clk
+ * (the clock* calls of glibc 2.30).
+ */
+struct deadline {
+	int clk;
+	const struct timespec *abstime;
+};
+
+#define TIMED(abstime) ((struct deadline){ -1, abstime })
+#define CLOCKED(clk, abstime) ((struct deadline){ clk, abstime })
+
+static int mutex_timed_real(pthread_mutex_t *m, struct deadline d)
 {
-	struct rt_thread *t = measuring();
+	if (d.clk < 0)
+		return REAL(pthread_mutex_timedlock)(m, d.abstime);
+	return REAL(pthread_mutex_clocklock)(m, (clockid_t)d.clk, d.abstime);
+}
+
+/* Try first; when busy, the timed call between two clock reads. Another error of the try
+ * (a bad mutex) is the timed call's to report, as is a bad clock or deadline. */
+static int mutex_timed(struct rt_thread *t, pthread_mutex_t *m, struct deadline d, uintptr_t site)
+{
 	struct rt_sync_obj *o;
 	uint64_t t0, t1;
-	int r;
+	int r = REAL(pthread_mutex_trylock)(m);
 
-	if (!t)
-		return REAL(pthread_mutex_timedlock)(m, abstime);
-	r = REAL(pthread_mutex_trylock)(m);
-	if (r != EBUSY && r != 0 && r != EOWNERDEAD) /* the timed call reports its own error */
-		return REAL(pthread_mutex_timedlock)(m, abstime);
-	o = rt_sync_get(m, SPROF_SYNC_MUTEX, SITE);
+	if (r != EBUSY && r != 0 && r != EOWNERDEAD)
+		return mutex_timed_real(m, d);
+	o = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
 	if (r != EBUSY) {
 		excl_acquired(t, o);
 		return r;
 	}
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
-	r = REAL(pthread_mutex_timedlock)(m, abstime);
+	r = mutex_timed_real(m, d);
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
 		excl_acquired(t, o);
@@ -290,6 +312,34 @@ RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec 
 		timed_out(o, t1 - t0);
 	}
 	return r;
+}
+
+RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t)
+		return REAL(pthread_mutex_timedlock)(m, abstime);
+	return mutex_timed(t, m, TIMED(abstime), SITE);
+}
+
+/*
+ * A clock glibc does not accept for a mutex (only CLOCK_REALTIME and CLOCK_MONOTONIC) gets its
+ * EINVAL from the real call before any try could take the lock.
+ */
+static int clock_ok(clockid_t clk)
+{
+	return clk == CLOCK_REALTIME || clk == CLOCK_MONOTONIC;
+}
+
+RT_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
+				      const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t || !clock_ok(clk))
+		return REAL(pthread_mutex_clocklock)(m, clk, abstime);
+	return mutex_timed(t, m, CLOCKED(clk, abstime), SITE);
 }
 
 RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
@@ -365,9 +415,6 @@ RT_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 
 /* ---- rwlocks ---- */
 
-typedef int (*rw_try_fn)(pthread_rwlock_t *);
-typedef int (*rw_timed_fn)(pthread_rwlock_t *, const struct timespec *);
-
 RT_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
 {
 	init_site(l, SPROF_SYNC_RWLOCK, SITE);
@@ -385,20 +432,36 @@ static void rw_acquired(struct rt_thread *t, struct rt_sync_obj *o, int write)
 	}
 }
 
+static int rw_try_real(pthread_rwlock_t *l, int write)
+{
+	return write ? REAL(pthread_rwlock_trywrlock)(l) : REAL(pthread_rwlock_tryrdlock)(l);
+}
+
+/* The blocking call: plain without a deadline (d.abstime NULL), else timed or clocked. */
+static int rw_block_real(pthread_rwlock_t *l, int write, struct deadline d)
+{
+	if (!d.abstime)
+		return write ? REAL(pthread_rwlock_wrlock)(l) : REAL(pthread_rwlock_rdlock)(l);
+	if (d.clk < 0)
+		return write ? REAL(pthread_rwlock_timedwrlock)(l, d.abstime)
+			     : REAL(pthread_rwlock_timedrdlock)(l, d.abstime);
+	return write ? REAL(pthread_rwlock_clockwrlock)(l, (clockid_t)d.clk, d.abstime)
+		     : REAL(pthread_rwlock_clockrdlock)(l, (clockid_t)d.clk, d.abstime);
+}
+
 /*
- * Every rwlock acquisition: try first; when busy, the blocking call (timed when abstime is
- * given) between two clock reads. Another error of the try is the blocking call's to report.
+ * Every rwlock acquisition: try first; when busy, the blocking call between two clock reads.
+ * Another error of the try is the blocking call's to report.
  */
-static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, rw_try_fn try,
-		   rw_try_fn block, rw_timed_fn timed, const struct timespec *abstime,
+static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, struct deadline d,
 		   uintptr_t site)
 {
 	struct rt_sync_obj *o;
 	uint64_t t0, w;
-	int r = try(l);
+	int r = rw_try_real(l, write);
 
 	if (r != 0 && r != EBUSY)
-		return abstime ? timed(l, abstime) : block(l);
+		return rw_block_real(l, write, d);
 	o = rt_sync_get(l, SPROF_SYNC_RWLOCK, site);
 	if (r == 0) {
 		rw_acquired(t, o, write);
@@ -406,7 +469,7 @@ static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, rw_try_f
 	}
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
-	r = abstime ? timed(l, abstime) : block(l);
+	r = rw_block_real(l, write, d);
 	w = rt_now() - t0;
 	if (r == 0) {
 		rw_acquired(t, o, write);
@@ -423,8 +486,7 @@ RT_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 
 	if (!t)
 		return REAL(pthread_rwlock_rdlock)(l);
-	return rw_lock(t, l, 0, REAL(pthread_rwlock_tryrdlock), real_pthread_rwlock_rdlock, NULL,
-		       NULL, SITE);
+	return rw_lock(t, l, 0, TIMED(NULL), SITE);
 }
 
 RT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
@@ -433,34 +495,63 @@ RT_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 
 	if (!t)
 		return REAL(pthread_rwlock_wrlock)(l);
-	return rw_lock(t, l, 1, REAL(pthread_rwlock_trywrlock), real_pthread_rwlock_wrlock, NULL,
-		       NULL, SITE);
+	return rw_lock(t, l, 1, TIMED(NULL), SITE);
+}
+
+/*
+ * glibc rejects a deadline whose nanoseconds are out of range, or a clock other than
+ * CLOCK_REALTIME and CLOCK_MONOTONIC, with EINVAL before it looks at an rwlock or a semaphore
+ * (a mutex only when it would block): such calls go straight to the real function, which a
+ * try first must not pre-empt by taking the lock.
+ */
+static int deadline_ok(struct deadline d)
+{
+	return d.abstime && d.abstime->tv_nsec >= 0 && d.abstime->tv_nsec < 1000000000 &&
+	       (d.clk < 0 || clock_ok((clockid_t)d.clk));
 }
 
 RT_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	struct rt_thread *t = measuring();
 
-	if (!t)
+	if (!t || !deadline_ok(TIMED(abstime)))
 		return REAL(pthread_rwlock_timedrdlock)(l, abstime);
-	return rw_lock(t, l, 0, REAL(pthread_rwlock_tryrdlock), REAL(pthread_rwlock_rdlock),
-		       REAL(pthread_rwlock_timedrdlock), abstime, SITE);
+	return rw_lock(t, l, 0, TIMED(abstime), SITE);
 }
 
 RT_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
 	struct rt_thread *t = measuring();
 
-	if (!t)
+	if (!t || !deadline_ok(TIMED(abstime)))
 		return REAL(pthread_rwlock_timedwrlock)(l, abstime);
-	return rw_lock(t, l, 1, REAL(pthread_rwlock_trywrlock), REAL(pthread_rwlock_wrlock),
-		       REAL(pthread_rwlock_timedwrlock), abstime, SITE);
+	return rw_lock(t, l, 1, TIMED(abstime), SITE);
+}
+
+RT_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
+					 const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t || !deadline_ok(CLOCKED(clk, abstime)))
+		return REAL(pthread_rwlock_clockrdlock)(l, clk, abstime);
+	return rw_lock(t, l, 0, CLOCKED(clk, abstime), SITE);
+}
+
+RT_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
+					 const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t || !deadline_ok(CLOCKED(clk, abstime)))
+		return REAL(pthread_rwlock_clockwrlock)(l, clk, abstime);
+	return rw_lock(t, l, 1, CLOCKED(clk, abstime), SITE);
 }
 
 static int rw_try(pthread_rwlock_t *l, int write, uintptr_t site)
 {
 	struct rt_thread *t = measuring();
-	int r = write ? REAL(pthread_rwlock_trywrlock)(l) : REAL(pthread_rwlock_tryrdlock)(l);
+	int r = rw_try_real(l, write);
 
 	if (!t)
 		return r;
@@ -512,8 +603,17 @@ RT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
  * A wait releases the mutex (its hold ends, its releaser's delay is ours) and takes it again
  * before returning. Waits are counted when they begin, so a cancelled wait is counted too.
  */
-static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
-		     const struct timespec *abstime, uintptr_t site)
+static int cond_wait_real(pthread_cond_t *c, pthread_mutex_t *m, struct deadline d)
+{
+	if (!d.abstime)
+		return REAL(pthread_cond_wait)(c, m);
+	if (d.clk < 0)
+		return REAL(pthread_cond_timedwait)(c, m, d.abstime);
+	return REAL(pthread_cond_clockwait)(c, m, (clockid_t)d.clk, d.abstime);
+}
+
+static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m, struct deadline d,
+		     uintptr_t site)
 {
 	struct rt_sync_obj *oc = rt_sync_get(c, SPROF_SYNC_COND, site);
 	struct rt_sync_obj *om = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
@@ -527,7 +627,7 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 	om->depth = 0;
 	TRACE(t, oc, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
-	r = abstime ? REAL(pthread_cond_timedwait)(c, m, abstime) : REAL(pthread_cond_wait)(c, m);
+	r = cond_wait_real(c, m, d);
 	w = rt_now() - t0;
 	om->depth = depth + 1; /* ours again */
 	if (r == 0) {
@@ -547,7 +647,7 @@ RT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 
 	if (!t)
 		return REAL(pthread_cond_wait)(c, m);
-	return cond_wait(t, c, m, NULL, SITE);
+	return cond_wait(t, c, m, TIMED(NULL), SITE);
 }
 
 RT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -555,9 +655,19 @@ RT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
 	struct rt_thread *t = measuring();
 
-	if (!t)
+	if (!t || !deadline_ok(TIMED(abstime)))
 		return REAL(pthread_cond_timedwait)(c, m, abstime);
-	return cond_wait(t, c, m, abstime, SITE);
+	return cond_wait(t, c, m, TIMED(abstime), SITE);
+}
+
+RT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+				     const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t || !deadline_ok(CLOCKED(clk, abstime)))
+		return REAL(pthread_cond_clockwait)(c, m, clk, abstime);
+	return cond_wait(t, c, m, CLOCKED(clk, abstime), SITE);
 }
 
 RT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
@@ -686,8 +796,16 @@ RT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 	return REAL(sem_init)(s, pshared, value);
 }
 
-static int sem_wait_measured(struct rt_thread *t, sem_t *s, const struct timespec *abstime,
-			     uintptr_t site)
+static int sem_wait_real(sem_t *s, struct deadline d)
+{
+	if (!d.abstime)
+		return REAL(sem_wait)(s);
+	if (d.clk < 0)
+		return REAL(sem_timedwait)(s, d.abstime);
+	return REAL(sem_clockwait)(s, (clockid_t)d.clk, d.abstime);
+}
+
+static int sem_wait_measured(struct rt_thread *t, sem_t *s, struct deadline d, uintptr_t site)
 {
 	struct rt_sync_obj *o = rt_sync_get(s, SPROF_SYNC_SEM, site);
 	int saved = errno, r;
@@ -703,7 +821,7 @@ static int sem_wait_measured(struct rt_thread *t, sem_t *s, const struct timespe
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	errno = saved;
 	t0 = rt_now();
-	r = abstime ? REAL(sem_timedwait)(s, abstime) : REAL(sem_wait)(s);
+	r = sem_wait_real(s, d);
 	w = rt_now() - t0;
 	if (r == 0) {
 		add(&o->acquires, 1);
@@ -720,16 +838,25 @@ RT_EXPORT int sem_wait(sem_t *s)
 
 	if (!t)
 		return REAL(sem_wait)(s);
-	return sem_wait_measured(t, s, NULL, SITE);
+	return sem_wait_measured(t, s, TIMED(NULL), SITE);
 }
 
 RT_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 {
 	struct rt_thread *t = measuring();
 
-	if (!t)
+	if (!t || !deadline_ok(TIMED(abstime)))
 		return REAL(sem_timedwait)(s, abstime);
-	return sem_wait_measured(t, s, abstime, SITE);
+	return sem_wait_measured(t, s, TIMED(abstime), SITE);
+}
+
+RT_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abstime)
+{
+	struct rt_thread *t = measuring();
+
+	if (!t || !deadline_ok(CLOCKED(clk, abstime)))
+		return REAL(sem_clockwait)(s, clk, abstime);
+	return sem_wait_measured(t, s, CLOCKED(clk, abstime), SITE);
 }
 
 RT_EXPORT int sem_trywait(sem_t *s)
@@ -770,14 +897,17 @@ void rt_sync_wrap_init(void)
 	RESOLVE(pthread_mutex_lock);
 	RESOLVE(pthread_mutex_trylock);
 	RESOLVE(pthread_mutex_timedlock);
+	RESOLVE(pthread_mutex_clocklock);
 	RESOLVE(pthread_mutex_unlock);
 	RESOLVE(pthread_rwlock_init);
 	RESOLVE(pthread_rwlock_rdlock);
 	RESOLVE(pthread_rwlock_tryrdlock);
 	RESOLVE(pthread_rwlock_timedrdlock);
+	RESOLVE(pthread_rwlock_clockrdlock);
 	RESOLVE(pthread_rwlock_wrlock);
 	RESOLVE(pthread_rwlock_trywrlock);
 	RESOLVE(pthread_rwlock_timedwrlock);
+	RESOLVE(pthread_rwlock_clockwrlock);
 	RESOLVE(pthread_rwlock_unlock);
 	RESOLVE(pthread_spin_init);
 	RESOLVE(pthread_spin_lock);
@@ -786,6 +916,7 @@ void rt_sync_wrap_init(void)
 	RESOLVE(pthread_cond_init);
 	RESOLVE(pthread_cond_wait);
 	RESOLVE(pthread_cond_timedwait);
+	RESOLVE(pthread_cond_clockwait);
 	RESOLVE(pthread_cond_signal);
 	RESOLVE(pthread_cond_broadcast);
 	RESOLVE(pthread_barrier_init);
@@ -794,6 +925,7 @@ void rt_sync_wrap_init(void)
 	RESOLVE(sem_wait);
 	RESOLVE(sem_trywait);
 	RESOLVE(sem_timedwait);
+	RESOLVE(sem_clockwait);
 	RESOLVE(sem_post);
 }
 

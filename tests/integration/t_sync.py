@@ -116,6 +116,42 @@ def t_sync_kinds(o):
         eq(counts(by['cancel_lock'], 'acquires'), (2,), 'cancel_lock')
 
 
+@test('-O0')
+def t_sync_clock(o):
+    name = 'sync_clock'
+    b = build('sync_clock', o)
+    pd = direct(b)
+    p, d = srun(b, opts=['--sync'], tag='syncclock')
+    with check(f'{name}: output and status as a direct run (EINVAL, ETIMEDOUT, EBUSY, cancel)'):
+        same_output(p, pd)
+        out = p.stdout.decode()
+        for s in ['mutex clocklock bad clock: EINVAL', 'mutex clocklock free, bad ns: 0',
+                  'rwlock clockrdlock free, bad ns: EINVAL',
+                  'rwlock timedrdlock free, bad ns: EINVAL',
+                  'rwlock timedwrlock free, bad ns: EINVAL',
+                  'mutex clocklock held: ETIMEDOUT', 'rwlock clockwrlock held: ETIMEDOUT',
+                  'cond clockwait: ETIMEDOUT', 'cond clockwait signalled: 0',
+                  'cleanup handler ran', 'victim cancelled',
+                  'sem timedwait full, bad ns: -1 EINVAL', 'sem clockwait full: 0 errno kept 1234',
+                  'sem clockwait empty: -1 ETIMEDOUT', 'tryjoin running: EBUSY',
+                  'timedjoin running: ETIMEDOUT', 'clockjoin running: ETIMEDOUT',
+                  'clockjoin: 0 42', 'tryjoin ended: 0 7', 'timedjoin: 0 8']:
+            expect(s in out, f'{s!r} not in the output: {out!r}')
+    js = report(d)
+    by, _ = sync_objs(js)
+    keys = ('acquires', 'shared', 'busy', 'timeouts', 'releases')
+    with check(f'{name}: clocked locks counted, rejected deadlines not'):
+        eq(counts(by['clk_mutex'], *keys), (3, 0, 0, 1, 3), 'clk_mutex')
+        eq(counts(by['clk_rwlock'], *keys), (2, 1, 0, 2, 3), 'clk_rwlock')
+    with check(f'{name}: clocked waits'):
+        eq(counts(by['clk_cond'], 'contended', 'acquires', 'timeouts'), (2, 1, 1), 'clk_cond')
+        eq(counts(by['cancel_cond'], 'contended', 'acquires'), (1, 0), 'cancelled clockwait')
+        eq(counts(by['clk_sem'], *keys), (2, 0, 0, 1, 1), 'clk_sem')
+    with check(f'{name}: every join that returned 0 (7), none that did not'):
+        threads, _ = sync_objs(js, 'thread')
+        eq(sum(t['acquires'] for t in threads.values()), 7, 'joins over thread objects')
+
+
 @test()
 def t_sync_off(o):
     b = build('sync_misc', '-O0')
