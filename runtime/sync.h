@@ -51,6 +51,7 @@ struct rt_sync_obj {
 	_Atomic uint64_t arrivals;    /* barrier: calls so far (generation = arrivals / count) */
 	_Atomic uint64_t late_m[2];   /* barrier: generation << 56 | latest measured arrival */
 	_Atomic uint64_t late_a[2];   /* barrier: generation << 56 | latest approximated arrival */
+	_Atomic uint64_t ended;       /* thread: ticks when it ended (its delay is in x) */
 } __attribute__((aligned(64)));
 
 #define RT_SYNC_DEAD ((uintptr_t)1)
@@ -80,7 +81,7 @@ int rt_sync_calibrate(struct rt_thread *scratch, double *ns);
 /* sync_comp.c */
 void rt_sync_init(void);
 int64_t rt_sync_x(const struct rt_thread *t);
-void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s);
+void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, uint64_t g);
 void rt_sync_thread_start(struct rt_thread *t, int64_t x0);
 void rt_sync_thread_exit(struct rt_thread *t);
 void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1);

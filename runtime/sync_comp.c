@@ -38,10 +38,11 @@ int64_t rt_sync_x(const struct rt_thread *t)
 	return rt_sync_delay(t);
 }
 
-/* A wait of w ticks ended by a releaser whose delay was x_s. */
-void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s)
+/* A wait of w ticks that ended g ticks after a releaser whose delay was x_s released (g = 0:
+ * the release ended the wait). */
+void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, uint64_t g)
 {
-	int64_t x_r = rt_sync_x(t), w_c, x_new = sync_rule_wait(x_r, w, x_s, &w_c);
+	int64_t x_r = rt_sync_x(t), w_c, x_new = sync_rule_late(x_r, w, x_s, g, &w_c);
 
 	t->sync.shift += x_r - x_new;
 	t->sync.waits++;
@@ -63,21 +64,30 @@ void rt_sync_thread_exit(struct rt_thread *t)
 	if (!rt_sync_on)
 		return;
 	o = rt_sync_find((const void *)pthread_self(), SPROF_SYNC_THREAD, 0);
-	atomic_store_explicit(&o->x, rt_sync_x(t), memory_order_release);
+	atomic_store_explicit(&o->x, rt_sync_x(t), memory_order_relaxed);
+	atomic_store_explicit(&o->ended, rt_now(), memory_order_relaxed);
 	atomic_fetch_or_explicit(&o->flags, RT_SYNC_EXITED, memory_order_release);
 }
 
-/* After a pthread_join that returned 0: the wait took the joined thread's delay. */
+/*
+ * After a join that returned 0 (begun at t0, returned at t1): the joined thread's delay. A thread
+ * that ended before the join began was not waited for: its delay counts with the time since
+ * its end (sync_rule_late), else a join of a long-finished, less delayed thread would pull the
+ * joiner's delay down to it.
+ */
 void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1)
 {
 	struct rt_sync_obj *o = rt_sync_find((const void *)thread, SPROF_SYNC_THREAD, 0);
-	uint64_t w = t1 - t0;
+	uint64_t w = t1 - t0, ended;
 
 	t->sync.ops++;
 	atomic_fetch_add_explicit(&o->acquires, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&o->wait, w, memory_order_relaxed);
-	if (atomic_load_explicit(&o->flags, memory_order_acquire) & RT_SYNC_EXITED)
-		rt_sync_inherit(t, w, atomic_load_explicit(&o->x, memory_order_relaxed));
+	if (!(atomic_load_explicit(&o->flags, memory_order_acquire) & RT_SYNC_EXITED))
+		return;
+	ended = atomic_load_explicit(&o->ended, memory_order_relaxed);
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, memory_order_relaxed),
+			ended < t0 && t1 > ended ? t1 - ended : 0);
 }
 
 /* Whether this acquisition's hold time is measured: about one in 32, at random intervals so

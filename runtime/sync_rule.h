@@ -23,6 +23,19 @@ static inline int64_t sync_rule_wait(int64_t x_r, uint64_t w, int64_t x_s, int64
 }
 
 /*
+ * An acquisition that found the release already done: it completed g >= 0 after the release,
+ * having waited w (little or nothing). Without measurement it would have waited only if the
+ * release came after its arrival there too, so the releaser's delay counts with the g it had
+ * in hand: x_r' = min(x_r + w, x_s + g), w' as above. With g = 0 this is sync_rule_wait, which
+ * is right for a wait that the release ended (the wake-up latency stays in w').
+ */
+static inline int64_t sync_rule_late(int64_t x_r, uint64_t w, int64_t x_s, uint64_t g,
+				     int64_t *w_c)
+{
+	return sync_rule_wait(x_r, w, x_s + (int64_t)g, w_c);
+}
+
+/*
  * A barrier's releaser delay: the barrier opened at the latest measured arrival m; without
  * measurement it would open at the latest approximated arrival (arrival - delay) a.
  */

@@ -156,7 +156,7 @@ static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
 	own_add(&o->contended, 1);
 	note_wait(o, w);
-	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED));
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED), 0);
 }
 
 /* An exclusive release, still holding the lock; `count`: an unlock (not a condition wait). */
@@ -190,7 +190,7 @@ static void shared_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases) + ld(&o->broadcasts));
 	add(&o->contended, 1);
 	note_wait(o, w);
-	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED));
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED), 0);
 }
 
 static void timed_out(struct rt_sync_obj *o, uint64_t w)
@@ -634,7 +634,7 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 		TRACE(t, oc, STRC_SYNC_DONE, ld(&oc->releases) + ld(&oc->broadcasts));
 		add(&oc->acquires, 1);
 		note_wait(oc, w);
-		rt_sync_inherit(t, w, atomic_load_explicit(&oc->x, RELAXED));
+		rt_sync_inherit(t, w, atomic_load_explicit(&oc->x, RELAXED), 0);
 	} else if (r == ETIMEDOUT) {
 		timed_out(oc, w);
 	}
@@ -760,8 +760,9 @@ static void barrier_leave(struct rt_thread *t, struct rt_sync_obj *o, int64_t fu
 	m = atomic_load(&o->late_m[gen & 1]);
 	a = atomic_load(&o->late_a[gen & 1]);
 	if (m >> GEN_SHIFT == gen && a >> GEN_SHIFT == gen)
-		rt_sync_inherit(t, w, sync_rule_barrier((int64_t)(m & ARRIVAL_MASK),
-							(int64_t)(a & ARRIVAL_MASK)));
+		rt_sync_inherit(t, w,
+				sync_rule_barrier((int64_t)(m & ARRIVAL_MASK), (int64_t)(a & ARRIVAL_MASK)),
+				0);
 }
 
 RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)

@@ -91,6 +91,41 @@ static void test_join(void **state)
 	assert_int_equal(w_c, 65);
 }
 
+/*
+ * main joins T1 then T2. True: T1 ends at 1000, T2 at 400, main blocks in the first join from
+ * 0 and returns from the second at once. Measured: T1's probes add 100 (ends 1100), T2's add 20
+ * (ends 420); main returns from the first join at 1100 (delay 100), then joins T2, which ended
+ * 680 before. Truly main ends at 1000; taking T2's delay as if its end had ended the join
+ * (sync_rule_wait) would give 1100 - 20 = 1080.
+ */
+static void test_join_late(void **state)
+{
+	int64_t w_c, x = sync_rule_wait(0, 1100, 100, &w_c);
+
+	(void)state;
+	assert_int_equal(1100 - x, 1000);
+	assert_int_equal(1100 - sync_rule_wait(x, 0, 20, &w_c), 1080); /* the error */
+	x = sync_rule_late(x, 0, 20, 1100 - 420, &w_c);
+	assert_int_equal(x, 100);
+	assert_int_equal(w_c, 0);
+	assert_int_equal(1100 - x, 1000);
+}
+
+/*
+ * A join that the end did end (g = 0): T2 truly ends at 400 but its probes add 800, so it ends
+ * at 1200 measured; main (delay 100, truly at 1000) joins it at 1100 and waits 100. Truly main
+ * does not wait and ends at 1000: min(100 + 100, 800) = 200, and 1200 - 200 = 1000.
+ */
+static void test_join_waited(void **state)
+{
+	int64_t w_c, x = sync_rule_late(100, 100, 800, 0, &w_c);
+
+	(void)state;
+	assert_int_equal(x, 200);
+	assert_int_equal(1200 - x, 1000);
+	assert_int_equal(w_c, 0);
+}
+
 /* ---- reader ---- */
 
 struct enc {
@@ -369,7 +404,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handoff),      cmocka_unit_test(test_no_wait),
 		cmocka_unit_test(test_wait_grows),   cmocka_unit_test(test_barrier),
-		cmocka_unit_test(test_join),         cmocka_unit_test(test_read_good),
+		cmocka_unit_test(test_join),         cmocka_unit_test(test_join_late),
+		cmocka_unit_test(test_join_waited),  cmocka_unit_test(test_read_good),
 		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
 		cmocka_unit_test(test_trace_round_trip), cmocka_unit_test(test_trace_refused),
 	};
