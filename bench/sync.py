@@ -42,15 +42,84 @@ def elapsed(out):
     return int(re.search(r"elapsed_ns (\d+)", out).group(1))
 
 
+def workers(out):
+    """Sum over the workers of their CPU time, and their run-queue delays (ns)."""
+    w = [(int(c), int(q)) for c, q in re.findall(r"cpu_ns (\d+) runq_ns (\d+)", out)]
+    return sum(c for c, _ in w), [q for _, q in w]
+
+
 def compensated(out):
-    """The instrumented run: (its elapsed, T_m, fork-join T_a, T_par) from the report, with main's
-    own elapsed time compensated as the process is: elapsed - (T_m - T)."""
+    """The instrumented run's output, with a line from the report: main's own elapsed time
+    compensated as the process is, elapsed - (T_m - T) with T the fork-join T_a or T_par, and
+    the overhead the model removed from the workers (the sum of their o)."""
     p = subprocess.run([SONDE, "report", "--json", RUN_DIR], capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit("sync.py: sonde report failed: " + p.stderr)
-    pr = json.loads(p.stdout)["sync"]["processes"][0]
+    sy = json.loads(p.stdout)["sync"]
+    pr = sy["processes"][0]
+    o = sum(t["overhead_ns"] for t in sy["threads"] if t["thread"] != 0)
     e = elapsed(out)
-    return "%d %d %d" % (e, e - (pr["T_m_ns"] - pr["T_a_ns"]), e - (pr["T_m_ns"] - pr["T_par_ns"]))
+    return out + "\ncomp %d %d %d\n" % (e - (pr["T_m_ns"] - pr["T_a_ns"]),
+                                      e - (pr["T_m_ns"] - pr["T_par_ns"]), o)
+
+
+def runq_path(mode, out):
+    """The run-queue delay on the program's critical path: both workers' for handoff (they
+    run one after the other), the longer one's for the others (they run side by side)."""
+    q = workers(out)[1]
+    return sum(q) if mode == "handoff" else max(q)
+
+
+def comp_row(mode, res):
+    """Medians of one program's rounds. situ/o: the workers' CPU time under sonde minus in the
+    plain run, over the o the model removed from them; par@situ: T_par with the removed delay
+    scaled by that ratio (the model's answer had the probes' cost been calibrated right);
+    -runq: the plain and the compensated times less the run-queue delay on the critical path
+    (time spent runnable without a CPU: the machine's load, which no compensation removes)."""
+    med = statistics.median
+    plain, hooks, inst = res["plain"], res["hooks"], res["sync"]
+    comp = [tuple(int(v) for v in re.search(r"comp (\d+) (\d+) (\d+)", o).groups())
+            for _, o in inst]
+    ratio = med(workers(o)[0] - workers(p)[0] for (_, o), (_, p) in zip(inst, plain)) / \
+        med(c[2] for c in comp)
+    return {"mode": mode, "t": med(elapsed(o) for _, o in plain),
+            "h": med(elapsed(o) for _, o in hooks), "m": med(elapsed(o) for _, o in inst),
+            "a": med(c[0] for c in comp), "par": med(c[1] for c in comp), "ratio": ratio,
+            "par_situ": med(elapsed(o) - (elapsed(o) - c[1]) * ratio
+                            for (_, o), c in zip(inst, comp)),
+            "q_t": med(runq_path(mode, o) for _, o in plain),
+            "q_par": med(runq_path(mode, o) for _, o in inst),
+            "t_q": med(elapsed(o) - runq_path(mode, o) for _, o in plain),
+            "par_q": med(c[1] - runq_path(mode, o) for (_, o), c in zip(inst, comp))}
+
+
+def pct(a, b):
+    return 100 * (a - b) / b
+
+
+def print_comp(rows):
+    print("\nShared-memory compensation, main's elapsed time in ms (medians of %d rounds)"
+          % benchlib.runs())
+    print("(hooks: the instrumented build run without sonde, its hooks glibc's empty ones: the code"
+          "\n perturbation, which no removal of probe costs can undo; MODELS §2.2 eq. 6)")
+    print("%-8s %9s %9s %9s %9s %9s %9s %9s %9s %9s" % (
+        "program", "plain", "hooks", "measured", "fork-join", "parallel", "err meas", "err f-j",
+        "err par", "vs hooks"))
+    for r in rows:
+        print("%-8s %9.2f %9.2f %9.2f %9.2f %9.2f %8.1f%% %8.1f%% %8.1f%% %8.1f%%" % (
+            r["mode"], r["t"] / 1e6, r["h"] / 1e6, r["m"] / 1e6, r["a"] / 1e6, r["par"] / 1e6,
+            pct(r["m"], r["t"]), pct(r["a"], r["t"]), pct(r["par"], r["t"]),
+            pct(r["par"], r["h"])))
+    print("\nWhere the error comes from (situ/o: the workers' added CPU time over the overhead the"
+          "\nmodel removed from them; par@situ: the parallel-compensated time had the probes been"
+          "\ncalibrated at their in-situ cost; runq: run-queue delay on the critical path, plain and"
+          "\nsync; -runq: plain and parallel-compensated times without it)")
+    print("%-8s %7s %9s %9s %9s %9s %9s %9s" % ("program", "situ/o", "par@situ", "runq plain",
+                                               "runq sync", "plain-rq", "par-rq", "err -runq"))
+    for r in rows:
+        print("%-8s %7.3f %8.1f%% %10.2f %9.2f %9.2f %9.2f %8.1f%%" % (
+            r["mode"], r["ratio"], pct(r["par_situ"], r["t"]), r["q_t"] / 1e6, r["q_par"] / 1e6,
+            r["t_q"] / 1e6, r["par_q"] / 1e6, pct(r["par_q"], r["t_q"])))
 
 
 def comp_errors():
@@ -65,29 +134,12 @@ def comp_errors():
             "sync", [SONDE, "run", "--sync", "--throttle", "off", "-o", RUN_DIR, "--",
                      os.path.join(B, "sync_comp.inst")] + args,
             after=compensated)
-        res = benchlib.rounds([base, hooks, inst])
-        t = statistics.median(elapsed(o) for _, o in res["plain"])
-        h = statistics.median(elapsed(o) for _, o in res["hooks"])
-        vals = [tuple(int(v) for v in o.split()) for _, o in res["sync"]]
-        m = statistics.median(v[0] for v in vals)
-        a = statistics.median(v[1] for v in vals)
-        par = statistics.median(v[2] for v in vals)
-        rows.append((mode, t, m, a, par, h))
+        rows.append(comp_row(mode, benchlib.rounds([base, hooks, inst])))
     if saved is None:
         del os.environ["BENCH_CPU"]
     else:
         os.environ["BENCH_CPU"] = saved
-    print("\nShared-memory compensation, main's elapsed time in ms (medians of %d rounds)"
-          % benchlib.runs())
-    print("(hooks: the instrumented build run without sonde, its hooks glibc's empty ones: the code"
-          "\n perturbation, which no removal of probe costs can undo; MODELS §2.2 eq. 6)")
-    print("%-8s %9s %9s %9s %9s %9s %9s %9s %9s %9s" % (
-        "program", "plain", "hooks", "measured", "fork-join", "parallel", "err meas", "err f-j",
-        "err par", "vs hooks"))
-    for mode, t, m, a, par, h in rows:
-        print("%-8s %9.2f %9.2f %9.2f %9.2f %9.2f %8.1f%% %8.1f%% %8.1f%% %8.1f%%" % (
-            mode, t / 1e6, h / 1e6, m / 1e6, a / 1e6, par / 1e6, 100 * (m - t) / t,
-            100 * (a - t) / t, 100 * (par - t) / t, 100 * (par - h) / h))
+    print_comp(rows)
     return rows
 
 
@@ -98,5 +150,7 @@ print("\nsync: mutex pair +%.1f ns, spin pair +%.1f ns (--sync), +%.1f ns withou
           figs["sonde run --sync"][0] - figs["alone"][0],
           figs["sonde run --sync"][1] - figs["alone"][1],
           figs["sonde run"][0] - figs["alone"][0],
-          ", ".join("%s %+.1f%% (%+.1f%% vs hooks)" % (r[0], 100 * (r[4] - r[1]) / r[1],
-                                                    100 * (r[4] - r[5]) / r[5]) for r in rows)))
+          ", ".join("%s %+.1f%% (%+.1f%% vs hooks, %+.1f%% at in-situ cost, %+.1f%% without "
+                    "run-queue delay)" % (r["mode"], pct(r["par"], r["t"]), pct(r["par"], r["h"]),
+                                          pct(r["par_situ"], r["t"]), pct(r["par_q"], r["t_q"]))
+                    for r in rows)))

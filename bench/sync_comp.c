@@ -3,7 +3,9 @@
  * Multi-threaded programs of known shape for the shared-memory compensation benchmark
  * (bench/sync.sh): built once plain and once with `sonde cc`, their compensated time under
  * `sonde run --sync` is compared with the plain build's time. Prints "elapsed_ns N" (main's
- * own time) and a checksum. Each thread calls a short function `step` many times, so probes
+ * own time) and a checksum, then each worker's CPU time and the time it spent runnable but
+ * waiting for a CPU (the run-queue delay of /proc/thread-self/schedstat): bench/sync.py uses
+ * them to tell the probes' cost in situ from the calibrated one, and to see the machine's load. Each thread calls a short function `step` many times, so probes
  * cost a good share of the run, and synchronizes with the others:
  *   handoff   2 threads take turns through one mutex (a token passed with a condition variable)
  *   barrier   2 threads, one with 3x the work of the other, meet at a barrier each round
@@ -24,6 +26,7 @@ static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t barrier;
 static int turn;
 static unsigned long shared_sum;
+static long long cpu_ns[THREADS], runq_ns[THREADS];
 
 __attribute__((noinline)) static unsigned long step(unsigned long x)
 {
@@ -85,9 +88,25 @@ static void lock_rounds(int id)
 	}
 }
 
+/* The calling thread's run-queue delay so far (ns), 0 when the kernel does not say. */
+static long long runq_delay(void)
+{
+	long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lld %lld", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg;
+	long long q0 = runq_delay();
+	struct timespec c;
 
 	if (!strcmp(mode, "handoff"))
 		handoff(id);
@@ -95,6 +114,9 @@ static void *worker(void *arg)
 		barrier_rounds(id);
 	else
 		lock_rounds(id);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+	cpu_ns[id] = (long long)c.tv_sec * 1000000000ll + c.tv_nsec;
+	runq_ns[id] = runq_delay() - q0;
 	return NULL;
 }
 
@@ -120,5 +142,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	printf("elapsed_ns %lld sum %lu\n",
 	       (long long)(b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec), shared_sum);
+	for (i = 0; i < THREADS; i++)
+		printf("worker %ld cpu_ns %lld runq_ns %lld\n", i, cpu_ns[i], runq_ns[i]);
 	return 0;
 }
