@@ -152,6 +152,26 @@ def t_sync_clock(o):
         eq(sum(t['acquires'] for t in threads.values()), 7, 'joins over thread objects')
 
 
+@test('-O0')
+def t_sync_join_late(o):
+    name = 'sync_join_late'
+    b = build('sync_join', o)
+    p, d = srun(b, opts=['--sync', '--throttle', 'off'], tag='syncjoin')
+    with check(f'{name}: output as a direct run'):
+        same_output(p, direct(b))
+    th = {t['thread']: t for t in report(d)['sync']['threads']}
+    with check(f'{name}: the join of a long-ended thread keeps the delay of the one before'):
+        eq(sorted(th), [0, 1, 2], 'threads with compensation')
+        slow, quick = sorted((th[1], th[2]), key=lambda t: -t['overhead_ns'])
+        expect(slow['overhead_ns'] > 100 * quick['overhead_ns'],
+               f'overheads: slow {slow["overhead_ns"]} ns, quick {quick["overhead_ns"]} ns')
+        # taken as if the quick thread's end had ended the wait, main's delay would be the
+        # quick thread's; the tool recomputes o with the final calibration, hence the margin
+        expect(th[0]['delay_ns'] > slow['delay_ns'] / 2,
+               f'main delay {th[0]["delay_ns"]} ns, slow thread {slow["delay_ns"]} ns, quick '
+               f'{quick["delay_ns"]} ns')
+
+
 @test()
 def t_sync_off(o):
     b = build('sync_misc', '-O0')
