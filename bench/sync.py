@@ -63,11 +63,11 @@ def compensated(out):
                                       e - (pr["T_m_ns"] - pr["T_par_ns"]), o)
 
 
-def runq_path(mode, out):
-    """The run-queue delay on the program's critical path: both workers' for handoff (they
-    run one after the other), the longer one's for the others (they run side by side)."""
-    q = workers(out)[1]
-    return sum(q) if mode == "handoff" else max(q)
+def runq(out):
+    """The run-queue delay on the program's critical path, at least: the longer of the two
+    workers' (in handoff a thread also waits for a CPU while the other runs its turn, so the
+    sum would count time off the critical path; the longer one is a lower bound)."""
+    return max(workers(out)[1])
 
 
 def comp_row(mode, res):
@@ -87,10 +87,10 @@ def comp_row(mode, res):
             "a": med(c[0] for c in comp), "par": med(c[1] for c in comp), "ratio": ratio,
             "par_situ": med(elapsed(o) - (elapsed(o) - c[1]) * ratio
                             for (_, o), c in zip(inst, comp)),
-            "q_t": med(runq_path(mode, o) for _, o in plain),
-            "q_par": med(runq_path(mode, o) for _, o in inst),
-            "t_q": med(elapsed(o) - runq_path(mode, o) for _, o in plain),
-            "par_q": med(c[1] - runq_path(mode, o) for (_, o), c in zip(inst, comp))}
+            "q_t": med(runq(o) for _, o in plain),
+            "q_par": med(runq(o) for _, o in inst),
+            "t_q": med(elapsed(o) - runq(o) for _, o in plain),
+            "par_q": med(c[1] - runq(o) for (_, o), c in zip(inst, comp))}
 
 
 def pct(a, b):
@@ -112,8 +112,9 @@ def print_comp(rows):
             pct(r["par"], r["h"])))
     print("\nWhere the error comes from (situ/o: the workers' added CPU time over the overhead the"
           "\nmodel removed from them; par@situ: the parallel-compensated time had the probes been"
-          "\ncalibrated at their in-situ cost; runq: run-queue delay on the critical path, plain and"
-          "\nsync; -runq: plain and parallel-compensated times without it)")
+          "\ncalibrated at their in-situ cost; runq: the longest run-queue delay of a worker"
+          "\n(time spent runnable without a CPU: the machine's load), plain and sync; -runq: plain"
+          "\nand parallel-compensated times without it, a rough correction for the load)")
     print("%-8s %7s %9s %9s %9s %9s %9s %9s" % ("program", "situ/o", "par@situ", "runq plain",
                                                "runq sync", "plain-rq", "par-rq", "err -runq"))
     for r in rows:

@@ -5,8 +5,9 @@
  * `sonde run --sync` is compared with the plain build's time. Prints "elapsed_ns N" (main's
  * own time) and a checksum, then each worker's CPU time and the time it spent runnable but
  * waiting for a CPU (the run-queue delay of /proc/thread-self/schedstat): bench/sync.py uses
- * them to tell the probes' cost in situ from the calibrated one, and to see the machine's load. Each thread calls a short function `step` many times, so probes
- * cost a good share of the run, and synchronizes with the others:
+ * them to tell the probes' cost in situ from the calibrated one, and to see the machine's load.
+ * Each thread calls a short function `step` many times, so probes cost a good share of the run,
+ * and synchronizes with the others:
  *   handoff   2 threads take turns through one mutex (a token passed with a condition variable)
  *   barrier   2 threads, one with 3x the work of the other, meet at a barrier each round
  *   lock      2 threads update shared state under one mutex, much work outside it
