@@ -41,224 +41,58 @@
 		rt_io_count(fd, op, res, rt_now() - t0_);                                          \
 	} while (0)
 
+/*
+ * The common shape: type name(int fd, ...), timed and counted on descriptor fd as op with its
+ * result (bytes moved, 0, or -1). PARAMS and ARGS are the parenthesised parameter and argument
+ * lists. IO_CALL: the ssize_t calls that move data.
+ */
+#define IO_TYPED(type, name, op, params, args)                                                     \
+	static type(*real_##name) params;                                                          \
+	RT_EXPORT type name params                                                                 \
+	{                                                                                          \
+		type r;                                                                            \
+                                                                                                   \
+		if (io_skip())                                                                     \
+			return REAL(name) args;                                                    \
+		TIMED(fd, op, r, REAL(name) args, r);                                              \
+		return r;                                                                          \
+	}
+
+#define IO_CALL(name, op, params, args) IO_TYPED(ssize_t, name, op, params, args)
+
 /* ---- read and write ---- */
 
-static ssize_t (*real_read)(int, void *, size_t);
-static ssize_t (*real_write)(int, const void *, size_t);
-static ssize_t (*real_pread)(int, void *, size_t, off_t);
-static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
-static ssize_t (*real_pread64)(int, void *, size_t, off64_t);
-static ssize_t (*real_pwrite64)(int, const void *, size_t, off64_t);
-static ssize_t (*real_readv)(int, const struct iovec *, int);
-static ssize_t (*real_writev)(int, const struct iovec *, int);
-static ssize_t (*real___read_chk)(int, void *, size_t, size_t);
-
-RT_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(read)(fd, buf, n);
-	TIMED(fd, IO_READ, r, REAL(read)(fd, buf, n), r);
-	return r;
-}
-
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
-RT_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
-{
-	ssize_t r;
 
-	if (io_skip())
-		return REAL(__read_chk)(fd, buf, n, buflen);
-	TIMED(fd, IO_READ, r, REAL(__read_chk)(fd, buf, n, buflen), r);
-	return r;
-}
-
-RT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(write)(fd, buf, n);
-	TIMED(fd, IO_WRITE, r, REAL(write)(fd, buf, n), r);
-	return r;
-}
-
-RT_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(pread)(fd, buf, n, off);
-	TIMED(fd, IO_READ, r, REAL(pread)(fd, buf, n, off), r);
-	return r;
-}
-
-RT_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(pread64)(fd, buf, n, off);
-	TIMED(fd, IO_READ, r, REAL(pread64)(fd, buf, n, off), r);
-	return r;
-}
-
-RT_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(pwrite)(fd, buf, n, off);
-	TIMED(fd, IO_WRITE, r, REAL(pwrite)(fd, buf, n, off), r);
-	return r;
-}
-
-RT_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(pwrite64)(fd, buf, n, off);
-	TIMED(fd, IO_WRITE, r, REAL(pwrite64)(fd, buf, n, off), r);
-	return r;
-}
-
-RT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(readv)(fd, iov, n);
-	TIMED(fd, IO_READ, r, REAL(readv)(fd, iov, n), r);
-	return r;
-}
-
-RT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(writev)(fd, iov, n);
-	TIMED(fd, IO_WRITE, r, REAL(writev)(fd, iov, n), r);
-	return r;
-}
-
-static ssize_t (*real_preadv)(int, const struct iovec *, int, off_t);
-static ssize_t (*real_pwritev)(int, const struct iovec *, int, off_t);
-static ssize_t (*real_preadv64)(int, const struct iovec *, int, off64_t);
-static ssize_t (*real_pwritev64)(int, const struct iovec *, int, off64_t);
-
-RT_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int n, off_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(preadv)(fd, iov, n, off);
-	TIMED(fd, IO_READ, r, REAL(preadv)(fd, iov, n, off), r);
-	return r;
-}
-
-RT_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(pwritev)(fd, iov, n, off);
-	TIMED(fd, IO_WRITE, r, REAL(pwritev)(fd, iov, n, off), r);
-	return r;
-}
-
-RT_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int n, off64_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(preadv64)(fd, iov, n, off);
-	TIMED(fd, IO_READ, r, REAL(preadv64)(fd, iov, n, off), r);
-	return r;
-}
-
-RT_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int n, off64_t off)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(pwritev64)(fd, iov, n, off);
-	TIMED(fd, IO_WRITE, r, REAL(pwritev64)(fd, iov, n, off), r);
-	return r;
-}
+IO_CALL(read, IO_READ, (int fd, void *buf, size_t n), (fd, buf, n))
+IO_CALL(__read_chk, IO_READ, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen))
+IO_CALL(write, IO_WRITE, (int fd, const void *buf, size_t n), (fd, buf, n))
+IO_CALL(pread, IO_READ, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off))
+IO_CALL(pread64, IO_READ, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off))
+IO_CALL(pwrite, IO_WRITE, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off))
+IO_CALL(pwrite64, IO_WRITE, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off))
+IO_CALL(readv, IO_READ, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+IO_CALL(writev, IO_WRITE, (int fd, const struct iovec *iov, int n), (fd, iov, n))
+IO_CALL(preadv, IO_READ, (int fd, const struct iovec *iov, int n, off_t off), (fd, iov, n, off))
+IO_CALL(pwritev, IO_WRITE, (int fd, const struct iovec *iov, int n, off_t off),
+	(fd, iov, n, off))
+IO_CALL(preadv64, IO_READ, (int fd, const struct iovec *iov, int n, off64_t off),
+	(fd, iov, n, off))
+IO_CALL(pwritev64, IO_WRITE, (int fd, const struct iovec *iov, int n, off64_t off),
+	(fd, iov, n, off))
 
 /* ---- sockets: data moved by send and recv count as writes and reads on the socket ---- */
 
-static ssize_t (*real_send)(int, const void *, size_t, int);
-static ssize_t (*real_recv)(int, void *, size_t, int);
-static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
-static ssize_t (*real_recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
-static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
-static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
-
-RT_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(send)(fd, buf, n, flags);
-	TIMED(fd, IO_WRITE, r, REAL(send)(fd, buf, n, flags), r);
-	return r;
-}
-
-RT_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(recv)(fd, buf, n, flags);
-	TIMED(fd, IO_READ, r, REAL(recv)(fd, buf, n, flags), r);
-	return r;
-}
-
-RT_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
-			 socklen_t tolen)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(sendto)(fd, buf, n, flags, to, tolen);
-	TIMED(fd, IO_WRITE, r, REAL(sendto)(fd, buf, n, flags, to, tolen), r);
-	return r;
-}
-
-RT_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
-			   socklen_t *fromlen)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(recvfrom)(fd, buf, n, flags, from, fromlen);
-	TIMED(fd, IO_READ, r, REAL(recvfrom)(fd, buf, n, flags, from, fromlen), r);
-	return r;
-}
-
-RT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(sendmsg)(fd, msg, flags);
-	TIMED(fd, IO_WRITE, r, REAL(sendmsg)(fd, msg, flags), r);
-	return r;
-}
-
-RT_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	ssize_t r;
-
-	if (io_skip())
-		return REAL(recvmsg)(fd, msg, flags);
-	TIMED(fd, IO_READ, r, REAL(recvmsg)(fd, msg, flags), r);
-	return r;
-}
+IO_CALL(send, IO_WRITE, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags))
+IO_CALL(recv, IO_READ, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags))
+IO_CALL(sendto, IO_WRITE,
+	(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t tolen),
+	(fd, buf, n, flags, to, tolen))
+IO_CALL(recvfrom, IO_READ,
+	(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *fromlen),
+	(fd, buf, n, flags, from, fromlen))
+IO_CALL(sendmsg, IO_WRITE, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags))
+IO_CALL(recvmsg, IO_READ, (int fd, struct msghdr *msg, int flags), (fd, msg, flags))
 
 /* ---- opening, closing, syncing ---- */
 
@@ -276,8 +110,6 @@ static int (*real___open64_2)(const char *, int);
 static int (*real___openat_2)(int, const char *, int);
 static int (*real___openat64_2)(int, const char *, int);
 static int (*real_close)(int);
-static int (*real_fsync)(int);
-static int (*real_fdatasync)(int);
 static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
@@ -443,25 +275,8 @@ RT_EXPORT int close(int fd)
 	return r;
 }
 
-RT_EXPORT int fsync(int fd)
-{
-	int r;
-
-	if (io_skip())
-		return REAL(fsync)(fd);
-	TIMED(fd, IO_SYNC, r, REAL(fsync)(fd), r);
-	return r;
-}
-
-RT_EXPORT int fdatasync(int fd)
-{
-	int r;
-
-	if (io_skip())
-		return REAL(fdatasync)(fd);
-	TIMED(fd, IO_SYNC, r, REAL(fdatasync)(fd), r);
-	return r;
-}
+IO_TYPED(int, fsync, IO_SYNC, (int fd), (fd))
+IO_TYPED(int, fdatasync, IO_SYNC, (int fd), (fd))
 
 /* Duplicates name what the original names; not counted as calls. */
 RT_EXPORT int dup(int fd)
