@@ -47,8 +47,7 @@ static char *dup_str(struct sprof_buf *b)
 	return d;
 }
 
-/* Grow an array by one element; NULL when out of memory or past MAX_ITEMS. */
-static void *grow(void *arr, uint32_t *count, size_t elem)
+void *sprof_grow(void *arr, uint32_t *count, size_t elem)
 {
 	char *p;
 
@@ -107,7 +106,7 @@ static int read_module(struct reader *r, struct sprof_buf *b)
 	struct sprof_module *m;
 	int i;
 
-	f->modules = grow(f->modules, &f->nmodules, sizeof(*m));
+	f->modules = sprof_grow(f->modules, &f->nmodules, sizeof(*m));
 	if (!f->modules)
 		return fail(r, "too many modules");
 	m = &f->modules[f->nmodules - 1];
@@ -157,7 +156,7 @@ static int read_func(struct reader *r, struct sprof_buf *b)
 	struct sprof_file *f = r->f;
 	struct sprof_func *fn;
 
-	f->funcs = grow(f->funcs, &f->nfuncs, sizeof(*fn));
+	f->funcs = sprof_grow(f->funcs, &f->nfuncs, sizeof(*fn));
 	if (!f->funcs)
 		return fail(r, "too many functions");
 	fn = &f->funcs[f->nfuncs - 1];
@@ -217,7 +216,7 @@ static int read_thread(struct reader *r, struct sprof_buf *b, uint32_t size)
 	uint64_t node_bytes = (f->features & SPROF_F_CPU) ? 56 : 40;
 	struct sprof_thread *t;
 
-	f->threads = grow(f->threads, &f->nthreads, sizeof(*t));
+	f->threads = sprof_grow(f->threads, &f->nthreads, sizeof(*t));
 	if (!f->threads)
 		return fail(r, "too many threads");
 	t = &f->threads[f->nthreads - 1];
@@ -240,7 +239,7 @@ static int read_counter(struct reader *r, struct sprof_buf *b)
 	struct sprof_file *f = r->f;
 	struct sprof_counter *c;
 
-	f->counters = grow(f->counters, &f->ncounters, sizeof(*c));
+	f->counters = sprof_grow(f->counters, &f->ncounters, sizeof(*c));
 	if (!f->counters)
 		return fail(r, "too many counters");
 	c = &f->counters[f->ncounters - 1];
@@ -259,7 +258,7 @@ static int read_phase(struct reader *r, struct sprof_buf *b)
 	struct sprof_file *f = r->f;
 	struct sprof_phase *p;
 
-	f->phases = grow(f->phases, &f->nphases, sizeof(*p));
+	f->phases = sprof_grow(f->phases, &f->nphases, sizeof(*p));
 	if (!f->phases)
 		return fail(r, "too many phases");
 	p = &f->phases[f->nphases - 1];

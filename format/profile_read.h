@@ -151,6 +151,9 @@ int sprof_read_file(const char *path, struct sprof_file **out, char *err, size_t
 int sprof_read_mem(const uint8_t *data, size_t len, struct sprof_file **out, char *err,
 		   size_t errlen);
 void sprof_free(struct sprof_file *f);
+/* For the record readers: an array grown by one zeroed element (*count is incremented); NULL
+ * when out of memory or past 2^24 elements (the old array is not freed then). */
+void *sprof_grow(void *arr, uint32_t *count, size_t elem);
 /* The SYNC and SYNC_COMP records (profile_read_sync.c): 0, or -1 with the reason in err. */
 int sprof_read_sync(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);

@@ -12,7 +12,6 @@
 
 #include "profile_read.h"
 
-#define MAX_ITEMS (1u << 24)
 #define ROW_BYTES 112
 #define OS_BYTES 72
 #define INTERVAL_BYTES 64
@@ -29,20 +28,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-static void *grow(void *arr, uint32_t *count, size_t elem)
-{
-	char *p;
-
-	if (*count >= MAX_ITEMS)
-		return NULL;
-	p = realloc(arr, (*count + 1) * elem);
-	if (!p)
-		return NULL;
-	memset(p + *count * elem, 0, elem);
-	(*count)++;
-	return p;
 }
 
 /* A string as it is (file names keep every byte but NUL, which the format cannot hold). */
@@ -92,7 +77,7 @@ static int read_file(struct sprof_file *f, struct sprof_buf *b, uint32_t size, c
 	struct sprof_iofile *x;
 	uint32_t i, len;
 
-	f->iofiles = grow(f->iofiles, &f->niofiles, sizeof(*x));
+	f->iofiles = sprof_grow(f->iofiles, &f->niofiles, sizeof(*x));
 	if (!f->iofiles)
 		return fail(err, errlen, "too many FILE records");
 	x = &f->iofiles[f->niofiles - 1];
@@ -123,7 +108,7 @@ static int read_os(struct sprof_file *f, struct sprof_buf *b, uint32_t size, cha
 
 	if (size != OS_BYTES)
 		return fail(err, errlen, "OS record of %u bytes (it has %u)", size, OS_BYTES);
-	f->os = grow(f->os, &f->nos, sizeof(*o));
+	f->os = sprof_grow(f->os, &f->nos, sizeof(*o));
 	if (!f->os)
 		return fail(err, errlen, "too many OS records");
 	o = &f->os[f->nos - 1];
@@ -144,7 +129,7 @@ static int read_interval(struct sprof_file *f, struct sprof_buf *b, uint32_t siz
 	if (size != INTERVAL_BYTES)
 		return fail(err, errlen, "OS_INTERVAL record of %u bytes (it has %u)", size,
 			    INTERVAL_BYTES);
-	f->intervals = grow(f->intervals, &f->nintervals, sizeof(*v));
+	f->intervals = sprof_grow(f->intervals, &f->nintervals, sizeof(*v));
 	if (!f->intervals)
 		return fail(err, errlen, "too many OS_INTERVAL records");
 	v = &f->intervals[f->nintervals - 1];
@@ -163,7 +148,7 @@ static int read_hw(struct sprof_file *f, struct sprof_buf *b, uint32_t size, cha
 
 	if (size < HW_MIN_BYTES)
 		return fail(err, errlen, "HW record of %u bytes is too short", size);
-	f->hw = grow(f->hw, &f->nhw, sizeof(*h));
+	f->hw = sprof_grow(f->hw, &f->nhw, sizeof(*h));
 	if (!f->hw)
 		return fail(err, errlen, "too many HW records");
 	h = &f->hw[f->nhw - 1];

@@ -7,27 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SYNCS (1u << 24)
-
-static void *grow(void *arr, uint32_t *count, size_t elem)
-{
-	char *p;
-
-	if (*count >= MAX_SYNCS)
-		return NULL;
-	p = realloc(arr, (*count + 1) * elem);
-	if (!p)
-		return NULL;
-	memset(p + *count * elem, 0, elem);
-	(*count)++;
-	return p;
-}
-
 int sprof_read_sync(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen)
 {
 	struct sprof_sync *s;
 
-	f->syncs = grow(f->syncs, &f->nsyncs, sizeof(*s));
+	f->syncs = sprof_grow(f->syncs, &f->nsyncs, sizeof(*s));
 	if (!f->syncs)
 		return snprintf(err, errlen, "too many synchronization objects"), -1;
 	s = &f->syncs[f->nsyncs - 1];
@@ -69,7 +53,7 @@ int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, s
 	struct sprof_sync_comp *c;
 	uint32_t i, found = 0;
 
-	f->sync_comps = grow(f->sync_comps, &f->nsync_comps, sizeof(*c));
+	f->sync_comps = sprof_grow(f->sync_comps, &f->nsync_comps, sizeof(*c));
 	if (!f->sync_comps)
 		return snprintf(err, errlen, "too many SYNC_COMP records"), -1;
 	c = &f->sync_comps[f->nsync_comps - 1];
