@@ -23,6 +23,16 @@ def counts(o, *keys):
     return tuple(o[k] for k in keys)
 
 
+KEYS = ('acquires', 'shared', 'busy', 'timeouts', 'releases')
+
+
+def printed(p, lines):
+    """Every one of LINES is in the program's output."""
+    out = p.stdout.decode()
+    for s in lines:
+        expect(s in out, f'{s!r} not in the output: {out!r}')
+
+
 @test('-O0', '-O2')
 def t_sync_hot(o):
     name = f'sync_hot{o}'
@@ -84,16 +94,14 @@ def t_sync_kinds(o):
     p, d = srun(b, opts=['--sync'])
     with check(f'{name}: output and status as a direct run (errno, ETIMEDOUT, EBUSY, cancel)'):
         same_output(p, pd)
-        out = p.stdout.decode()
-        for s in ['mutex timedlock: ETIMEDOUT', 'rwlock timedwrlock: ETIMEDOUT',
-                  'sem timedwait: -1 ETIMEDOUT', 'cond timedwait: ETIMEDOUT',
-                  'mutex trylock: EBUSY', 'spin trylock: EBUSY', 'rwlock trywrlock: EBUSY',
-                  'sem: wait 0 errno kept 1234', 'trywait -1 errno EAGAIN',
-                  'cleanup handler ran', 'victim cancelled', 'consumer sum 5050']:
-            expect(s in out, f'{s!r} not in the output: {out!r}')
+        printed(p, ['mutex timedlock: ETIMEDOUT', 'rwlock timedwrlock: ETIMEDOUT',
+                    'sem timedwait: -1 ETIMEDOUT', 'cond timedwait: ETIMEDOUT',
+                    'mutex trylock: EBUSY', 'spin trylock: EBUSY', 'rwlock trywrlock: EBUSY',
+                    'sem: wait 0 errno kept 1234', 'trywait -1 errno EAGAIN',
+                    'cleanup handler ran', 'victim cancelled', 'consumer sum 5050'])
     js = report(d)
     by, _ = sync_objs(js)
-    keys = ('acquires', 'shared', 'busy', 'timeouts', 'releases')
+    keys = KEYS
     with check(f'{name}: barrier'):
         eq(by['phase_barrier']['kind'], 'barrier', 'kind')
         eq(by['phase_barrier']['acquires'], 15, 'barrier waits (3 threads x 5 rounds)')
@@ -124,22 +132,21 @@ def t_sync_clock(o):
     p, d = srun(b, opts=['--sync'], tag='syncclock')
     with check(f'{name}: output and status as a direct run (EINVAL, ETIMEDOUT, EBUSY, cancel)'):
         same_output(p, pd)
-        out = p.stdout.decode()
-        for s in ['mutex clocklock bad clock: EINVAL', 'mutex clocklock free, bad ns: 0',
-                  'rwlock clockrdlock free, bad ns: EINVAL',
-                  'rwlock timedrdlock free, bad ns: EINVAL',
-                  'rwlock timedwrlock free, bad ns: EINVAL',
-                  'mutex clocklock held: ETIMEDOUT', 'rwlock clockwrlock held: ETIMEDOUT',
-                  'cond clockwait: ETIMEDOUT', 'cond clockwait signalled: 0',
-                  'cleanup handler ran', 'victim cancelled',
-                  'sem timedwait full, bad ns: -1 EINVAL', 'sem clockwait full: 0 errno kept 1234',
-                  'sem clockwait empty: -1 ETIMEDOUT', 'tryjoin running: EBUSY',
-                  'timedjoin running: ETIMEDOUT', 'clockjoin running: ETIMEDOUT',
-                  'clockjoin: 0 42', 'tryjoin ended: 0 7', 'timedjoin: 0 8']:
-            expect(s in out, f'{s!r} not in the output: {out!r}')
+        printed(p, ['mutex clocklock bad clock: EINVAL', 'mutex clocklock free, bad ns: 0',
+                    'rwlock clockrdlock free, bad ns: EINVAL',
+                    'rwlock timedrdlock free, bad ns: EINVAL',
+                    'rwlock timedwrlock free, bad ns: EINVAL',
+                    'mutex clocklock held: ETIMEDOUT', 'rwlock clockwrlock held: ETIMEDOUT',
+                    'cond clockwait: ETIMEDOUT', 'cond clockwait signalled: 0',
+                    'cleanup handler ran', 'victim cancelled',
+                    'sem timedwait full, bad ns: -1 EINVAL',
+                    'sem clockwait full: 0 errno kept 1234',
+                    'sem clockwait empty: -1 ETIMEDOUT', 'tryjoin running: EBUSY',
+                    'timedjoin running: ETIMEDOUT', 'clockjoin running: ETIMEDOUT',
+                    'clockjoin: 0 42', 'tryjoin ended: 0 7', 'timedjoin: 0 8'])
     js = report(d)
     by, _ = sync_objs(js)
-    keys = ('acquires', 'shared', 'busy', 'timeouts', 'releases')
+    keys = KEYS
     with check(f'{name}: clocked locks counted, rejected deadlines not'):
         eq(counts(by['clk_mutex'], *keys), (3, 0, 0, 1, 3), 'clk_mutex')
         eq(counts(by['clk_rwlock'], *keys), (2, 1, 0, 2, 3), 'clk_rwlock')
