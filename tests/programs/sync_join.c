@@ -8,30 +8,30 @@
 #include <pthread.h>
 #include <stdio.h>
 
-static volatile unsigned long sink;
-
-__attribute__((noinline)) static void tick(unsigned long i)
+__attribute__((noinline)) static unsigned long tick(unsigned long sum, unsigned long i)
 {
-	sink += i;
+	return sum + i;
 }
 
+/* Each thread sums for itself (a shared sum would be a race). */
 static void *run(void *arg)
 {
-	long n = (long)arg, i;
+	unsigned long n = (unsigned long)arg, i, sum = 0;
 
 	for (i = 0; i < n; i++)
-		tick((unsigned long)i);
-	return NULL;
+		sum = tick(sum, i);
+	return (void *)sum;
 }
 
 int main(void)
 {
 	pthread_t slow, quick;
+	void *a, *b;
 
 	pthread_create(&slow, NULL, run, (void *)200000L);
 	pthread_create(&quick, NULL, run, (void *)10L);
-	pthread_join(slow, NULL);
-	pthread_join(quick, NULL);
-	printf("sink %lu\n", sink);
+	pthread_join(slow, &a);
+	pthread_join(quick, &b);
+	printf("sums %lu %lu\n", (unsigned long)a, (unsigned long)b);
 	return 0;
 }
