@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* sonde report [DIR] [OPTIONS]: what a run measured, with the probes' cost removed. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmds.h"
+#include "html/html.h"
 #include "model_io.h"
 #include "model_mpi.h"
 #include "report.h"
 #include "util.h"
 
 struct cmd_opts {
-	const char *dir, *diff;
-	int json, csv, files, folded;
+	const char *dir, *diff, *out;
+	int json, csv, files, folded, html, no_consult, no_timeline;
 	struct report_opts r;
 	struct model_filter flt;
 	int rank; /* --rank N: one MPI rank; -1 all */
@@ -34,7 +37,12 @@ static void report_usage(FILE *out)
 		"  --files                  with --csv: the files of sonde run --io instead of functions\n"
 		"  --diff OTHER             compare with another run directory\n"
 		"  --folded                 sampled stacks, one 'main;f;g COUNT' line each, for\n"
-		"                           FlameGraph or speedscope (a run of sonde run --sample)\n");
+		"                           FlameGraph or speedscope (a run of sonde run --sample)\n"
+		"  --html -o FILE           one self-contained page: tables, call-path graphs, time\n"
+		"                           histograms, trace timeline, Search History Graph\n"
+		"                           (docs/report-html.md; --limit N: rows, default 200)\n"
+		"  --no-consult             with --html: no post-mortem search of the traces\n"
+		"  --no-timeline            with --html: no trace timeline\n");
 }
 
 static int parse_int(const char *name, const char *v, int min, int *out)
@@ -74,6 +82,15 @@ static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 		return o->files = 1;
 	if (!strcmp(argv[*i], "--folded"))
 		return o->folded = 1;
+	if (!strcmp(argv[*i], "--html"))
+		return o->html = 1;
+	if (!strcmp(argv[*i], "--no-consult"))
+		return o->no_consult = 1;
+	if (!strcmp(argv[*i], "--no-timeline"))
+		return o->no_timeline = 1;
+	if ((r = opt_value(argc, argv, i, "-o", &o->out)) ||
+	    (r = opt_value(argc, argv, i, "--output", &o->out)))
+		return r;
 	if (!strcmp(argv[*i], "--flat"))
 		return o->r.tree = 0, 1;
 	if (!strcmp(argv[*i], "--tree"))
@@ -121,11 +138,19 @@ static int parse_opts(struct cmd_opts *o, int argc, char **argv)
 		if (parse_one(o, argc, argv, &i) < 0)
 			return -1;
 	}
-	if (o->json + o->csv + o->folded > 1)
-		return error("report: choose one of --json, --csv and --folded");
+	if (o->json + o->csv + o->folded + o->html > 1)
+		return error("report: choose one of --json, --csv, --folded and --html");
+	if (o->out && !o->html)
+		return error("report: -o goes with --html (the other reports go to stdout)");
+	if ((o->no_consult || o->no_timeline) && !o->html)
+		return error("report: --no-consult and --no-timeline go with --html");
+	if (o->html && o->diff)
+		return error("report: --html shows one run, not --diff");
+	if (o->html && !o->out && isatty(STDOUT_FILENO))
+		return error("report: --html writes a page: give -o FILE.html (or redirect stdout)");
 	if (o->files && !o->csv)
 		return error("report: --files goes with --csv (the text and JSON reports list files)");
-	if (!o->json && !o->csv && !o->r.limit)
+	if (!o->json && !o->csv && !o->html && !o->r.limit)
 		o->r.limit = 40;
 	return 0;
 }
@@ -154,6 +179,25 @@ static int select_rank(struct cmd_opts *o, struct model *m)
 	return model_load(m, o->dir, &o->flt) ? -1 : 0;
 }
 
+/* The page to -o FILE (removed again when writing fails) or stdout. */
+static int html(const struct cmd_opts *o, const struct model *m)
+{
+	struct html_opts ho = { .limit = o->r.limit ? o->r.limit : HTML_DEFAULT_ROWS,
+				.consult = !o->no_consult, .timeline = !o->no_timeline,
+				.flt = o->flt };
+	FILE *out = o->out ? fopen(o->out, "w") : stdout;
+	int r;
+
+	if (!out)
+		return error("report: %s: %s", o->out, strerror(errno)), 1;
+	r = report_html(out, m, &ho);
+	if (o->out && (fclose(out) != 0 || r != 0)) {
+		unlink(o->out);
+		return error("report: cannot write %s", o->out), 1;
+	}
+	return r ? 1 : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct cmd_opts o;
@@ -169,6 +213,8 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	if (o.folded)
 		ret = report_folded(stdout, &m) ? 1 : 0;
+	else if (o.html)
+		ret = html(&o, &m);
 	else if (o.diff)
 		ret = diff(&o, &m);
 	else if (o.json)

@@ -10,20 +10,6 @@
 
 static const char *const end_names[] = { "exit", "signal", "exec", "detach" };
 
-/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
-{
-	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-		: (s[0] & 0xf8) == 0xf0 ? 4 : 0, i;
-
-	if (n == 2 && s[0] < 0xc2)
-		return 0; /* overlong */
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* A JSON string; bytes that are not UTF-8 (a file name, an argument) become U+FFFD. */
 void json_str(FILE *out, const char *str)
 {
@@ -31,7 +17,7 @@ void json_str(FILE *out, const char *str)
 
 	fputc('"', out);
 	while (*s) {
-		int n = utf8_len(s);
+		int n = utf8_seq_len(s);
 
 		if (*s == '"' || *s == '\\')
 			fprintf(out, "\\%c", *s);

@@ -248,3 +248,17 @@ double elapsed_ms(uint64_t t0_ns)
 {
 	return (double)(mono_now_ns() - t0_ns) / 1e6;
 }
+
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when it is not one. */
+int utf8_seq_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+		: (s[0] & 0xf8) == 0xf0 ? 4 : 0, i;
+
+	if (n == 2 && s[0] < 0xc2)
+		return 0; /* overlong */
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}

@@ -41,4 +41,7 @@ double elapsed_ms(uint64_t t0_ns);
 /* Option parsing shared by commands: "--name VALUE" and "--name=VALUE". */
 int opt_value(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when it is not one. */
+int utf8_seq_len(const unsigned char *s);
+
 #endif

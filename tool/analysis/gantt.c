@@ -98,7 +98,7 @@ static void flush_bar(struct chart *c, int level)
 	if (!p->valid)
 		return;
 	p->valid = 0;
-	if (c->rects >= MAX_RECTS) {
+	if (c->rects >= (c->o->max_rects > 0 ? (uint64_t)c->o->max_rects : MAX_RECTS)) {
 		c->dropped++;
 		return;
 	}

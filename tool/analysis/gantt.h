@@ -17,6 +17,7 @@ struct gantt_opts {
 	int depth;         /* call levels drawn per lane (1-16) */
 	int width;         /* px */
 	const char *title; /* shown at the top; may be NULL */
+	int max_rects;     /* bars drawn at most (0: a default for a file of its own) */
 };
 
 /*

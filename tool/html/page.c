@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The page of `sonde report --html`: head with the inline style, the sections in order, the
+ * inline script that sorts tables. No URL anywhere: the page opens the same without a network.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "html.h"
+#include "util.h"
+
+static const char css[] =
+	"body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 2em;color:#222;background:#fff}"
+	"h1{font-size:1.4em;margin:.6em 0 .2em}h2{font-size:1.15em;border-bottom:1px solid #ccc;"
+	"margin-top:1.6em}h3{font-size:1em;margin:1.2em 0 .3em}"
+	"nav{position:sticky;top:0;background:#f6f6f6;padding:.3em .5em;border-bottom:1px solid #ddd;"
+	"z-index:2}nav a{margin-right:1em;color:#035;text-decoration:none}"
+	"table{border-collapse:collapse;margin:.4em 0;font-size:13px}"
+	"th,td{padding:2px 8px;border-bottom:1px solid #eee;text-align:left;white-space:nowrap}"
+	"th{background:#eef2f6;cursor:pointer;user-select:none;position:relative}"
+	"th[aria-sort=descending]::after{content:' \\25BC';font-size:.7em}"
+	"th[aria-sort=ascending]::after{content:' \\25B2';font-size:.7em}"
+	"td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"td.name{max-width:40em;overflow:hidden;text-overflow:ellipsis}"
+	"tr:hover td{background:#fafae0}.cut,.note{color:#666;font-size:.9em}"
+	"pre{background:#f8f8f8;padding:.6em;overflow:auto;font-size:12px;max-height:40em}"
+	"svg{display:block;margin:.4em 0;max-width:100%;height:auto}"
+	"svg text{pointer-events:none}.kv td:first-child{color:#555}"
+	".unrel{color:#a00}.legend span{display:inline-block;width:.9em;height:.9em;"
+	"margin:0 .3em 0 1em;vertical-align:middle}";
+
+/* Sorting by a header click (numbers by data-v, text alphabetically), and by the fragment:
+ * #sort=TABLE:COL[:asc|desc] sorts once, #click=TABLE:COL[:N] clicks the header N times (so a
+ * headless browser, which cannot click, drives the same handler). body[data-js] says it ran. */
+static const char js[] =
+	"(function(){'use strict';\n"
+	"function key(td,num){var v=td.getAttribute('data-v');if(v===null)v=td.textContent;"
+	"return num?parseFloat(v)||0:v.toLowerCase();}\n"
+	"function sortTable(t,col,dir){var hs=t.tHead.rows[0].cells;if(col>=hs.length)return;"
+	"var num=hs[col].getAttribute('data-t')==='n',b=t.tBodies[0],"
+	"rows=Array.prototype.slice.call(b.rows),i;"
+	"rows.sort(function(x,y){var a=key(x.cells[col],num),c=key(y.cells[col],num),"
+	"r=a<c?-1:a>c?1:0;return dir==='asc'?r:-r;});"
+	"rows.forEach(function(r){b.appendChild(r);});"
+	"for(i=0;i<hs.length;i++)hs[i].removeAttribute('aria-sort');"
+	"hs[col].setAttribute('aria-sort',dir==='asc'?'ascending':'descending');"
+	"t.setAttribute('data-sorted',col+':'+dir);}\n"
+	"function clicked(t,col){var hs=t.tHead.rows[0].cells,cur=t.getAttribute('data-sorted'),"
+	"num=hs[col].getAttribute('data-t')==='n',dir;"
+	"if(cur===col+':desc')dir='asc';else if(cur===col+':asc')dir='desc';"
+	"else dir=num?'desc':'asc';sortTable(t,col,dir);}\n"
+	"Array.prototype.forEach.call(document.querySelectorAll('table.sortable'),function(t){"
+	"Array.prototype.forEach.call(t.tHead.rows[0].cells,function(th,i){"
+	"th.addEventListener('click',function(){clicked(t,i);});});});\n"
+	"function frag(){var h=decodeURIComponent(location.hash),"
+	"m=/sort=([\\w-]+):(\\d+)(?::(asc|desc))?/.exec(h),t,n;"
+	"if(m&&(t=document.getElementById(m[1])))sortTable(t,+m[2],m[3]||'desc');"
+	"m=/click=([\\w-]+):(\\d+)(?::(\\d+))?/.exec(h);"
+	"if(m&&(t=document.getElementById(m[1]))){n=+(m[3]||1);"
+	"while(n-->0&&+m[2]<t.tHead.rows[0].cells.length)"
+	"t.tHead.rows[0].cells[+m[2]].dispatchEvent(new MouseEvent('click',{bubbles:true}));}}\n"
+	"frag();window.addEventListener('hashchange',frag);"
+	"document.body.setAttribute('data-js','ran');})();\n";
+
+static const struct { const char *id, *title; } parts[] = {
+	{ "run", "Run and calibration" },
+	{ "profile", "Profile" },
+	{ "threads", "Threads" },
+	{ "callpaths", "Call paths" },
+	{ "histograms", "Time histograms" },
+	{ "resources", "Sync objects and files" },
+	{ "timeline", "Trace timeline" },
+	{ "consult", "Search History Graph" },
+};
+
+/* What the page is of: the first process's program, else the run directory. */
+static const char *subject(const struct model *m)
+{
+	if (m->nprocs && m->procs[0].exe && *m->procs[0].exe)
+		return m->procs[0].exe;
+	return m->dir ? m->dir : "sonde-out";
+}
+
+static void head(FILE *out, const struct model *m)
+{
+	size_t i;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<meta name=\"generator\" content=\"sonde " SONDE_VERSION "\">\n<title>sonde: ",
+	      out);
+	html_text(out, subject(m));
+	fprintf(out, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>sonde report: ", css);
+	html_text(out, subject(m));
+	fputs("</h1>\n<p class=\"note\">Run directory <code>", out);
+	html_text(out, m->dir);
+	fputs("</code>. Times are shown measured and compensated <b>(c)</b>: the probes' "
+	      "calibrated cost removed. One self-contained file: it fetches nothing.</p>\n<nav>",
+	      out);
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		fprintf(out, "<a href=\"#%s\">%s</a>", parts[i].id, parts[i].title);
+	fputs("</nav>\n", out);
+}
+
+/* The traces of the run, at most HTML_MAX_TRACES of them, each searched and drawn. */
+static void traces(FILE *out, const struct model *m, const struct html_opts *o)
+{
+	size_t n = 0, i;
+	char **paths = trace_files(m->dir, o->flt.pid, &n);
+
+	html_section(out, "timeline", "Trace timeline: measured and approximated");
+	if (!n)
+		fputs("<p class=\"note\">No trace in this run (record one with "
+		      "<code>sonde run --trace</code>).</p>\n", out);
+	for (i = 0; i < n && i < HTML_MAX_TRACES && o->timeline; i++)
+		html_timeline(out, paths[i]);
+	if (!o->timeline && n)
+		fputs("<p class=\"note\">Left out (--no-timeline).</p>\n", out);
+	html_cut_note(out, n < HTML_MAX_TRACES ? n : HTML_MAX_TRACES, n, "traces");
+	html_section_end(out);
+	html_section(out, "consult", "Search History Graph (post-mortem Performance Consultant)");
+	if (!n)
+		fputs("<p class=\"note\">No trace to search: <code>sonde consult</code> needs a "
+		      "<code>sonde run --trace</code> recording.</p>\n", out);
+	for (i = 0; i < n && i < HTML_MAX_TRACES && o->consult; i++)
+		html_consult(out, paths[i]);
+	if (!o->consult && n)
+		fputs("<p class=\"note\">Left out (--no-consult).</p>\n", out);
+	html_cut_note(out, n < HTML_MAX_TRACES ? n : HTML_MAX_TRACES, n, "traces");
+	html_section_end(out);
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int report_html(FILE *out, const struct model *m, const struct html_opts *o)
+{
+	head(out, m);
+	html_meta(out, m);
+	html_profile(out, m, o);
+	html_threads(out, m, o);
+	html_flame(out, m);
+	html_histograms(out, m);
+	html_resources(out, m, o->limit);
+	traces(out, m, o);
+	fprintf(out, "<script>%s</script>\n</body>\n</html>\n", js);
+	return ferror(out) ? -1 : 0;
+}
