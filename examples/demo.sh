@@ -12,3 +12,6 @@ echo "== sonde run -o $out/run -- $out/demo"
 $sonde run -o $out/run -- $out/demo
 echo "== sonde report $out/run --depth 4"
 $sonde report $out/run --depth 4
+echo "== sonde report --html $out/run -o $out/report.html"
+$sonde report --html $out/run -o $out/report.html
+echo "$out/report.html: $(wc -c < $out/report.html) bytes, one self-contained page (open it in a browser)"

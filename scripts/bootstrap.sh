@@ -6,10 +6,11 @@ need="gcc g++ make pkg-config libelf-dev libdw-dev libcmocka-dev python3 binutil
 # (libopenmpi-dev: mpi.h and libmpi for libsonde-mpi.so, the PMPI wrappers; openmpi-bin: mpicc
 # and mpirun for the MPI tests and benchmark)
 # peers for `make bench`, otf2-print for the OTF2 export's tests (optional: skipped when missing)
-optional="uftrace otf2-tools clang libclang-rt-dev libgoogle-perftools-dev graphviz"
+optional="uftrace otf2-tools clang libclang-rt-dev libgoogle-perftools-dev graphviz chromium"
 # (clang and its libFuzzer runtime: `make fuzz` and the short fuzz run of `make check`;
 # gperftools' CPU profiler: a peer of sonde run --sample in bench/sampling.sh;
-# graphviz: `dot` draws the SVG of `sonde consult --dot`)
+# graphviz: `dot` draws the SVG of `sonde consult --dot`;
+# chromium: the test that opens `sonde report --html`'s page in a headless browser)
 
 missing=""
 for p in $need $optional; do
@@ -32,5 +33,5 @@ ${SUDO:-} apt-get install -y -qq --no-install-recommends $(for p in $missing; do
 	case " $need " in *" $p "*) echo "$p" ;; esac; done) >/dev/null
 for p in $optional; do
 	case "$missing" in *"$p"*) ${SUDO:-} apt-get install -y -qq --no-install-recommends "$p" >/dev/null ||
-		echo "sonde: optional package $p is not available; the benchmarks will skip it" ;; esac
+		echo "sonde: optional package $p is not available; the benchmarks and tests that use it will skip it" ;; esac
 done

@@ -84,8 +84,15 @@ static void node_box(FILE *out, const struct cs_engine *e, const struct layout *
 	int bn = cs_node_is_bottleneck(e, n);
 
 	cs_focus_str(focus, sizeof(focus), &n->focus);
-	fprintf(out, "<g class=\"shg-node\" data-id=\"%u\" data-state=\"%s\"%s><title>", id,
+	fprintf(out, "<g class=\"shg-node\" data-id=\"%u\" data-state=\"%s\"%s data-hyp=\"", id,
 		cs_state_name(n->state), bn ? " data-bottleneck=\"1\"" : "");
+	html_attr(out, e->lib->hyps[n->hyp].name);
+	fputs("\" data-focus=\"", out);
+	html_attr(out, focus);
+	fprintf(out, "\" data-phase=\"");
+	if (n->phase >= 0)
+		html_attr(out, e->phases[n->phase].name);
+	fputs("\"><title>", out);
 	snprintf(line, sizeof(line), "%s %.200s, %s: %s", e->lib->hyps[n->hyp].name, focus,
 		 cs_node_when(e, n), cs_state_name(n->state));
 	html_text(out, line);
