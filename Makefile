@@ -33,7 +33,7 @@ RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
 LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
 
-.PHONY: all check demo bench install clean help unit integration deps
+.PHONY: all check demo bench install clean help unit integration deps man
 all: $(BUILD)/bin/sonde $(BUILD)/lib/libsonde.so $(BUILD)/lib/libsonde-mpi.so
 
 $(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h runtime/dyn/*.h format/*.h)
@@ -99,9 +99,15 @@ demo: deps
 	$(MAKE) all
 	./examples/demo.sh
 
-install: all
+# Man pages made from the one source of the usage text, each command's --help (scripts/man.py)
+man: $(BUILD)/bin/sonde
+	python3 scripts/man.py $(BUILD)/bin/sonde man
+
+install: all man
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/sonde
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/sonde \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 755 $(BUILD)/bin/sonde $(DESTDIR)$(PREFIX)/bin/sonde
 	install -m 755 $(BUILD)/lib/libsonde.so $(DESTDIR)$(PREFIX)/lib/libsonde.so
 	install -m 755 $(BUILD)/lib/libsonde-mpi.so $(DESTDIR)$(PREFIX)/lib/libsonde-mpi.so
@@ -112,12 +118,13 @@ install: all
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/sonde.pc
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) man
 
 help:
 	@echo "make            build build/bin/sonde and build/lib/libsonde.so"
 	@echo "make check      build and run every test"
 	@echo "make bench      run the benchmarks (figures, not pass/fail)"
 	@echo "make demo       install missing Debian packages, build, profile the bundled example"
-	@echo "make install    PREFIX=/usr/local: tool, runtime, header, pkg-config file, metrics, hypotheses"
+	@echo "make install    PREFIX=/usr/local: tool, runtime, header, pkg-config file, metrics, hypotheses, man pages"
+	@echo "make man        man/sonde.1 and man/sonde-COMMAND.1 from each command's --help"
 	@echo "DEBUG=1 (-O0 -Werror), ASAN=1 (address+undefined sanitizers)"

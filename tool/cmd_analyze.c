@@ -18,6 +18,7 @@
 #include "report.h"
 #include "symbols.h"
 #include "trace_compare.h"
+#include "term.h"
 #include "util.h"
 
 struct an_opts {
@@ -524,12 +525,16 @@ static void approximate(struct an_trace *a, enum pt_model m)
 	pt_totals(&a->t, &a->tot);
 }
 
-static int analyze_one(const char *path, const struct an_opts *o)
+/* On a terminal's stderr, after a second, by stage: reading, the model, writing. */
+static struct progress prog;
+
+static int analyze_one(const char *path, const struct an_opts *o, double done, double share)
 {
 	struct an_trace a;
 	struct stopwatch t;
 	int ret = 0;
 
+	progress_update(&prog, done, "reading the trace");
 	if (load(&a, path, o) != 0) {
 		unload(&a);
 		return 1;
@@ -539,16 +544,22 @@ static int analyze_one(const char *path, const struct an_opts *o)
 		unload(&a);
 		return 1;
 	}
+	progress_update(&prog, done + share / 2, "approximating");
 	approximate(&a, model_for(o, a.f));
 	throughput(o, a.t.nevents, t);
+	progress_end(&prog);
 	print_header(&a);
 	print_totals(&a, o);
 	print_threads(&a);
 	print_order(&a);
+	fflush(stdout);
+	if (o->out || o->gantt)
+		progress_update(&prog, done + share * 0.9, "writing");
 	if (o->out && write_approx(&a, o->out) != 0)
 		ret = 1;
 	if (o->gantt && write_gantt(&a, o->gantt, o->depth) != 0)
 		ret = 1;
+	progress_end(&prog);
 	unload(&a);
 	return ret;
 }
@@ -651,13 +662,16 @@ static int analyze_traces(char **paths, uint32_t n, const struct an_opts *o)
 		sep = ret >= 0;
 		ret = ret > 0;
 	}
+	progress_start(&prog, "analyze");
 	for (i = 0; i < n; i++) {
 		if (done[i])
 			continue;
 		if (sep++)
 			printf("\n");
-		ret |= analyze_one(paths[i], o);
+		fflush(stdout);
+		ret |= analyze_one(paths[i], o, (double)i / n, 1.0 / n);
 	}
+	progress_end(&prog);
 	free(done);
 	return ret;
 }

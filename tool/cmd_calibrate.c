@@ -67,6 +67,18 @@ static int cmp_full(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sonde calibrate [--json] [--cpu] [--precise]\n"
+		"  measures, in this process, what the clock and the probes cost on this machine\n"
+		"  (the in-vitro calibration every measured run repeats) and what it implies:\n"
+		"  the shortest interval measurable to 1 %% and 5 %% (docs/measurement.md)\n"
+		"  --json      the figures as JSON\n"
+		"  --cpu       probes that read the thread's CPU time too (sonde run --cpu)\n"
+		"  --precise   probes with ordered exit timestamps (sonde run --precise)\n");
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
 	struct sprof_calib runs[RUNS];
@@ -76,6 +88,8 @@ int cmd_calibrate(int argc, char **argv)
 	int i, json = 0, cpu = 0;
 
 	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return usage(stdout), 0;
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (!strcmp(argv[i], "--cpu"))

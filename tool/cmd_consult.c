@@ -23,6 +23,7 @@
 #include "consult/view.h"
 #include "consult_live.h"
 #include "report.h"
+#include "term.h"
 #include "util.h"
 
 
@@ -366,6 +367,27 @@ int consult_write_dot(const char *path, const struct cs_engine *e, const char *t
 	return 0;
 }
 
+/*
+ * The engine's callback: the state changes on stdout (unless -q), and where stdout is not the
+ * terminal (-q, or redirected) a progress line on a terminal's stderr, after a second.
+ */
+struct co_progress {
+	struct cs_view *view;
+	struct progress prog;
+	uint64_t run_ns;
+	int show;
+};
+
+static void on_step(struct cs_engine *e, void *arg)
+{
+	struct co_progress *p = arg;
+
+	cs_view_progress(e, p->view);
+	if (p->show)
+		progress_update(&p->prog, p->run_ns ? (double)e->now / (double)p->run_ns : -1,
+				"replaying the trace");
+}
+
 static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trace)
 {
 	char err[512];
@@ -373,6 +395,7 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 	struct cs_source *src, *trig = NULL;
 	struct cs_engine *e;
 	struct cs_view view = { .out = stdout, .quiet = o->quiet };
+	struct co_progress pr = { 0 };
 	struct trace_source_info ti;
 	struct volume v;
 	int rc = 0;
@@ -397,10 +420,16 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 		return 1;
 	}
 	e = cs_engine_new(lib, &o->par, trig ? trig : src);
-	e->progress = cs_view_progress;
-	e->progress_arg = &view;
+	pr.view = &view;
+	pr.run_ns = ti.run_ns;
+	pr.show = o->quiet || !isatty(STDOUT_FILENO);
+	fflush(stdout);
+	progress_start(&pr.prog, "consult");
+	e->progress = on_step;
+	e->progress_arg = &pr;
 	cs_view_progress(e, &view);
 	cs_engine_run(e);
+	progress_end(&pr.prog);
 	cs_view_progress(e, &view);
 	if (trig)
 		printf(cs_trigger_fired(trig) ? "trigger %s fired at %.3f s: times count from there\n"

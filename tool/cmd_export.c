@@ -7,6 +7,7 @@
 #include "cmds.h"
 #include "export.h"
 #include "symbols.h"
+#include "term.h"
 #include "util.h"
 
 enum ex_format { EX_CHROME = 1, EX_OTF2 };
@@ -230,6 +231,10 @@ uint32_t ex_rank_proc(const struct ex_input *in, int32_t r)
 	return EX_NONE;
 }
 
+/* On a terminal's stderr, after a second: reading the traces is the first half, writing the
+ * second (by stage, not by event: the writers are one pass each). */
+static struct progress prog;
+
 static int load_input(struct ex_input *in, const char *path, struct symtab *st)
 {
 	struct stat sb;
@@ -253,8 +258,10 @@ static int load_input(struct ex_input *in, const char *path, struct symtab *st)
 		paths = xmalloc(sizeof(*paths));
 		paths[n++] = xstrdup(path);
 	}
-	for (i = 0; i < n && !ret; i++)
+	for (i = 0; i < n && !ret; i++) {
+		progress_update(&prog, 0.5 * i / n, "reading the traces");
 		ret = read_trace(in, paths[i], st);
+	}
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
@@ -304,6 +311,7 @@ static int write_chrome(const struct ex_input *in, const char *out)
 	ret = export_chrome(in, fp);
 	if (fclose(fp) != 0 || ret)
 		return error("export: cannot write %s (disk full?)", path);
+	progress_end(&prog);
 	fprintf(stderr, "sonde: wrote %s\n", path);
 	return 0;
 }
@@ -318,6 +326,7 @@ static int write_otf2(const struct ex_input *in, const char *out)
 		snprintf(dir, sizeof(dir), "%s/otf2", in->rundir);
 	if (export_otf2(in, dir))
 		return -1;
+	progress_end(&prog);
 	fprintf(stderr, "sonde: wrote %s/traces.otf2\n", dir);
 	return 0;
 }
@@ -333,9 +342,12 @@ int cmd_export(int argc, char **argv)
 		return EXIT_USAGE;
 	unsetenv("DEBUGINFOD_URLS"); /* symbols come from the files at hand, never the network */
 	st = symtab__new();
+	progress_start(&prog, "export");
 	ret = load_input(&in, o.path, st);
+	progress_update(&prog, 0.5, o.format == EX_CHROME ? "writing Chrome JSON" : "writing OTF2");
 	if (!ret)
 		ret = o.format == EX_CHROME ? write_chrome(&in, o.out) : write_otf2(&in, o.out);
+	progress_end(&prog);
 	free_input(&in);
 	symtab__delete(st);
 	return ret ? 1 : 0;

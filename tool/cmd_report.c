@@ -36,8 +36,11 @@ static void report_usage(FILE *out)
 		"                           (runs of 'sonde run --sync'; with --csv: the objects)\n"
 		"  --files                  with --csv: the files of sonde run --io instead of functions\n"
 		"  --diff OTHER             compare with another run directory\n"
-		"  --folded                 sampled stacks, one 'main;f;g COUNT' line each, for\n"
-		"                           FlameGraph or speedscope (a run of sonde run --sample)\n"
+		"  --folded[=MODE]          call paths as folded stacks, one 'main;f;g WEIGHT' line\n"
+		"                           each, for FlameGraph or speedscope. MODE: sampled\n"
+		"                           (samples; the default for a --sample run), time\n"
+		"                           (measured: compensated exclusive us; the default\n"
+		"                           otherwise), calls (measured calls)\n"
 		"  --html -o FILE           one self-contained page: tables, call-path graphs, time\n"
 		"                           histograms, trace timeline, Search History Graph\n"
 		"                           (docs/report-html.md; --limit N: rows, default 200)\n"
@@ -68,6 +71,31 @@ static int parse_sort(const char *v, enum report_sort *s)
 	return 0;
 }
 
+/* --folded: the samples when the run has them, else the measured time; or as chosen. */
+enum { FOLDED_NONE, FOLDED_AUTO, FOLDED_SAMPLED, FOLDED_TIME, FOLDED_CALLS };
+
+static int parse_folded(const char *v, int *out)
+{
+	if (!strcmp(v, "sampled"))
+		*out = FOLDED_SAMPLED;
+	else if (!strcmp(v, "time"))
+		*out = FOLDED_TIME;
+	else if (!strcmp(v, "calls"))
+		*out = FOLDED_CALLS;
+	else
+		return error("report: --folded= wants sampled, time or calls, not '%s'", v);
+	return 1;
+}
+
+static int folded(int mode, const struct model *m)
+{
+	if (mode == FOLDED_AUTO)
+		mode = m->samples ? FOLDED_SAMPLED : FOLDED_TIME;
+	if (mode == FOLDED_SAMPLED)
+		return report_folded(stdout, m);
+	return report_folded_measured(stdout, m, mode == FOLDED_CALLS);
+}
+
 /* One option at argv[*i]; 1 consumed, -1 error. */
 static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 {
@@ -81,7 +109,9 @@ static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 	if (!strcmp(argv[*i], "--files"))
 		return o->files = 1;
 	if (!strcmp(argv[*i], "--folded"))
-		return o->folded = 1;
+		return o->folded = FOLDED_AUTO, 1;
+	if (!strncmp(argv[*i], "--folded=", 9))
+		return parse_folded(argv[*i] + 9, &o->folded);
 	if (!strcmp(argv[*i], "--html"))
 		return o->html = 1;
 	if (!strcmp(argv[*i], "--no-consult"))
@@ -138,7 +168,7 @@ static int parse_opts(struct cmd_opts *o, int argc, char **argv)
 		if (parse_one(o, argc, argv, &i) < 0)
 			return -1;
 	}
-	if (o->json + o->csv + o->folded + o->html > 1)
+	if (o->json + o->csv + !!o->folded + o->html > 1)
 		return error("report: choose one of --json, --csv, --folded and --html");
 	if (o->out && !o->html)
 		return error("report: -o goes with --html (the other reports go to stdout)");
@@ -212,7 +242,7 @@ int cmd_report(int argc, char **argv)
 	if (o.rank >= 0 && select_rank(&o, &m))
 		return 1;
 	if (o.folded)
-		ret = report_folded(stdout, &m) ? 1 : 0;
+		ret = folded(o.folded, &m) ? 1 : 0;
 	else if (o.html)
 		ret = html(&o, &m);
 	else if (o.diff)

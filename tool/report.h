@@ -42,6 +42,9 @@ void report_diff(FILE *out, const struct model *a, const struct model *b, enum d
 void report_sample_text(FILE *out, const struct model *m, const struct report_opts *o);
 void report_sample_json(FILE *out, const struct model *m);
 int report_folded(FILE *out, const struct model *m); /* 0, or -1 after an error line */
+/* The measured call paths as folded stacks (report_folded.c): weights are each path's
+ * compensated exclusive time in us, or with by_calls its calls. 0, or -1 after an error line. */
+int report_folded_measured(FILE *out, const struct model *m, int by_calls);
 
 /* "12.345 ms" style, chosen for the magnitude. */
 const char *fmt_time(char *buf, size_t cap, double ns);

@@ -5,6 +5,7 @@
 
 #include "model_io.h"
 #include "report.h"
+#include "term.h"
 #include "util.h"
 
 static const char *const end_names[] = { "exit", "signal", "exec", "detach" };
@@ -129,19 +130,57 @@ static const char *flags_of(const struct m_func *f)
 	return f->unreliable ? "~" : "";
 }
 
-static void print_flat_row(FILE *out, const struct m_func *f, double total, int cpu)
+/* "name  (file:line)", elided in the middle to what is left of the terminal's width. */
+static void print_name(FILE *out, const char *name, const char *file, int line, int used)
+{
+	char full[1024], buf[1024];
+	int cols = term_columns(out);
+
+	snprintf(full, sizeof(full), "%s  (%s:%d)", name, file, line);
+	fprintf(out, "%s\n", cols ? term_elide(buf, sizeof(buf), full,
+					       (size_t)(cols - used > 8 ? cols - used : 8)) : full);
+}
+
+/*
+ * Below this many columns the flat table leaves out the measured (uncompensated) times and the
+ * time per call: the compensated ones and the name matter most.
+ */
+#define WIDE_TABLE 110
+
+static void print_flat_row(FILE *out, const struct m_func *f, double total, int cpu,
+			   const struct term_style *ts, int narrow)
 {
 	char e[32], ec[32], in[32], ic[32], pc[32], ce[32], ci[32];
+	int used = 0;
 
-	if (cpu) /* CPU time is shown as measured: its probes' cost is not calibrated apart */
-		fprintf(out, "%11s %11s ", fmt_time(ce, sizeof(ce), f->cpu_excl),
-			fmt_time(ci, sizeof(ci), f->cpu_incl));
-	fprintf(out, "%6.1f%% %11s %11s %11s %11s %10llu %11s %-2s %s  (%s:%d)\n",
-		100.0 * f->excl_c / total, fmt_time(ec, sizeof(ec), f->excl_c),
-		fmt_time(e, sizeof(e), f->excl), fmt_time(ic, sizeof(ic), f->incl_c),
-		fmt_time(in, sizeof(in), f->incl), (unsigned long long)f->calls,
-		fmt_time(pc, sizeof(pc), f->calls ? f->incl_c / (double)f->calls : 0), flags_of(f),
-		f->name, f->file, f->line);
+	if (cpu && !narrow) /* CPU time is shown as measured: its probes' cost is not calibrated apart */
+		used += fprintf(out, "%11s %11s ", fmt_time(ce, sizeof(ce), f->cpu_excl),
+				fmt_time(ci, sizeof(ci), f->cpu_incl));
+	if (narrow)
+		used += fprintf(out, "%6.1f%% %11s %11s %10llu ", 100.0 * f->excl_c / total,
+				fmt_time(ec, sizeof(ec), f->excl_c),
+				fmt_time(ic, sizeof(ic), f->incl_c), (unsigned long long)f->calls);
+	else
+		used += fprintf(out, "%6.1f%% %11s %11s %11s %11s %10llu %11s ",
+				100.0 * f->excl_c / total, fmt_time(ec, sizeof(ec), f->excl_c),
+				fmt_time(e, sizeof(e), f->excl), fmt_time(ic, sizeof(ic), f->incl_c),
+				fmt_time(in, sizeof(in), f->incl), (unsigned long long)f->calls,
+				fmt_time(pc, sizeof(pc), f->calls ? f->incl_c / (double)f->calls : 0));
+	fprintf(out, "%s%-2s%s ", f->unreliable ? ts->red : "", flags_of(f),
+		f->unreliable ? ts->off : "");
+	print_name(out, f->name, f->file, f->line, used + 3);
+}
+
+static void print_flat_head(FILE *out, int cpu, int narrow)
+{
+	if (cpu && !narrow)
+		fprintf(out, "%11s %11s ", "cpu excl", "cpu incl");
+	if (narrow)
+		fprintf(out, "%7s %11s %11s %10s %-2s %s\n", "excl%", "excl(c)", "incl(c)", "calls",
+			"", "function  (file:line)");
+	else
+		fprintf(out, "%7s %11s %11s %11s %11s %10s %11s %-2s %s\n", "excl%", "excl(c)",
+			"excl", "incl(c)", "incl", "calls", "call(c)", "", "function  (file:line)");
 }
 
 static void print_notes(FILE *out, const struct model *m)
@@ -171,19 +210,18 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 	const char *keys[] = { "exclusive time", "inclusive time", "calls" };
 	uint32_t *idx = report_order(m, o->sort), i, shown = 0;
 	double total = total_t_a(m);
+	struct term_style ts = term_style(out);
+	int cols = term_columns(out), narrow = cols && cols < WIDE_TABLE;
 
-	fprintf(out, "\nFlat profile by %s; (c) = compensated, overhead removed\n",
-		keys[o->sort]);
-	if (m->has_cpu)
-		fprintf(out, "%11s %11s ", "cpu excl", "cpu incl");
-	fprintf(out, "%7s %11s %11s %11s %11s %10s %11s %-2s %s\n", "excl%", "excl(c)", "excl",
-		"incl(c)", "incl", "calls", "call(c)", "", "function  (file:line)");
+	fprintf(out, "\n%sFlat profile by %s; (c) = compensated, overhead removed%s%s\n", ts.bold,
+		keys[o->sort], ts.off, narrow ? " (narrow terminal: measured times left out)" : "");
+	print_flat_head(out, m->has_cpu, narrow);
 	for (i = 0; i < m->nfuncs && (!o->limit || shown < (uint32_t)o->limit); i++) {
 		const struct m_func *f = &m->funcs[idx[i]];
 
 		if (!f->calls)
 			continue;
-		print_flat_row(out, f, total, m->has_cpu);
+		print_flat_row(out, f, total, m->has_cpu, &ts, narrow);
 		shown++;
 	}
 	print_notes(out, m);
@@ -200,20 +238,32 @@ static int cmp_node_incl(const void *x, const void *y, void *arg)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
+struct tree_view {
+	const struct report_opts *o;
+	double total;
+	int cols, max_indent; /* terminal columns (0: not one), levels indented at most */
+};
+
 static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
-		       const struct report_opts *o, double total)
+		       const struct tree_view *v)
 {
 	const struct m_node *x = &m->nodes[n];
+	const struct report_opts *o = v->o;
 	uint32_t *kids, nk = 0, c, i;
-	char ic[32], ec[32];
+	char ic[32], ec[32], buf[1024];
+	int used;
 
 	if (x->func != M_NONE) { /* deep paths stop indenting and say their level */
-		fprintf(out, "%6.1f%% %11s %11s %10llu  %*s", 100.0 * x->incl_c / total,
-			fmt_time(ic, sizeof(ic), x->incl_c), fmt_time(ec, sizeof(ec), x->excl_c),
-			(unsigned long long)x->calls, 2 * (level < MAX_INDENT ? level : MAX_INDENT), "");
-		if (level >= MAX_INDENT)
-			fprintf(out, "[%d] ", level);
-		fprintf(out, "%s\n", m->funcs[x->func].name);
+		used = fprintf(out, "%6.1f%% %11s %11s %10llu  %*s", 100.0 * x->incl_c / v->total,
+			       fmt_time(ic, sizeof(ic), x->incl_c), fmt_time(ec, sizeof(ec), x->excl_c),
+			       (unsigned long long)x->calls,
+			       2 * (level < v->max_indent ? level : v->max_indent), "");
+		if (level >= v->max_indent)
+			used += fprintf(out, "[%d] ", level);
+		fprintf(out, "%s\n", v->cols ? term_elide(buf, sizeof(buf), m->funcs[x->func].name,
+							  (size_t)(v->cols - used > 8 ? v->cols - used
+										      : 8))
+					      : m->funcs[x->func].name);
 	}
 	if (o->depth && level >= o->depth)
 		return;
@@ -226,15 +276,21 @@ static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
 			kids[nk++] = c;
 	qsort_r(kids, nk, sizeof(*kids), cmp_node_incl, (void *)(uintptr_t)m);
 	for (i = 0; i < nk; i++)
-		print_node(out, m, kids[i], x->func == M_NONE ? level : level + 1, o, total);
+		print_node(out, m, kids[i], x->func == M_NONE ? level : level + 1, v);
 	free(kids);
 }
 
 static void print_tree(FILE *out, const struct model *m, const struct report_opts *o)
 {
-	fprintf(out, "\nCall paths (all threads merged)\n");
+	struct tree_view v = { o, total_t_a(m), term_columns(out), MAX_INDENT };
+	struct term_style ts = term_style(out);
+
+	/* on a terminal, the indentation leaves 16 columns for the name at least */
+	if (v.cols && (v.cols - 44 - 16) / 2 < v.max_indent)
+		v.max_indent = (v.cols - 44 - 16) / 2 > 1 ? (v.cols - 44 - 16) / 2 : 1;
+	fprintf(out, "\n%sCall paths (all threads merged)%s\n", ts.bold, ts.off);
 	fprintf(out, "%7s %11s %11s %10s  %s\n", "incl%", "incl(c)", "excl(c)", "calls", "path");
-	print_node(out, m, 0, 0, o, total_t_a(m));
+	print_node(out, m, 0, 0, &v);
 }
 
 static void print_user_data(FILE *out, const struct model *m)

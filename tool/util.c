@@ -12,10 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
+void (*before_message)(void);
+
 int error(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (before_message)
+		before_message();
 	fputs("sonde: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -28,6 +32,8 @@ void warning(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (before_message)
+		before_message();
 	fputs("sonde: warning: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

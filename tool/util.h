@@ -12,6 +12,8 @@
 /* One line on stderr, "sonde: ...". Returns -1 so callers can `return error(...)`. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Called before an error or warning line, when set: a progress line (term.c) clears itself. */
+extern void (*before_message)(void);
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: MIT
+# The other views of a run: folded stacks of the measured call paths (--folded=time|calls),
+# --help of every command and the man pages made from it, and the terminal (width, colour,
+# NO_COLOR, progress). Run by run.py in its own namespace.
+
+import pty
+import struct
+import fcntl
+import termios
+
+
+def folded_lines(d, mode):
+    p = run([SONDE, 'report', f'--folded={mode}', d])
+    expect(p.returncode == 0, f'sonde report --folded={mode}: {describe(p)}')
+    out = {}
+    for line in p.stdout.decode().splitlines():
+        m = re.match(r'^(\S[^;]*(?:;[^;]+)*) (\d+)$', line)
+        expect(m, f'folded line {line!r} is not "a;b;c N"')
+        expect(m.group(1) not in out, f'path {m.group(1)!r} twice')
+        out[m.group(1)] = int(m.group(2))
+    return out
+
+
+@test()
+def t_folded_measured(o):
+    """--folded=calls: one line per call path with its calls, exactly; =time: the exclusive us."""
+    b = build('threads', '-O0')
+    p, d = srun(b, tag='folded-measured')
+    expect(p.returncode == 0, f'sonde run: {describe(p)}')
+    with check('folded calls: the call paths of threads, exact'):
+        eq(folded_lines(d, 'calls'), {'main': 1, 'worker': 4, 'worker;work': 4000}, 'lines')
+    with check('folded time: compensated exclusive microseconds per path'):
+        lines = folded_lines(d, 'time')
+        js = report(d)
+        total = sum(f['excl_c_ns'] for f in funcs(js).values()) / 1e3
+        expect(set(lines) <= {'main', 'worker', 'worker;work'}, f'paths {sorted(lines)}')
+        expect(abs(sum(lines.values()) - total) <= 3, f'sum {sum(lines.values())} us, '
+               f'functions {total:.1f} us')
+    with check('folded: a measured run defaults to time, a mode it lacks is one error line'):
+        p = run([SONDE, 'report', '--folded', d])
+        eq(p.stdout.decode().splitlines()[0].rsplit(' ', 1)[0] in ('main', 'worker',
+                                                                   'worker;work'), True,
+           'default lines')
+        for mode, msg in (('sampled', b'needs a sampled run'), ('bogus', b'wants sampled')):
+            p = run([SONDE, 'report', f'--folded={mode}', d])
+            expect(p.returncode != 0 and p.stderr.startswith(b'sonde: report: ') and msg in
+                   p.stderr and p.stderr.count(b'\n') == 1, f'--folded={mode}: {describe(p)}')
+    b2 = build('recursion', '-O0')
+    p, d2 = srun(b2, tag='folded-recursion')
+    with check('folded calls: recursion keeps every level'):
+        lines = folded_lines(d2, 'calls')
+        js = report(d2)
+        eq(sum(lines.values()), sum(f['calls'] for f in funcs(js).values()), 'calls in all')
+        eq(max(len(k.split(';')) for k in lines), depth(js), 'deepest path')
+
+
+def commands():
+    p = run([SONDE, '--help'])
+    expect(p.returncode == 0, f'sonde --help: {describe(p)}')
+    cmds = re.findall(r'^  (\w+)\s{2,}', p.stdout.decode(), re.M)
+    expect(len(cmds) >= 10, f'commands listed: {cmds}')
+    return cmds
+
+
+@test()
+def t_help_every_command(o):
+    """`sonde X --help` for every command: usage on stdout, status 0, nothing else."""
+    for c in commands():
+        with check(f'help: sonde {c} --help'):
+            for flag in ('--help',):
+                p = run([SONDE, c, flag], timeout=30)
+                eq(p.returncode, 0, f'sonde {c} {flag} status ({first_line(p.stderr)})')
+                expect(p.stdout.startswith(f'usage: sonde {c}'.encode()),
+                       f'sonde {c} {flag}: {first_line(p.stdout)!r}')
+                eq(p.stderr, b'', f'sonde {c} {flag} stderr')
+
+
+@test()
+def t_man_pages(o):
+    """scripts/man.py makes a page per command from its --help; man renders each."""
+    out = os.path.join(TMP, 'man')
+    with check('man: one page per command, from --help'):
+        p = run([sys.executable, os.path.join(ROOT, 'scripts', 'man.py'), SONDE, out])
+        expect(p.returncode == 0, f'man.py: {describe(p)}')
+        cmds = commands()
+        eq(sorted(os.listdir(out)), sorted(['sonde.1'] + [f'sonde-{c}.1' for c in cmds]),
+           'pages')
+        with open(os.path.join(out, 'sonde-report.1')) as f:
+            page = f.read()
+        expect(page.startswith('.TH SONDE-REPORT 1 ') and '\n.SH NAME\n' in page and
+               '\n.SH SYNOPSIS\n' in page, 'sections')
+        expect('\\fB\\-\\-html \\-o FILE\\fR' in page, 'the --html option as a tagged paragraph')
+    if not shutil.which('man'):
+        emit(True, 'man: rendered: # SKIP man is not installed')
+        return
+    with check('man: every page renders, with the text of --help'):
+        for c in cmds:
+            p = run(['man', '-l', '-Tutf8', os.path.join(out, f'sonde-{c}.1')],
+                    env=dict(os.environ, MANWIDTH='100', MAN_KEEP_FORMATTING=''))
+            text = re.sub(r'.\x08', '', p.stdout.decode('utf-8', 'replace'))
+            expect(p.returncode == 0 and 'NAME' in text and 'SYNOPSIS' in text,
+                   f'man sonde-{c}: {describe(p)}')
+            h = run([SONDE, c, '--help']).stdout.decode().splitlines()
+            words = h[0].split()[:3]
+            expect(' '.join(words[1:]) in ' '.join(text.split()),
+                   f'sonde-{c}.1 lacks "{" ".join(words[1:])}"')
+
+
+def in_pty(cmd, env=None, cols=80):
+    """Run cmd with stdout and stderr on a pseudo-terminal COLS wide: (status, bytes)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack('HHHH', 50, cols, 0, 0))
+    e = dict(os.environ)
+    e.pop('COLUMNS', None)
+    e.pop('NO_COLOR', None)
+    e['TERM'] = 'xterm'
+    e.update(env or {})
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=e)
+    os.close(slave)
+    out = b''
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return proc.wait(timeout=120), out
+
+
+TABLE_ROW = re.compile(r'^\s*\d+\.\d%\s')  # a row of the flat table or the call paths
+
+
+@test()
+def t_terminal(o):
+    """Tables fitted to the terminal, colour only there and never with NO_COLOR, progress."""
+    b = build('threads', '-O0')
+    p, d = srun(b, tag='terminal')
+    with check('terminal: a pipe gets whole lines and no colour'):
+        t = run([SONDE, 'report', d], env=dict(os.environ, COLUMNS='40'))
+        expect(b'\x1b[' not in t.stdout, 'escape sequences in a pipe')
+        expect(re.search(rb'work  \(threads\.c:\d+\)', t.stdout), 'whole names')
+    with check('terminal: colour on a terminal, elided names fit its width'):
+        st, out = in_pty([SONDE, 'report', d], cols=70)
+        eq(st, 0, 'status')
+        expect(b'\x1b[1m' in out, 'no bold heading on a terminal')
+        lines = re.sub(rb'\x1b\[[0-9;]*m', b'', out).decode().replace('\r', '').split('\n')
+        rows = [ln for ln in lines if TABLE_ROW.match(ln)]
+        expect(len(rows) >= 6, f'table rows: {rows}')
+        eq([ln for ln in rows if len(ln) > 70], [], 'table rows wider than the terminal')
+    with check('terminal: NO_COLOR turns colour off, COLUMNS sets the width'):
+        st, out = in_pty([SONDE, 'report', d], env={'NO_COLOR': '1', 'COLUMNS': '60'}, cols=200)
+        eq(st, 0, 'status')
+        expect(b'\x1b[' not in out, 'escape sequences with NO_COLOR')
+        rows = [ln for ln in out.decode().replace('\r', '').split('\n') if TABLE_ROW.match(ln)]
+        expect(len(rows) >= 6, f'table rows: {rows}')
+        eq([ln for ln in rows if len(ln) > 60], [], 'table rows wider than COLUMNS')
+        expect(any('\u2026' in ln for ln in rows), 'no name elided at 60 columns')
+    bt = build_example('consult_cpu')
+    dt = trun(bt, tag='terminal-trace')
+    with check('terminal: progress on a terminal stderr only, cleared at the end'):
+        env = {'SONDE_PROGRESS_AFTER_MS': '0'}
+        for cmd in ([SONDE, 'analyze', dt], [SONDE, 'consult', '-q', dt],
+                    [SONDE, 'export', '--chrome', '-o', os.path.join(TMP, 'p.json'), dt]):
+            st, out = in_pty(cmd, env=env)
+            eq(st, 0, f'{cmd[1]} status')
+            expect(re.search(rb'\r\x1b\[Ksonde: ' + cmd[1].encode() + rb': ', out),
+                   f'{cmd[1]}: no progress line on the terminal: {out[:300]!r}')
+            expect(b'\r\x1b[K' in out, f'{cmd[1]}: the progress line is not cleared')
+            p = run(cmd, env=dict(os.environ, SONDE_PROGRESS_AFTER_MS='0'))
+            expect(b'\x1b[K' not in p.stderr and b'\r' not in p.stdout,
+                   f'{cmd[1]}: progress written to a pipe')
