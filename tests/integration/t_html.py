@@ -154,10 +154,17 @@ def t_html_page(o):
         expect(m, 'no measured icicle graph')
         svg = text[m.start():text.index('</svg>', m.start())]
         titles = re.findall(r'<title>([^\n<]*)\n', svg)
-        eq(sorted(set(titles)), ['main', 'work', 'worker'], 'frames')
         eq(int(m.group(1)), len(titles), 'data-frames')
-        expect(re.search(r'<title>work\n[^<]*; 1000 calls</title>', svg) or
-               re.search(r'<title>work\n[^<]*; 4000 calls</title>', svg), 'work frame calls')
+        expect(set(titles) <= {'main', 'work', 'worker'} and 'main' in titles,
+               f'frames {titles}')
+        # a frame at least a pixel wide is drawn (narrower ones may not be: main's time grows
+        # with the machine's load, the workers' does not)
+        js = report(d)
+        root = sum(k['incl_c_ns'] for k in kids(js['callpath']))
+        wide = {n['name'] for _, n in walk(js) if n['incl_c_ns'] / root * 1200 >= 1}
+        expect(wide <= set(titles), f'frames {titles}, at least a pixel wide {wide}')
+        if 'work' in titles:
+            expect(re.search(r'<title>work\n[^<]*; 4000 calls</title>', svg), 'work frame calls')
     with check('report --html: no trace, said so'):
         expect('No trace in this run' in text, 'timeline note')
     with check('report --html: bad use is one error line'):

@@ -229,7 +229,8 @@ def t_sample_program_signals(o):
 
 @test()
 def t_sample_errors(o):
-    """Wrong rates and combinations: one line, status 2; --folded of an unsampled run: 1."""
+    """Wrong rates and combinations: one line, status 2; --folded=sampled of an unsampled run: 1
+    (plain --folded of a measured run gives its measured call paths: tests/integration/t_views.py)."""
     b = build_fp('sample_ratio')
     for opts, what in ((['--sample=0'], 'rate 0'), (['--sample=abc'], 'rate abc'),
                        (['--sample=20000'], 'rate too high'),
@@ -238,7 +239,7 @@ def t_sample_errors(o):
             expect_error(run([SONDE, 'run', '-o', new_dir('bad')] + opts + ['--', b]), what, 2)
     with check('sample errors: --folded of a run without samples'):
         _, d = srun(build('recursion'), tag='unsampled')
-        expect_error(run([SONDE, 'report', '--folded', d]), 'unsampled', 1)
+        expect_error(run([SONDE, 'report', '--folded=sampled', d]), 'unsampled', 1)
         expect_error(run([SONDE, 'report', '--folded', '--json', d]), 'two formats', 2)
 
 
