@@ -8,7 +8,7 @@
 
 #include "util.h"
 
-#define LEFT 150    /* px: thread labels */
+#define LEFT 190    /* px: thread labels ("thread 12 (tid 1234567) measured" at 11 px) */
 #define RIGHT 20
 #define TOP 56      /* px: title and time axis */
 #define ROW 11      /* px per call level; bars are ROW - 2 high */
