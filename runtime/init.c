@@ -244,12 +244,38 @@ static void start_dynamic(void)
 		dyn_server_hold(120);
 }
 
+/*
+ * `sonde calibrate` loads the runtime with dlopen only to measure its probes: no control
+ * server (which a runtime that is not preloaded would otherwise start, as if injected), no
+ * profile at exit; just what the calibration needs.
+ */
+static int calibrate_only;
+
+static void start_calibrate_only(void)
+{
+	calibrate_only = 1;
+	rt_mode = RT_MODE_PROFILE;
+	read_options();
+	if (rt_func_table_init() != 0) {
+		rt_log("out of memory at start: not calibrating");
+		return;
+	}
+	rt_thread_init_keys();
+	rt_start_ticks = rt_now();
+	rt_busy = 0;
+	atomic_store(&rt_ready, 1);
+}
+
 __attribute__((constructor(101))) static void rt_init(void)
 {
 	rt_busy = 1;
 	rt_pid = getpid();
 	rt_start_unix_ns = unix_ns();
 	rt_clock_init();
+	if (env_u64("SONDE_CALIBRATE_ONLY", 0)) {
+		start_calibrate_only();
+		return;
+	}
 	rt_mode = !preloaded() ? RT_MODE_ATTACHED
 		  : env_u64("SONDE_DYNAMIC", 0) ? RT_MODE_DYNAMIC : RT_MODE_PROFILE;
 	/* preloaded, the profile runs from the start; attached, from PROFILE_BEGIN (attached.c) */
@@ -296,6 +322,8 @@ __attribute__((constructor(101))) static void rt_init(void)
 /* exit or the end of main: a tool watching gets its last sample, then the profile is written. */
 __attribute__((destructor)) static void rt_fini(void)
 {
+	if (calibrate_only)
+		return;
 	dyn_server_final();
 	if (rt_mode == RT_MODE_ATTACHED)
 		rt_attached_exit();

@@ -102,6 +102,8 @@ int cmd_calibrate(int argc, char **argv)
 	}
 	if (runtime_path(rt, sizeof(rt)) != 0)
 		return error("calibrate: the runtime library is missing (looked for %s)", rt), 1;
+	/* loaded only to be measured: not as a runtime injected into a process to control */
+	setenv("SONDE_CALIBRATE_ONLY", "1", 1);
 	/* DEEPBIND: the runtime's calibration must reach its own hooks, not libc's empty ones */
 	h = dlopen(rt, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 	calibrate = h ? (calibrate_fn)dlsym(h, "sonde__calibrate") : NULL;

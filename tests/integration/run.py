@@ -1087,6 +1087,10 @@ def t_options(o):
         expect(pj.returncode == 0, describe(pj))
         cj = parse_json(pj.stdout)
         expect(isinstance(cj, dict) and cj, f'calibrate --json gave {cj!r}')
+        # the probes were measured, not left inactive (a runtime loaded with dlopen once took
+        # itself for an injected one, and measured nothing: 0.0 ns)
+        expect(cj['o_full_ns'] > 0 and cj['o_in_ns'] > 0 and cj['o_full_ns'] >= cj['o_in_ns'],
+               f'probe costs {cj}')
 
 
 def expect_error(p, what, status=None):
