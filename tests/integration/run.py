@@ -3491,7 +3491,9 @@ def t_consult_live_attach(o):
     """Live, attached: the same finding; the process runs on untouched and ends as it would."""
     b = build_plain_example('consult_cpu')
     with check('consult live attach: CPUBound at hot_loop, the process let go'):
-        sp = subprocess.Popen([b, '8'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # 16: about 12 s of CPU on an idle machine (8 was about 6 s: the process could end
+        # before the 6 s search did), longer on a loaded one; the search ends first
+        sp = subprocess.Popen([b, '16'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             time.sleep(0.3)
             p, js = consult_live([str(sp.pid)], '--for', '6s')
