@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "consult/trigger.h"
 #include "consult/view.h"
 #include "consult_live.h"
+#include "dyn/launch.h"
 #include "elfinfo.h"
 #include "report.h"
 #include "util.h"
@@ -48,50 +48,6 @@ static void catch_stops(void)
 }
 
 /* ---- the process ---- */
-
-static void set_child_env(const char *rt, const char *dir)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char preload[PATH_MAX * 2];
-
-	snprintf(preload, sizeof(preload), "%s%s%s", rt, old && *old ? ":" : "", old ? old : "");
-	setenv("LD_PRELOAD", preload, 1);
-	setenv("SONDE_DIR", dir, 1);
-	setenv("SONDE_DYNAMIC", "1", 1);
-	setenv("SONDE_DYNAMIC_HOLD", "1", 1);
-}
-
-static pid_t start_program(const struct co_opts *o, const char *path, const char *rt)
-{
-	char dir[PATH_MAX];
-	pid_t pid;
-
-	if (mkdir(o->dir, 0755) != 0 && errno != EEXIST)
-		return error("consult: cannot make %s: %s", o->dir, strerror(errno)), -1;
-	if (!realpath(o->dir, dir))
-		return error("consult: %s: %s", o->dir, strerror(errno)), -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return error("consult: fork: %s", strerror(errno)), -1;
-	if (pid == 0) {
-		set_child_env(rt, dir);
-		execv(path, o->argv);
-		error("consult: cannot execute '%s': %s", path, strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
-static int wait_program(pid_t pid)
-{
-	int status = 0;
-
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return status;
-}
 
 /* The program to start: found, dynamically linked. */
 static int program_path(const char *name, char *path, char *exe)
@@ -127,7 +83,7 @@ static int open_session(const struct co_opts *o, struct dyn_session *s, pid_t *c
 			return -1;
 		if (dyn_session_plan(s, 0, exe, NULL, NULL, NULL, err, sizeof(err)) != 0)
 			return error("consult: %s", err);
-		if ((s->pid = start_program(o, path, rt)) <= 0)
+		if ((s->pid = dyn_start_held("consult", o->dir, path, o->argv, rt)) <= 0)
 			return -1;
 		*child = s->pid;
 		snprintf(s->comm, sizeof(s->comm), "%s", strrchr(exe, '/') + 1);
@@ -343,7 +299,7 @@ int consult_live(const struct co_opts *o, const struct hyp_lib *lib)
 	catch_stops();
 	if (open_session(o, &s, &child) != 0) {
 		if (child)
-			wait_program(child);
+			dyn_wait_program(child);
 		dyn_session_free(&s);
 		return 1;
 	}
@@ -351,7 +307,7 @@ int consult_live(const struct co_opts *o, const struct hyp_lib *lib)
 	fflush(stdout);
 	dyn_session_free(&s);
 	if (child) {
-		status = wait_program(child);
+		status = dyn_wait_program(child);
 		if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status))
 			printf("the program exited with status %d\n", WEXITSTATUS(status));
 		else if (status >= 0 && WIFSIGNALED(status))

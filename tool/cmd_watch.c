@@ -17,12 +17,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmds.h"
+#include "dyn/launch.h"
 #include "dyn/resources.h"
 #include "dyn/session.h"
 #include "util.h"
@@ -518,39 +518,6 @@ static int session_opts(struct dyn_session_opts *so, const struct watch_opts *o,
 	return 0;
 }
 
-static void set_child_env(const char *rt, const char *dir)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char preload[PATH_MAX * 2];
-
-	snprintf(preload, sizeof(preload), "%s%s%s", rt, old && *old ? ":" : "", old ? old : "");
-	setenv("LD_PRELOAD", preload, 1);
-	setenv("SONDE_DIR", dir, 1);
-	setenv("SONDE_DYNAMIC", "1", 1);
-	setenv("SONDE_DYNAMIC_HOLD", "1", 1);
-}
-
-static pid_t start_program(const struct watch_opts *o, const char *path, const char *rt)
-{
-	char dir[PATH_MAX];
-	pid_t pid;
-
-	if (mkdir(o->dir, 0755) != 0 && errno != EEXIST)
-		return error("watch: cannot make %s: %s", o->dir, strerror(errno)), -1;
-	if (!realpath(o->dir, dir))
-		return error("watch: %s: %s", o->dir, strerror(errno)), -1;
-	pid = fork();
-	if (pid < 0)
-		return error("watch: fork: %s", strerror(errno)), -1;
-	if (pid == 0) {
-		set_child_env(rt, dir);
-		execv(path, o->argv);
-		error("watch: cannot execute '%s': %s", path, strerror(errno));
-		_exit(127);
-	}
-	return pid;
-}
-
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -624,12 +591,9 @@ static int watch_pid(const struct watch_opts *o, const struct mdl_lib *lib)
 /* The program's status once it ends (it runs on after the watch). */
 static int wait_program(pid_t pid)
 {
-	int status = 0;
+	int status = dyn_wait_program(pid);
 
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 1;
-	return exit_code(status);
+	return status < 0 ? 1 : exit_code(status);
 }
 
 static int watch_program(const struct watch_opts *o, const struct mdl_lib *lib)
@@ -643,7 +607,8 @@ static int watch_program(const struct watch_opts *o, const struct mdl_lib *lib)
 		return error("watch: no program '%s'", o->argv[0]), EXIT_USAGE;
 	if (dyn_session_plan(&s, 0, exe, lib, o->metric, o->focus, err, sizeof(err)) != 0) {
 		error("watch: %s", err);
-	} else if (session_opts(&so, o, rt) == 0 && (s.pid = start_program(o, path, rt)) > 0) {
+	} else if (session_opts(&so, o, rt) == 0 &&
+		   (s.pid = dyn_start_held("watch", o->dir, path, o->argv, rt)) > 0) {
 		snprintf(s.comm, sizeof(s.comm), "%s", strrchr(exe, '/') + 1);
 		if (dyn_session_attach(&s, &so, err, sizeof(err)) != 0) {
 			error("watch: %s", err);

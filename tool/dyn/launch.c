@@ -7,12 +7,19 @@
  * files that `sonde report` reads. Functions the patcher refused are listed, with the reason,
  * in RUNDIR/dynamic.txt.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "dyn.h"
 #include "launch.h"
+#include "util.h"
 
 int dyn_profile_points(struct ctl_client *c, const struct dyn_set *s, char *err, size_t n)
 {
@@ -103,4 +110,49 @@ int dyn_launch(const struct dyn_launch_opts *o, char *err, size_t n)
 	ctl_close(&c); /* no DETACH: the points stay for the whole run */
 	dyn_set_free(&s);
 	return ret;
+}
+
+static void set_child_env(const char *rt, const char *dir)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char preload[PATH_MAX * 2];
+
+	snprintf(preload, sizeof(preload), "%s%s%s", rt, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("SONDE_DIR", dir, 1);
+	setenv("SONDE_DYNAMIC", "1", 1);
+	setenv("SONDE_DYNAMIC_HOLD", "1", 1);
+}
+
+pid_t dyn_start_held(const char *cmd, const char *dir, const char *path, char *const argv[],
+		     const char *rt)
+{
+	char abs[PATH_MAX];
+	pid_t pid;
+
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return error("%s: cannot make %s: %s", cmd, dir, strerror(errno)), -1;
+	if (!realpath(dir, abs))
+		return error("%s: %s: %s", cmd, dir, strerror(errno)), -1;
+	fflush(stdout); /* not written twice by the child */
+	pid = fork();
+	if (pid < 0)
+		return error("%s: fork: %s", cmd, strerror(errno)), -1;
+	if (pid == 0) {
+		set_child_env(rt, abs);
+		execv(path, argv);
+		error("%s: cannot execute '%s': %s", cmd, path, strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+int dyn_wait_program(pid_t pid)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return status;
 }

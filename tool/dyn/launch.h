@@ -15,6 +15,16 @@ struct dyn_launch_opts {
 	int verbose;
 };
 
+/*
+ * Start the program at path (argv) with the runtime rt preloaded in dynamic mode and held
+ * before main until a tool connects; its profile goes to dir, made if missing. The pid, or -1
+ * after a one-line error that names cmd ("watch", "consult").
+ */
+pid_t dyn_start_held(const char *cmd, const char *dir, const char *path, char *const argv[],
+		     const char *rt);
+/* waitpid for it, through EINTR: its status, or -1. */
+int dyn_wait_program(pid_t pid);
+
 /* Patch, set the points, let the program go. 0, or -1 with err (the caller kills it). */
 int dyn_launch(const struct dyn_launch_opts *o, char *err, size_t n);
 
