@@ -7,28 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_MPI_RECORDS (1u << 22)
-
-static void *grow(void *arr, uint32_t *count, size_t elem)
-{
-	char *p;
-
-	if (*count >= MAX_MPI_RECORDS)
-		return NULL;
-	p = realloc(arr, (*count + 1) * elem);
-	if (!p)
-		return NULL;
-	memset(p + *count * elem, 0, elem);
-	(*count)++;
-	return p;
-}
-
 static int read_call(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen)
 {
 	struct sprof_mpi_call *c;
 	uint32_t i;
 
-	f->mpi_calls = grow(f->mpi_calls, &f->nmpi_calls, sizeof(*c));
+	f->mpi_calls = sprof_grow(f->mpi_calls, &f->nmpi_calls, sizeof(*c));
 	if (!f->mpi_calls)
 		return snprintf(err, errlen, "too many MPI_CALL records"), -1;
 	c = &f->mpi_calls[f->nmpi_calls - 1];
@@ -57,7 +41,7 @@ static int read_peer(struct sprof_file *f, struct sprof_buf *b, char *err, size_
 {
 	struct sprof_mpi_peer *p;
 
-	f->mpi_peers = grow(f->mpi_peers, &f->nmpi_peers, sizeof(*p));
+	f->mpi_peers = sprof_grow(f->mpi_peers, &f->nmpi_peers, sizeof(*p));
 	if (!f->mpi_peers)
 		return snprintf(err, errlen, "too many MPI_PEER records"), -1;
 	p = &f->mpi_peers[f->nmpi_peers - 1];
