@@ -27,26 +27,6 @@
 #include "report.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop_sig;
-
-static void on_stop(int sig)
-{
-	stop_sig = sig;
-}
-
-static void catch_stops(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 /* ---- the process ---- */
 
 /* The program to start: found, dynamically linked. */
@@ -253,7 +233,7 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 
 static int search(const struct co_opts *o, const struct hyp_lib *lib, struct dyn_session *s)
 {
-	struct live_source_opts lo = { o->seconds, &stop_sig };
+	struct live_source_opts lo = { o->seconds, &stop_signal };
 	struct live_view lv = { .v = { .out = stdout, .quiet = o->quiet } };
 	struct cs_source *src, *trig = NULL;
 	struct cs_engine *e;
@@ -296,7 +276,7 @@ int consult_live(const struct co_opts *o, const struct hyp_lib *lib)
 
 	memset(&s, 0, sizeof(s));
 	s.c.fd = -1;
-	catch_stops();
+	catch_stop_signals();
 	if (open_session(o, &s, &child) != 0) {
 		if (child)
 			dyn_wait_program(child);

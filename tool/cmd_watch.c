@@ -39,13 +39,6 @@ struct watch_opts {
 	double max_cost; /* fraction of a CPU; 0: the default; < 0: no limit */
 };
 
-static volatile sig_atomic_t stop_sig;
-
-static void on_stop(int sig)
-{
-	stop_sig = sig;
-}
-
 static void watch_usage(FILE *out)
 {
 	fprintf(out,
@@ -343,7 +336,7 @@ static int watch_loop(struct dyn_session *s, const struct watch_opts *o, struct 
 	char err[512];
 	int alarmed = 0;
 
-	while (!stop_sig && !s->ended && (o->seconds <= 0 || secs_since(sc->t0) < o->seconds)) {
+	while (!stop_signal && !s->ended && (o->seconds <= 0 || secs_since(sc->t0) < o->seconds)) {
 		if (dyn_session_poll(s, 100, err, sizeof(err)) < 0)
 			return error("watch: %s", err);
 		if (secs_since(sc->t0) < next)
@@ -525,19 +518,6 @@ static int exit_code(int status)
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
-static void catch_stops(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 static int hammer(struct dyn_session *s, unsigned rounds)
 {
 	char err[512];
@@ -658,7 +638,7 @@ int cmd_watch(int argc, char **argv)
 	lib = mdl_load_all(o.file, err, sizeof(err));
 	if (!lib)
 		return error("%s", err), 1;
-	catch_stops();
+	catch_stop_signals();
 	r = o.argv ? watch_program(&o, lib) : watch_pid(&o, lib);
 	mdl_lib_free(lib);
 	return r;

@@ -45,6 +45,16 @@ static void rehash(struct model *m)
 	}
 }
 
+double model_total_t_a(const struct model *m)
+{
+	double t = 0;
+	uint32_t i;
+
+	for (i = 0; i < m->nthreads; i++)
+		t += m->threads[i].t_a;
+	return t > 0 ? t : 1;
+}
+
 /* The model's function for a resource path, added on first sight. */
 uint32_t model_intern_func(struct model *m, const char *name, const char *file, int line,
 			   int kind)

@@ -101,6 +101,9 @@ void model_ext_free(struct model *m);
 /* 0, or -1 after printing one "sonde: ..." line. */
 int model_load(struct model *m, const char *dir, const struct model_filter *flt);
 void model_free(struct model *m);
+/* The threads' compensated times summed (T_a of every thread), 1 when there are none: a divisor
+ * for shares. */
+double model_total_t_a(const struct model *m);
 /* The model's function for (file, name), added on first sight; its index. */
 uint32_t model_intern_func(struct model *m, const char *name, const char *file, int line,
 			   int kind);

@@ -55,16 +55,6 @@ uint32_t *report_order(const struct model *m, enum report_sort sort)
 	return idx;
 }
 
-static double total_t_a(const struct model *m)
-{
-	double t = 0;
-	uint32_t i;
-
-	for (i = 0; i < m->nthreads; i++)
-		t += m->threads[i].t_a;
-	return t > 0 ? t : 1;
-}
-
 static void print_process(FILE *out, const struct m_process *p)
 {
 	const struct sprof_calib *c = &p->calib;
@@ -209,7 +199,7 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 {
 	const char *keys[] = { "exclusive time", "inclusive time", "calls" };
 	uint32_t *idx = report_order(m, o->sort), i, shown = 0;
-	double total = total_t_a(m);
+	double total = model_total_t_a(m);
 	struct term_style ts = term_style(out);
 	int cols = term_columns(out), narrow = cols && cols < WIDE_TABLE;
 
@@ -282,7 +272,7 @@ static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
 
 static void print_tree(FILE *out, const struct model *m, const struct report_opts *o)
 {
-	struct tree_view v = { o, total_t_a(m), term_columns(out), MAX_INDENT };
+	struct tree_view v = { o, model_total_t_a(m), term_columns(out), MAX_INDENT };
 	struct term_style ts = term_style(out);
 
 	/* on a terminal, the indentation leaves 16 columns for the name at least */

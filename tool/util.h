@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 #define EXIT_USAGE 2
@@ -37,6 +38,11 @@ int parse_time_span(const char *s, double *seconds);
 char **trace_files(const char *dir, uint32_t pid, size_t *n);
 
 /* CLOCK_MONOTONIC in ns, and the ms elapsed since such a reading. */
+/* SIGINT, SIGTERM and SIGHUP only set stop_signal (to their number) from then on: a command
+ * that runs until stopped (watch, consult) ends cleanly, letting its process go. */
+extern volatile sig_atomic_t stop_signal;
+void catch_stop_signals(void);
+
 uint64_t mono_now_ns(void);
 double elapsed_ms(uint64_t t0_ns);
 

@@ -7,16 +7,6 @@
 #include "sample_model.h"
 #include "util.h"
 
-static double total_t_a(const struct model *m)
-{
-	double t = 0;
-	uint32_t i;
-
-	for (i = 0; i < m->nthreads; i++)
-		t += m->threads[i].t_a;
-	return t > 0 ? t : 1;
-}
-
 static uint32_t measured_funcs(const struct model *m)
 {
 	uint32_t i, n = 0;
@@ -70,7 +60,7 @@ void html_func_table(FILE *out, const struct model *m, const char *id, int limit
 					    "#incl (c) per call", "#cpu excl", "#cpu incl" };
 	static const char *const flag_col[] = { "flags" };
 	uint32_t *idx = report_order(m, SORT_EXCL), i, shown = 0, n = measured_funcs(m);
-	double total = total_t_a(m);
+	double total = model_total_t_a(m);
 
 	fprintf(out, "<table class=\"sortable\" id=\"%s\">\n<thead><tr>", id);
 	for (i = 0; i < (m->has_cpu ? 11u : 9u); i++) {
@@ -109,7 +99,7 @@ static void sampled(FILE *out, const struct model *m, int limit)
 	static const char *const cols[] = { "function", "file:line", "#samples (self)", "#self %",
 					    "#± err %", "#total", "#total %", "#measured incl (c) %" };
 	const struct m_samples *s = m->samples;
-	double stored = (double)(s->stored_periods ? s->stored_periods : 1), mt = total_t_a(m);
+	double stored = (double)(s->stored_periods ? s->stored_periods : 1), mt = model_total_t_a(m);
 	uint32_t i, k, rows = 0, n = 0, *idx;
 
 	fprintf(out, "<h3>Sampled profile</h3>\n<p class=\"note\">%llu samples of %.3f ms of a "
