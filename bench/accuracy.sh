@@ -5,11 +5,8 @@
 #   BENCH_RUNS=7 rounds, BENCH_CPU=<n>|none pinning (default: the last CPU), BENCH_R=100000.
 set -eu
 cd "$(dirname "$0")/.."
-B=build/bench
-SONDE=build/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f build/lib/libsonde.so ] || { echo "accuracy.sh: run 'make all' first" >&2; exit 1; }
-mkdir -p "$B"
+. bench/lib.sh
+bench_setup accuracy.sh
 $CC -O2 -o "$B/known.base" bench/known.c
 "$SONDE" cc -- $CC -O2 -o "$B/known.inst" bench/known.c
 exec python3 bench/accuracy.py "$B" "$SONDE" "${BENCH_R:-100000}"

@@ -13,15 +13,15 @@
 
 # One recipe, so that no two of them run at once under make -j.
 bench: all $(DYN_BENCH)
-	./bench/overhead.sh
-	./bench/accuracy.sh
+	BUILD=$(BUILD) ./bench/overhead.sh
+	BUILD=$(BUILD) ./bench/accuracy.sh
 	BUILD=$(BUILD) ./bench/trace_cost.sh
 	BUILD=$(BUILD) ./bench/trace_accuracy.sh
 	BUILD=$(BUILD) ./bench/dynamic.sh
 	BUILD=$(BUILD) ./bench/dyn_objects.sh
 	BUILD=$(BUILD) ./bench/sync.sh
 	BUILD=$(BUILD) ./bench/io_cost.sh
-	./bench/sampling.sh
+	BUILD=$(BUILD) ./bench/sampling.sh
 	BUILD=$(BUILD) ./bench/consult.sh
 	BUILD=$(BUILD) ./bench/mpi_trace_cost.sh
 	BUILD=$(BUILD) ./bench/mpi.sh
@@ -59,7 +59,7 @@ bench-io: all
 # 1 kHz against the program alone, perf record and gperftools; sampled against measured shares.
 # BENCH_SAMPLE_R (work of bench/sampled.c, default 150: about 1 s of CPU per run).
 bench-sampling: all
-	./bench/sampling.sh
+	BUILD=$(BUILD) ./bench/sampling.sh
 
 # The Performance Consultant post mortem (docs/benchmarks.md, "Consultant"): time to isolate
 # each planted bottleneck of examples/, data used against the trace and full sampling.

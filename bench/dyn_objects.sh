@@ -8,12 +8,7 @@
 #   BUILD=build, BENCH_RUNS=7 rounds (medians), BENCH_CPU (pinning), BENCH_OBJ_N=200000 pairs.
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-B=$BUILD/bench
-SONDE=$BUILD/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] ||
-	{ echo "dyn_objects.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
-mkdir -p "$B"
+. bench/lib.sh
+bench_setup dyn_objects.sh
 $CC -O2 -g -o "$B/dyn_objects" bench/dyn_objects.c -lpthread
 exec python3 bench/dyn_objects.py "$B" "$SONDE" "${BENCH_OBJ_N:-200000}"

@@ -12,14 +12,9 @@
 #   BENCH_DYN_PARTS=1,2,3,4,5 (which parts), BENCH_SOURCE (what the "source:" line says).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-B=$BUILD/bench
-SONDE=$BUILD/bin/sonde
+. bench/lib.sh
 T=$BUILD/tool
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] && [ -f "$T/tool/dyn/install.o" ] ||
-	{ echo "dynamic.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
-mkdir -p "$B"
+bench_setup dynamic.sh "$T/tool/dyn/install.o"
 $CC -O2 -o "$B/callheavy.base" bench/callheavy.c
 "$SONDE" cc -- $CC -O2 -o "$B/callheavy.inst" bench/callheavy.c
 # the processes that are patched while they run: plain gcc -O2, no instrumentation

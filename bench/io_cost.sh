@@ -8,13 +8,8 @@
 #   BENCH_IO_N=1000000 (calls of each kind), BENCH_OS_N=300000000 (rounds of arithmetic).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-B=$BUILD/bench
-SONDE=$BUILD/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] ||
-	{ echo "io_cost.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
-mkdir -p "$B"
+. bench/lib.sh
+bench_setup io_cost.sh
 $CC -O2 -o "$B/io_cost.base" bench/io_cost.c
 "$SONDE" cc -- $CC -O2 -o "$B/io_cost.inst" bench/io_cost.c
 exec python3 bench/io_cost.py "$B" "$SONDE" "${BENCH_IO_N:-1000000}" "${BENCH_OS_N:-300000000}"

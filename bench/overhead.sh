@@ -5,11 +5,8 @@
 #   BENCH_RUNS=7 rounds, BENCH_CPU=<n>|none pinning (default: the last CPU), BENCH_N=4000000.
 set -eu
 cd "$(dirname "$0")/.."
-B=build/bench
-SONDE=build/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f build/lib/libsonde.so ] || { echo "overhead.sh: run 'make all' first" >&2; exit 1; }
-mkdir -p "$B"
+. bench/lib.sh
+bench_setup overhead.sh
 $CC -O2 -o "$B/callheavy.base" bench/callheavy.c
 "$SONDE" cc -- $CC -O2 -o "$B/callheavy.inst" bench/callheavy.c
 $CC -O2 -pg -o "$B/callheavy.pg" bench/callheavy.c

@@ -9,10 +9,8 @@
 #   BENCH_SAMPLE_R (rounds of bench/sampled.c's work, default 150: about 1 s of CPU).
 set -eu
 cd "$(dirname "$0")/.."
-B=build/bench
-SONDE=build/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f build/lib/libsonde.so ] || { echo "sampling.sh: run 'make all' first" >&2; exit 1; }
+. bench/lib.sh
+bench_setup sampling.sh
 if ! dpkg-query -W -f='${Status}' libgoogle-perftools-dev 2>/dev/null | grep -q "ok installed"; then
 	if [ "$(id -u)" -eq 0 ]; then
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
@@ -22,7 +20,6 @@ if ! dpkg-query -W -f='${Status}' libgoogle-perftools-dev 2>/dev/null | grep -q 
 		echo "sampling.sh: libgoogle-perftools-dev is missing (apt-get install it as root): gperftools skipped" >&2
 	fi
 fi
-mkdir -p "$B"
 $CC -O2 -g -fno-omit-frame-pointer -o "$B/sampled.base" bench/sampled.c
 "$SONDE" cc -- $CC -O2 -g -fno-omit-frame-pointer -o "$B/sampled.inst" bench/sampled.c
 exec python3 bench/sampling.py "$B" "$SONDE" "${BENCH_SAMPLE_R:-150}"

@@ -8,12 +8,9 @@
 #   (default: the last CPU), BENCH_KERNELS="hydro iccg ..." (a subset; default all).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+. bench/lib.sh
+bench_setup trace_accuracy.sh
 B=$BUILD/bench/kernels
-SONDE=$BUILD/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] ||
-	{ echo "trace_accuracy.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
 mkdir -p "$B"
 KERNELS=${BENCH_KERNELS:-$(cd bench/kernels && ls *.c | sed 's/\.c$//' | tr '\n' ' ')}
 for k in $KERNELS; do

@@ -8,13 +8,8 @@
 #   the last CPU), BENCH_TRACE_N=2000000 (callheavy's outer loop: 26 M calls, 52 M events).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-B=$BUILD/bench
-SONDE=$BUILD/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] ||
-	{ echo "trace_cost.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
-mkdir -p "$B"
+. bench/lib.sh
+bench_setup trace_cost.sh
 $CC -O2 -o "$B/callheavy.base" bench/callheavy.c
 "$SONDE" cc -- $CC -O2 -o "$B/callheavy.inst" bench/callheavy.c
 $CC -O2 -fPIC -shared -fvisibility=hidden -o "$B/ideal_probe.so" bench/ideal_probe.c
