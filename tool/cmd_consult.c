@@ -203,32 +203,77 @@ static int is_pid(const char *s)
 	return stat(s, &sb) != 0;
 }
 
-/* The trace PATH names: itself, or the only one (or --pid's) of a directory. */
-static char *trace_path(const struct co_opts *o)
+static void free_paths(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+/* The traces PATH names: itself, the only one (or --pid's) of a directory, or all of them
+ * (the ranks of an MPI run: search() checks). NULL with an error said. */
+static char **trace_paths(const struct co_opts *o, size_t *n)
 {
 	struct stat sb;
-	char **paths, *one;
-	size_t n, i;
+	char **paths;
 
 	if (stat(o->path, &sb) != 0)
 		return error("consult: %s: no such trace file or run directory", o->path), NULL;
-	if (!S_ISDIR(sb.st_mode))
-		return xstrdup(o->path);
-	paths = trace_files(o->path, o->pid, &n);
-	if (n != 1) {
-		if (!n)
-			error("consult: %s holds no trace%s (record one with 'sonde run --trace')",
-			      o->path, o->pid ? " of that process" : "");
-		else
-			error("consult: %s holds %zu traces: choose one with --pid P", o->path, n);
-		for (i = 0; i < n; i++)
-			free(paths[i]);
+	if (!S_ISDIR(sb.st_mode)) {
+		paths = xmalloc(sizeof(char *));
+		paths[0] = xstrdup(o->path);
+		*n = 1;
+		return paths;
+	}
+	paths = trace_files(o->path, o->pid, n);
+	if (!*n) {
+		error("consult: %s holds no trace%s (record one with 'sonde run --trace')", o->path,
+		      o->pid ? " of that process" : "");
 		free(paths);
 		return NULL;
 	}
-	one = paths[0];
-	free(paths);
-	return one;
+	return paths;
+}
+
+/* The world rank of an MPI rank's trace, -1 when it is not one. */
+static int32_t world_rank_of(const struct strc_file *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->ncomms; i++)
+		if (f->comms[i].flags & STRC_COMM_WORLD)
+			return f->comms[i].rank;
+	return -1;
+}
+
+/* Read the traces; several must be the ranks of an MPI run (put in rank order). */
+static int read_traces(const struct co_opts *o, char **paths, size_t n, struct strc_file **f)
+{
+	char err[512];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (strc_read_file(paths[i], &f[i], err, sizeof(err)) != 0)
+			return error("consult: %s: %s", paths[i], err);
+		if (f[i]->truncated || f[i]->warning[0])
+			warning("%s: %s", paths[i], f[i]->warning[0] ? f[i]->warning : "cut short");
+		if (n > 1 && world_rank_of(f[i]) < 0)
+			return error("consult: %s holds %zu traces: choose one with --pid P (only the "
+				     "ranks of an MPI run are searched together)", o->path, n);
+	}
+	for (i = 1; i < n; i++) /* insertion sort by rank: paths move with their files */
+		for (j = i; j > 0 && world_rank_of(f[j - 1]) > world_rank_of(f[j]); j--) {
+			struct strc_file *x = f[j];
+			char *p = paths[j];
+
+			f[j] = f[j - 1];
+			f[j - 1] = x;
+			paths[j] = paths[j - 1];
+			paths[j - 1] = p;
+		}
+	return 0;
 }
 
 struct hyp_lib *consult_hypotheses(const struct co_opts *o)
@@ -272,10 +317,12 @@ struct volume {
 };
 
 static void volume_of(const struct cs_engine *e, const struct trace_source_info *ti,
-		      const char *trace, double sample_bytes, struct volume *v)
+		      char *const *paths, size_t npaths, double sample_bytes, struct volume *v)
 {
 	struct stat sb;
-	uint64_t foci = 1 + ti->modules + ti->procedures + ti->call_paths + ti->sync_objects;
+	uint64_t foci = 1 + ti->modules + ti->procedures + ti->call_paths + ti->sync_objects +
+			ti->ranks + ti->comms + ti->peers + ti->tags;
+	size_t i;
 
 	memset(v, 0, sizeof(*v));
 	v->samples = e->st.samples;
@@ -283,7 +330,8 @@ static void volume_of(const struct cs_engine *e, const struct trace_source_info 
 	v->pairs = e->st.foci_used;
 	v->pairs_available = (uint32_t)(ti->metrics * foci * (ti->threads > 1 ? ti->threads + 1 : 1));
 	v->full_samples = (uint64_t)v->pairs_available * e->st.steps;
-	v->trace_bytes = stat(trace, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	for (i = 0; i < npaths; i++)
+		v->trace_bytes += stat(paths[i], &sb) == 0 ? (uint64_t)sb.st_size : 0;
 	v->trace_events = ti->events;
 }
 
@@ -312,10 +360,10 @@ static int write_json(const char *path, const struct cs_engine *e, const char *t
 		return error("consult: %s: %s", path, strerror(errno));
 	fprintf(out, "{\"sonde_consult\":1,\"trace\":");
 	json_str(out, trace);
-	fprintf(out, ",\"run_ns\":%llu,\"period_ns\":%llu,\"params\":{\"min_obs_s\":%g,"
+	fprintf(out, ",\"ranks\":%u,\"run_ns\":%llu,\"period_ns\":%llu,\"params\":{\"min_obs_s\":%g,"
 		"\"sufficient_obs_s\":%g,\"min_fraction\":%g,\"hysteresis\":%g,\"budget\":%g,"
 		"\"load_compensation\":%s},\"thresholds\":{",
-		(unsigned long long)ti->run_ns, (unsigned long long)ti->period_ns, e->par.min_obs,
+		ti->ranks, (unsigned long long)ti->run_ns, (unsigned long long)ti->period_ns, e->par.min_obs,
 		e->par.suff_obs, e->par.min_fraction, e->par.hyst, e->par.budget,
 		e->par.load_comp ? "true" : "false");
 	for (i = 0; i < e->lib->nthresholds; i++) {
@@ -388,10 +436,20 @@ static void on_step(struct cs_engine *e, void *arg)
 				"replaying the trace");
 }
 
-static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trace)
+static void close_traces(struct strc_file **f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		strc_free(f[i]);
+	free(f);
+}
+
+static int search(const struct co_opts *o, struct hyp_lib *lib, char **paths, size_t npaths)
 {
 	char err[512];
-	struct strc_file *f;
+	struct strc_file **files = xcalloc(npaths, sizeof(*files)), *f;
+	const char *trace = npaths > 1 ? o->path : paths[0];
 	struct cs_source *src, *trig = NULL;
 	struct cs_engine *e;
 	struct cs_view view = { .out = stdout, .quiet = o->quiet };
@@ -400,22 +458,26 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 	struct volume v;
 	int rc = 0;
 
-	if (strc_read_file(trace, &f, err, sizeof(err)) != 0)
-		return error("consult: %s: %s", trace, err);
-	if (f->truncated || f->warning[0])
-		warning("%s: %s", trace, f->warning[0] ? f->warning : "cut short");
-	src = trace_source_new(f, (uint64_t)llround(o->period_ms * 1e6), err, sizeof(err));
+	if (read_traces(o, paths, npaths, files) != 0) {
+		close_traces(files, npaths);
+		return 1;
+	}
+	f = files[0];
+	src = trace_source_new_run((const struct strc_file *const *)files, (uint32_t)npaths,
+				   (uint64_t)llround(o->period_ms * 1e6), err, sizeof(err));
 	if (!src) {
-		strc_free(f);
+		close_traces(files, npaths);
 		return error("consult: %s: %s", trace, err);
 	}
 	trace_source_info(src, &ti);
-	printf("sonde consult: %s (%s), %.3f s, %u thread%s; samples every %.0f ms\n", trace,
-	       f->exe && *f->exe ? f->exe : "?", (double)ti.run_ns / 1e9, ti.threads,
-	       ti.threads == 1 ? "" : "s", o->period_ms);
+	printf("sonde consult: %s (%s), ", trace, f->exe && *f->exe ? f->exe : "?");
+	if (ti.ranks)
+		printf("%u MPI ranks, ", ti.ranks);
+	printf("%.3f s, %u thread%s; samples every %.0f ms\n", (double)ti.run_ns / 1e9,
+	       ti.threads, ti.threads == 1 ? "" : "s", o->period_ms);
 	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, 0, err, sizeof(err)))) {
 		trace_source_free(src);
-		strc_free(f);
+		close_traces(files, npaths);
 		error("consult: %s", err);
 		return 1;
 	}
@@ -438,7 +500,7 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 	cs_view_tree(stdout, e);
 	cs_view_explain(stdout, e, trig ? ti.run_ns - cs_trigger_fired(trig) : ti.run_ns,
 			trig ? NULL : profile_cb, src);
-	volume_of(e, &ti, trace, src->ops->sample_bytes, &v);
+	volume_of(e, &ti, paths, npaths, src->ops->sample_bytes, &v);
 	print_volume(stdout, &v, &ti, e->st.steps);
 	if (o->json)
 		rc |= write_json(o->json, e, trace, &v, &ti);
@@ -448,7 +510,7 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, const char *trac
 	cs_engine_free(e);
 	cs_trigger_free(trig);
 	trace_source_free(src);
-	strc_free(f);
+	close_traces(files, npaths);
 	return rc ? 1 : 0;
 }
 
@@ -456,7 +518,8 @@ int cmd_consult(int argc, char **argv)
 {
 	struct co_opts o = { 0 };
 	struct hyp_lib *lib = NULL;
-	char *trace = NULL;
+	char **paths = NULL;
+	size_t npaths = 0;
 	int r = parse_args(argc, argv, &o), rc = 1;
 
 	if (r)
@@ -465,9 +528,9 @@ int cmd_consult(int argc, char **argv)
 		rc = 1;
 	else if (o.argv || is_pid(o.path))
 		rc = consult_live(&o, lib);
-	else if ((trace = trace_path(&o)))
-		rc = search(&o, lib, trace);
-	free(trace);
+	else if ((paths = trace_paths(&o, &npaths)))
+		rc = search(&o, lib, paths, npaths);
+	free_paths(paths, npaths);
 	hyp_lib_free(lib);
 	free(o.thresholds);
 	free(o.par.ignore);

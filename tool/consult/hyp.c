@@ -22,6 +22,7 @@
 #define MAX_DEPTH 64
 
 static const char *const hier_names[H_COUNT] = { "Code", "SyncObject", "Files", "Machine",
+						 "Process", "Communicator", "Peer", "Tag",
 						 "Threads" };
 
 const char *cs_hier_name(int h)
@@ -479,7 +480,7 @@ static int parse_item(struct hparser *p, struct hypothesis *h, uint32_t self)
 		free(name);
 		if (h->hint < 0)
 			return fail(p, at, "unknown hierarchy (Code, SyncObject, Files, Machine, "
-					   "Threads)");
+					   "Process, Communicator, Peer, Tag, Threads)");
 		return next(p) || expect(p, T_SEMI, "';'");
 	}
 	return expected(p, "name, parent, test, share, hint, explain or '}'");

@@ -12,9 +12,13 @@
 
 #include "../mdl/mdl.h"
 
-/* The resource hierarchies of the "where" axis, in the order the search magnifies them. */
-enum cs_hier { H_CODE, H_SYNC, H_FILES, H_MACHINE, H_THREADS, H_COUNT };
-const char *cs_hier_name(int h); /* "Code", "SyncObject", "Files", "Machine", "Threads" */
+/* The resource hierarchies of the "where" axis, in the order the search magnifies them.
+ * Process, Communicator, Peer and Tag: the ranks of an MPI run and its messages (docs/mpi.md). */
+enum cs_hier { H_CODE, H_SYNC, H_FILES, H_MACHINE, H_PROCESS, H_COMM, H_PEER, H_TAG, H_THREADS,
+	       H_COUNT };
+/* "Code", "SyncObject", "Files", "Machine", "Process", "Communicator", "Peer", "Tag",
+ * "Threads" */
+const char *cs_hier_name(int h);
 int cs_hier_of(const char *name);  /* -1 when unknown */
 
 enum hx_op {

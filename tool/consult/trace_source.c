@@ -8,8 +8,10 @@
  *   observed_cost   the recording's own probes: events in the focus x alpha (o_full / 2);
  *   active_threads  thread-seconds alive in the focus's threads (not narrowed by Code);
  * and from the synchronization events of `--trace --sync` (trace_sync.c): sync_wait_time,
- * sync_time (the same: uncontended operations record no time), sync_ops. I/O and page-fault
- * metrics are not in traces: not supported.
+ * sync_time (the same: uncontended operations record no time), sync_ops; from the MPI events
+ * of the traces of an MPI run, searched together (trace_mpi.c): mpi_time, mpi_p2p_time,
+ * mpi_coll_time, mpi_late_sender, mpi_coll_wait, active_ranks, cpu_time_rank_max,
+ * cpu_time_rank_mean. I/O and page-fault metrics are not in traces: not supported.
  */
 #include "trace_source.h"
 
@@ -22,16 +24,18 @@
 #include "trace_source_int.h"
 #include "util.h"
 
-static const char *const metric_names[M_COUNT] = { "cpu_time", "calls", "observed_cost",
-						    "active_threads", "sync_wait_time",
-						    "sync_time", "sync_ops" };
+static const char *const metric_names[M_COUNT] = {
+	"cpu_time", "calls", "observed_cost", "active_threads", "sync_wait_time", "sync_time",
+	"sync_ops", "mpi_time", "mpi_p2p_time", "mpi_coll_time", "mpi_late_sender",
+	"mpi_coll_wait", "active_ranks", "cpu_time_rank_max", "cpu_time_rank_mean"
+};
 
 static struct tsrc *T(struct cs_source *s)
 {
 	return s->impl;
 }
 
-static uint64_t ns_of(const struct tsrc *t, uint64_t ticks)
+uint64_t ts_ns_of(const struct tsrc *t, uint64_t ticks)
 {
 	double ns = ticks > t->origin ? (double)(ticks - t->origin) / t->ticks_per_ns : 0;
 
@@ -59,7 +63,7 @@ static void name_procs(struct tsrc *t)
 	struct symtab *st = symtab__new();
 	uint32_t i;
 
-	t->proc_of_func = xmalloc((f->nfuncs ? f->nfuncs : 1) * sizeof(uint32_t));
+	t->proc_of_func = t->pof[t->fi] = xmalloc((f->nfuncs ? f->nfuncs : 1) * sizeof(uint32_t));
 	for (i = 0; i < f->nfuncs; i++) {
 		const struct strc_func *fn = &f->funcs[i];
 		struct sym_info si = { fn->name && *fn->name ? fn->name : "?", "?", "", 0 };
@@ -132,9 +136,12 @@ uint32_t ts_bucket_of(const struct tsrc *t, uint64_t ns)
 	return b < t->nbuckets ? (uint32_t)b : t->nbuckets - 1;
 }
 
-/* Seconds [a, b) ns spread over the sample periods, into a node or a per-bucket array. */
+/* Seconds [a, b) ns spread over the sample periods, into a node or a per-bucket array; of an
+ * MPI rank, only its MPI interval (clip). */
 static void spread(struct tsrc *t, uint32_t node, double *arr, uint64_t a, uint64_t b)
 {
+	a = a > t->clip_lo ? a : t->clip_lo;
+	b = b < t->clip_hi ? b : t->clip_hi;
 	while (a < b) {
 		uint32_t k = ts_bucket_of(t, a);
 		uint64_t end = (uint64_t)(k + 1) * t->period;
@@ -156,9 +163,9 @@ static uint32_t top(const struct replay *r, uint32_t root, int below)
 }
 
 /* The time since the thread's last event belongs to the call open until now. */
-static void advance_to(struct tsrc *t, uint32_t node, uint64_t ticks)
+void ts_advance(struct tsrc *t, uint32_t node, uint64_t ticks)
 {
-	uint64_t now = ns_of(t, ticks);
+	uint64_t now = ts_ns_of(t, ticks);
 
 	if (now > t->last && t->wait_obj != UINT32_MAX)
 		ts_sync_wait(t, node, t->last, now);
@@ -176,7 +183,7 @@ static void on_open(struct replay *r, const struct strc_event *e)
 	uint32_t parent = top(r, t->root, 1), n;
 	struct ts_entry *en;
 
-	advance_to(t, parent, e->t);
+	ts_advance(t, parent, e->t);
 	t->wait_obj = UINT32_MAX; /* a call ends any blocked call (one that timed out) */
 	n = child_of(t, parent, proc);
 	r->stack[r->depth - 1].data = n;
@@ -191,7 +198,7 @@ static void on_close(struct replay *r, const struct replay_frame *f, uint64_t ti
 {
 	struct tsrc *t = r->arg;
 
-	advance_to(t, f->data, ticks);
+	ts_advance(t, f->data, ticks);
 	t->wait_obj = UINT32_MAX;
 	entry(t, f->data, ts_bucket_of(t, t->last))->events++;
 }
@@ -207,9 +214,13 @@ static void on_other(struct replay *r, const struct strc_event *e)
 	struct tsrc *t = r->arg;
 	uint32_t n = top(r, t->root, 0);
 
-	advance_to(t, n, e->t);
+	if ((e->type == STRC_MPI_RECV || e->type == STRC_MPI_COLL) && t->mpi) {
+		ts_mpi_call(t, n, t->thl, e); /* the call's time is MPI's, not computing */
+	}
+	ts_advance(t, n, e->t);
 	t->wait_obj = UINT32_MAX;
-	if (e->type == STRC_SYNC_WAIT || e->type == STRC_SYNC_DONE || e->type == STRC_SYNC_RELEASE)
+	if ((e->type == STRC_SYNC_WAIT || e->type == STRC_SYNC_DONE ||
+	     e->type == STRC_SYNC_RELEASE) && t->nobjs)
 		ts_sync_event(t, n, e);
 	if (e->type == STRC_FLUSH) {
 		uint64_t end = t->last + (uint64_t)llround((double)e->arg / t->ticks_per_ns);
@@ -218,7 +229,7 @@ static void on_other(struct replay *r, const struct strc_event *e)
 		t->last = end;
 		return;
 	}
-	if (e->type == STRC_PHASE) {
+	if (e->type == STRC_PHASE && t->fi == 0) { /* of an MPI run, rank 0's phases */
 		const struct strc_func *fn = strc_func_of(t->f, e->id);
 
 		add_phase(t, t->last, e->id == STRC_ID_NONE ? NULL
@@ -234,28 +245,68 @@ static int cmp_phase(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t;
 }
 
-static void replay_all(struct tsrc *t)
+/* A thread of an MPI run that made no call and no MPI call: the MPI library's own (OpenMPI's
+ * progress threads), not one of the program's; it is not counted among the active threads. */
+static int library_thread(const struct tsrc *t, const struct strc_thread *st)
 {
-	struct replay r = { .arg = t, .open = on_open, .close = on_close, .other = on_other };
+	size_t k;
+
+	if (!t->mpi)
+		return 0;
+	for (k = 0; k < st->nev; k++)
+		if (st->ev[k].type == STRC_ENTER || st->ev[k].type == STRC_REGION_BEGIN ||
+		    st->ev[k].type == STRC_MPI_SEND || st->ev[k].type == STRC_MPI_RECV ||
+		    st->ev[k].type == STRC_MPI_COLL)
+			return 0;
+	return 1;
+}
+
+static void replay_file(struct tsrc *t, struct replay *r)
+{
 	uint32_t i;
 
+	t->f = t->files[t->fi];
+	t->proc_of_func = t->pof[t->fi];
+	t->clip_lo = t->mpi && t->nfiles > 1 ? t->mpi->lo[t->fi] : 0;
+	t->clip_hi = t->mpi && t->nfiles > 1 ? t->mpi->hi[t->fi] : UINT64_MAX;
 	for (i = 0; i < t->f->nthreads; i++) {
 		const struct strc_thread *st = &t->f->threads[i];
-		struct ts_thread *th = &t->threads[i];
+		struct ts_thread *th = &t->threads[t->th];
 
-		t->th = i;
 		th->tid = st->tid;
-		th->start = st->nev ? ns_of(t, st->ev[0].t) : 0;
-		th->end = st->nev ? ns_of(t, st->ev[st->nev - 1].t) : 0;
+		th->rank = t->fi;
+		th->lib = library_thread(t, st);
+		th->start = st->nev ? ts_ns_of(t, st->ev[0].t) : 0;
+		th->end = st->nev ? ts_ns_of(t, st->ev[st->nev - 1].t) : 0;
+		th->start = th->start > t->clip_lo ? th->start : t->clip_lo;
 		th->alive = xcalloc(t->nbuckets, sizeof(double));
+		if (th->lib) { /* no time at all: an empty interval */
+			t->clip_lo = UINT64_MAX;
+			t->clip_hi = 0;
+		}
 		spread(t, 0, th->alive, th->start, th->end);
 		t->last = th->start;
 		t->wait_obj = UINT32_MAX;
+		t->thl = i;
 		t->root = node_new(t, UINT32_MAX, UINT32_MAX);
 		entry(t, t->root, ts_bucket_of(t, th->start));
-		replay_thread(&r, st);
+		replay_thread(r, st);
 		t->events += st->nev;
+		t->th++;
+		t->clip_lo = t->mpi && t->nfiles > 1 ? t->mpi->lo[t->fi] : 0;
+		t->clip_hi = t->mpi && t->nfiles > 1 ? t->mpi->hi[t->fi] : UINT64_MAX;
 	}
+}
+
+static void replay_all(struct tsrc *t)
+{
+	struct replay r = { .arg = t, .open = on_open, .close = on_close, .other = on_other };
+
+	t->th = 0;
+	for (t->fi = 0; t->fi < t->nfiles; t->fi++)
+		replay_file(t, &r);
+	t->clip_lo = 0;
+	t->clip_hi = UINT64_MAX;
 	replay_free(&r);
 	qsort(t->ph, t->nph, sizeof(*t->ph), cmp_phase);
 }
@@ -369,17 +420,21 @@ static int focus_nodes(const struct tsrc *t, const struct cs_focus *f, uint32_t 
 	int h;
 
 	uint32_t obj, kind;
+	struct ts_mfocus mf;
 
 	for (h = 0; h < H_COUNT; h++)
-		if (f->part[h] && h != H_CODE && h != H_THREADS && h != H_SYNC)
+		if (f->part[h] && (h == H_FILES || h == H_MACHINE))
 			return -1;
 	if (ts_sync_focus(t, f->part[H_SYNC], &obj, &kind) || thread_of_focus(t, f, thread) ||
+	    ts_mpi_focus(t, f, &mf) ||
 	    code_parts(f->part[H_CODE], buf, sizeof(buf), &mod, &proc, &path))
 		return -1;
 	*out = NULL;
 	*n = 0;
 	for (k = 0; k < t->nnodes; k++) {
 		if (*thread != UINT32_MAX && t->nodes[k].thread != *thread)
+			continue;
+		if (mf.rank != UINT32_MAX && t->threads[t->nodes[k].thread].rank != mf.rank)
 			continue;
 		if (!node_in_code(t, k, mod, proc, path))
 			continue;
@@ -392,6 +447,23 @@ static int focus_nodes(const struct tsrc *t, const struct cs_focus *f, uint32_t 
 static int is_sync(int m)
 {
 	return m == M_SYNC_WAIT || m == M_SYNC_TIME || m == M_SYNC_OPS;
+}
+
+static int is_mpi(int m)
+{
+	return m == M_MPI_TIME || m == M_MPI_P2P || m == M_MPI_COLL || m == M_LATE_SENDER ||
+	       m == M_COLL_WAIT;
+}
+
+/* Metrics of the ranks of an MPI run (more than one trace). */
+static int is_ranks(int m)
+{
+	return m == M_RANKS || m == M_CPU_MAX || m == M_CPU_MEAN;
+}
+
+static int has_msg_part(const struct cs_focus *f)
+{
+	return f->part[H_COMM] || f->part[H_PEER] || f->part[H_TAG];
 }
 
 static int metric_of(const char *name)
@@ -418,6 +490,13 @@ static int ts_supports(struct cs_source *s, const char *metric, const struct cs_
 		return 0; /* no --sync in the recording (or no lock used) */
 	if (f->part[H_SYNC] && !is_sync(m) && m != M_THREADS)
 		return 0; /* time and calls are not per object */
+	if ((is_mpi(m) && !t->mpi) || (is_ranks(m) && (!t->mpi || t->nfiles < 2)) ||
+	    ((m == M_LATE_SENDER || m == M_COLL_WAIT) && !t->mpi->matched))
+		return 0; /* not an MPI run, or one rank's trace alone */
+	if (has_msg_part(f) && !is_mpi(m) && m != M_THREADS && m != M_RANKS)
+		return 0; /* time and calls are not per communicator, peer or tag */
+	if ((f->part[H_THREADS] || f->part[H_SYNC]) && (m == M_CPU_MAX || m == M_CPU_MEAN))
+		return 0; /* a spread across ranks */
 	ok = focus_nodes(t, f, &nodes, &n, &th) == 0;
 	free(nodes);
 	return ok;
@@ -439,7 +518,15 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Resources seen by now: modules, procedures, call paths (two or more), threads. */
+static int thread_in_process(const struct tsrc *t, uint32_t k, const struct cs_focus *f)
+{
+	struct ts_mfocus mf;
+
+	return ts_mpi_focus(t, f, &mf) == 0 && (mf.rank == UINT32_MAX || t->threads[k].rank == mf.rank);
+}
+
+/* Resources seen by now: modules, procedures, call paths (two or more), threads, and of an
+ * MPI run its ranks, communicators, peers and tags. */
 static uint32_t ts_children(struct cs_source *s, const struct cs_focus *f, int h, char ***out)
 {
 	struct tsrc *t = T(s);
@@ -450,11 +537,22 @@ static uint32_t ts_children(struct cs_source *s, const struct cs_focus *f, int h
 	*out = NULL;
 	if (h == H_SYNC)
 		return ts_sync_children(t, f->part[H_SYNC], t->cur, out);
+	if (h == H_PROCESS || h == H_COMM || h == H_PEER || h == H_TAG) {
+		uint32_t *nodes = NULL, nn = 0;
+
+		if (!t->mpi || f->part[h] || focus_nodes(t, f, &nodes, &nn, &th))
+			return 0;
+		n = ts_mpi_children(t, f, h, nodes, nn, out);
+		free(nodes);
+		return n;
+	}
 	if (h == H_THREADS) {
-		if (f->part[H_THREADS])
+		/* of an MPI run, the threads of a rank: the ranks are the Process hierarchy */
+		if (f->part[H_THREADS] || (t->mpi && t->nfiles > 1 && !f->part[H_PROCESS]))
 			return 0;
 		for (k = 0; k < t->nthreads; k++)
-			if (t->threads[k].start < (uint64_t)t->cur * t->period) {
+			if (!t->threads[k].lib && t->threads[k].start < (uint64_t)t->cur * t->period &&
+			    (!f->part[H_PROCESS] || thread_in_process(t, k, f))) {
 				snprintf(name, sizeof(name), "/Threads/%u", t->threads[k].tid);
 				push_name(out, &n, name);
 			}
@@ -501,11 +599,22 @@ static int ts_request(struct cs_source *s, const char *metric, const struct cs_f
 	t->reqs = xrealloc(t->reqs, (t->nreqs + 1) * sizeof(*t->reqs));
 	r = &t->reqs[t->nreqs];
 	*r = (struct ts_req){ .used = 1, .m = (enum ts_metric)m };
-	if (focus_nodes(t, f, &r->nodes, &r->nnodes, &r->thread) != 0 ||
-	    ts_sync_focus(t, f->part[H_SYNC], &r->obj, &r->kind) != 0)
+	if (ts_mpi_focus(t, f, &r->mf) != 0 || ts_sync_focus(t, f->part[H_SYNC], &r->obj,
+								      &r->kind) != 0)
 		return -1;
+	if (m == M_CPU_MEAN) { /* the mean of all the ranks: the Process part left out */
+		struct cs_focus g = *f;
+
+		g.part[H_PROCESS] = NULL;
+		if (focus_nodes(t, &g, &r->nodes, &r->nnodes, &r->thread) != 0)
+			return -1;
+	} else if (focus_nodes(t, f, &r->nodes, &r->nnodes, &r->thread) != 0) {
+		return -1;
+	}
 	r->cursor = xcalloc(r->nnodes ? r->nnodes : 1, sizeof(uint32_t));
 	r->scursor = xcalloc(r->nnodes ? r->nnodes : 1, sizeof(uint32_t));
+	r->mcursor = xcalloc(r->nnodes ? r->nnodes : 1, sizeof(uint32_t));
+	r->acc = xcalloc(t->nfiles, sizeof(double));
 	/* values count from the next period */
 	for (uint32_t i = 0; i < r->nnodes; i++) {
 		const struct ts_node *n = &t->nodes[r->nodes[i]];
@@ -526,7 +635,11 @@ static void ts_cancel(struct cs_source *s, int id)
 	free(t->reqs[id].nodes);
 	free(t->reqs[id].cursor);
 	free(t->reqs[id].scursor);
+	free(t->reqs[id].mcursor);
+	free(t->reqs[id].acc);
 	t->reqs[id].nodes = t->reqs[id].cursor = t->reqs[id].scursor = NULL;
+	t->reqs[id].mcursor = NULL;
+	t->reqs[id].acc = NULL;
 }
 
 /*
@@ -540,14 +653,16 @@ static double ts_cost(struct cs_source *s, const char *metric, const struct cs_f
 	struct tsrc *t = T(s);
 	const struct cost_params *c = &t->cost;
 	int m = metric_of(metric);
-	double per_call = m == M_CPU ? c->prim_ns[MDL_START_CPU] + c->prim_ns[MDL_STOP_CPU] +
+	int timer = m == M_CPU || m == M_CPU_MAX || m == M_CPU_MEAN;
+	double per_call = timer ? c->prim_ns[MDL_START_CPU] + c->prim_ns[MDL_STOP_CPU] +
 					       c->tramp_ns[MDL_ENTRY] + c->tramp_ns[MDL_EXIT]
 				     : c->prim_ns[MDL_ADD] + c->tramp_ns[MDL_ENTRY];
 	double elapsed = (double)t->cur * (double)t->period / 1e9, calls = 0;
 	uint32_t *nodes = NULL, n = 0, th, i, k;
 
-	if (!f->part[H_CODE] || m == M_THREADS)
-		return 0; /* readings of the whole program or of threads: no instrumentation */
+	if (!f->part[H_CODE] || m == M_THREADS || m == M_RANKS)
+		return 0; /* readings of the whole program or of threads: no instrumentation; the
+			   * MPI wrappers measure every call anyway */
 	if (focus_nodes(t, f, &nodes, &n, &th) != 0)
 		return 0;
 	for (i = 0; i < n; i++)
@@ -566,6 +681,8 @@ static double ts_max_rate(struct cs_source *s, const char *metric, const struct 
 
 	if (metric_of(metric) == M_CALLS || metric_of(metric) == M_SYNC_OPS)
 		return INFINITY;
+	if (metric_of(metric) == M_RANKS)
+		return t->nfiles;
 	if (thread_of_focus(t, f, &th) == 0 && th != UINT32_MAX)
 		return 1;
 	return t->nthreads ? (double)t->nthreads : 1;
@@ -605,6 +722,35 @@ static int ts_step(struct cs_source *s, struct cs_step *st)
 	return 0;
 }
 
+/* A node's time, calls or probe cost of period b (the request's cursor moves on). */
+static double node_read(const struct tsrc *t, struct ts_req *r, uint32_t i, uint32_t b)
+{
+	const struct ts_node *n = &t->nodes[r->nodes[i]];
+	const struct ts_entry *e;
+
+	while (r->cursor[i] < n->ne && n->e[r->cursor[i]].bucket < b)
+		r->cursor[i]++;
+	if (r->cursor[i] >= n->ne || n->e[r->cursor[i]].bucket != b)
+		return 0;
+	e = &n->e[r->cursor[i]];
+	return r->m == M_CALLS ? e->calls : r->m == M_COST ? e->events * t->alpha_s : e->secs;
+}
+
+/* cpu_time_rank_max: the largest rank's CPU time since the request began grows by this. */
+static double rank_max_read(const struct tsrc *t, struct ts_req *r, uint32_t b)
+{
+	double max = r->max;
+	uint32_t i, k;
+
+	for (i = 0; i < r->nnodes; i++)
+		r->acc[t->threads[t->nodes[r->nodes[i]].thread].rank] += node_read(t, r, i, b);
+	for (k = 0; k < t->nfiles; k++)
+		max = r->acc[k] > max ? r->acc[k] : max;
+	max -= r->max;
+	r->max += max;
+	return max;
+}
+
 static double ts_read(struct cs_source *s, int id)
 {
 	struct tsrc *t = T(s);
@@ -617,28 +763,32 @@ static double ts_read(struct cs_source *s, int id)
 	r = &t->reqs[id];
 	if (r->m == M_THREADS) {
 		for (i = 0; i < t->nthreads; i++)
-			if (r->thread == UINT32_MAX || r->thread == i)
+			if ((r->thread == UINT32_MAX || r->thread == i) &&
+			    (r->mf.rank == UINT32_MAX || r->mf.rank == t->threads[i].rank))
 				v += t->threads[i].alive[b];
 		return v;
 	}
+	if (r->m == M_RANKS) {
+		for (i = 0; i < t->nfiles; i++)
+			if (r->mf.rank == UINT32_MAX || r->mf.rank == i)
+				v += t->mpi->alive[i][b];
+		return v;
+	}
+	if (r->m == M_CPU_MAX)
+		return rank_max_read(t, r, b);
 	if (is_sync(r->m)) {
 		for (i = 0; i < r->nnodes; i++)
 			v += ts_sync_read(t, &t->nodes[r->nodes[i]], &r->scursor[i], b, r);
 		return v;
 	}
-	for (i = 0; i < r->nnodes; i++) {
-		const struct ts_node *n = &t->nodes[r->nodes[i]];
-
-		while (r->cursor[i] < n->ne && n->e[r->cursor[i]].bucket < b)
-			r->cursor[i]++;
-		if (r->cursor[i] < n->ne && n->e[r->cursor[i]].bucket == b) {
-			const struct ts_entry *e = &n->e[r->cursor[i]];
-
-			v += r->m == M_CPU ? e->secs : r->m == M_CALLS ? e->calls
-							: e->events * t->alpha_s;
-		}
+	if (is_mpi(r->m)) {
+		for (i = 0; i < r->nnodes; i++)
+			v += ts_mpi_read(&t->nodes[r->nodes[i]], &r->mcursor[i], b, r);
+		return v;
 	}
-	return v;
+	for (i = 0; i < r->nnodes; i++)
+		v += node_read(t, r, i, b);
+	return r->m == M_CPU_MEAN ? v / t->nfiles : v;
 }
 
 static uint64_t ts_run_end(struct cs_source *s)
@@ -673,45 +823,94 @@ static const struct cs_source_ops trace_ops = {
 	.sample_bytes = 12, /* the thesis's: counter id, time stamp, value (seed 003 §4.2) */
 };
 
-struct cs_source *trace_source_new(const struct strc_file *f, uint64_t period_ns, char *err,
-				   size_t cap)
+/* The first and last event over the traces (ticks of their common clock). */
+static int time_span(const struct strc_file *const *files, uint32_t n, uint64_t *first,
+		     uint64_t *last)
 {
+	uint32_t i, k;
+
+	*first = UINT64_MAX;
+	*last = 0;
+	for (k = 0; k < n; k++)
+		for (i = 0; i < files[k]->nthreads; i++) {
+			const struct strc_thread *st = &files[k]->threads[i];
+
+			if (!st->nev)
+				continue;
+			*first = st->ev[0].t < *first ? st->ev[0].t : *first;
+			*last = st->ev[st->nev - 1].t > *last ? st->ev[st->nev - 1].t : *last;
+		}
+	return *first == UINT64_MAX || *last <= *first ? -1 : 0;
+}
+
+struct cs_source *trace_source_new_run(const struct strc_file *const *files, uint32_t n,
+				       uint64_t period_ns, char *err, size_t cap)
+{
+	const struct strc_file *f = files[0];
 	struct tsrc *t;
-	uint64_t first = UINT64_MAX, last = 0;
+	uint64_t first, last;
 	uint32_t i;
 
-	for (i = 0; i < f->nthreads; i++) {
-		const struct strc_thread *st = &f->threads[i];
-
-		if (!st->nev)
-			continue;
-		first = st->ev[0].t < first ? st->ev[0].t : first;
-		last = st->ev[st->nev - 1].t > last ? st->ev[st->nev - 1].t : last;
-	}
-	if (first == UINT64_MAX || last <= first) {
+	if (!n || time_span(files, n, &first, &last) != 0) {
 		snprintf(err, cap, "the trace holds no events to search");
 		return NULL;
 	}
 	t = xcalloc(1, sizeof(*t));
 	t->pub = (struct cs_source){ &trace_ops, t };
 	t->f = f;
+	t->files = files;
+	t->nfiles = n;
+	for (i = 0; i < n; i++)
+		t->nthreads += files[i]->nthreads;
+	t->threads = xcalloc(t->nthreads ? t->nthreads : 1, sizeof(*t->threads));
+	t->pof = xcalloc(n, sizeof(*t->pof));
+	if (ts_mpi_init(t, err, cap) != 0) {
+		trace_source_free(&t->pub);
+		return NULL;
+	}
+	ts_mpi_span(t, &first, &last); /* of an MPI run: from MPI_Init's end to MPI_Finalize */
 	t->origin = first;
-	t->ticks_per_ns = f->ticks_per_ns > 0 ? f->ticks_per_ns : 1;
-	t->run_ns = ns_of(t, last);
+	t->ticks_per_ns = f->ticks_per_ns > 0 ? f->ticks_per_ns : 1; /* one clock: rank 0's rate */
+	t->run_ns = ts_ns_of(t, last);
 	t->period = period_ns ? period_ns : 50000000;
 	t->nbuckets = (uint32_t)((t->run_ns + t->period - 1) / t->period);
 	if (!t->nbuckets)
 		t->nbuckets = 1;
 	t->alpha_s = f->has_calib ? f->calib.o_full / 2 / 1e9 : 0;
 	t->flush = xcalloc(t->nbuckets, sizeof(double));
-	t->nthreads = f->nthreads;
-	t->threads = xcalloc(f->nthreads ? f->nthreads : 1, sizeof(*t->threads));
 	cost_defaults(&t->cost);
-	name_procs(t);
-	ts_sync_objects(t);
+	ts_mpi_layout(t);
+	for (t->fi = 0; t->fi < n; t->fi++) {
+		t->f = files[t->fi];
+		name_procs(t);
+	}
+	t->f = f;
+	t->fi = 0;
+	if (n == 1) /* objects are per process: locks of one trace only */
+		ts_sync_objects(t);
+	t->wait_obj = UINT32_MAX;
 	replay_all(t);
+	t->f = f;
 	count_seen(t);
 	return &t->pub;
+}
+
+struct cs_source *trace_source_new(const struct strc_file *f, uint64_t period_ns, char *err,
+				   size_t cap)
+{
+	struct tsrc *t;
+	struct cs_source *s;
+	const struct strc_file **one = xmalloc(sizeof(*one));
+
+	one[0] = f;
+	s = trace_source_new_run(one, 1, period_ns, err, cap);
+	if (!s) {
+		free(one);
+		return NULL;
+	}
+	t = T(s);
+	t->own_files = one;
+	return s;
 }
 
 void trace_source_free(struct cs_source *s)
@@ -725,7 +924,13 @@ void trace_source_free(struct cs_source *s)
 	for (i = 0; i < t->nnodes; i++) {
 		free(t->nodes[i].e);
 		free(t->nodes[i].se);
+		free(t->nodes[i].me);
 	}
+	for (i = 0; i < t->nfiles; i++)
+		free(t->pof[i]);
+	free(t->pof);
+	free(t->own_files);
+	ts_mpi_free(t);
 	for (i = 0; i < t->nprocs; i++) {
 		free(t->procs[i].module);
 		free(t->procs[i].name);
@@ -736,7 +941,6 @@ void trace_source_free(struct cs_source *s)
 		ts_cancel(s, (int)i);
 	free(t->nodes);
 	free(t->procs);
-	free(t->proc_of_func);
 	free(t->threads);
 	ts_sync_free(t);
 	free(t->flush);
@@ -761,10 +965,11 @@ void trace_source_info(struct cs_source *s, struct trace_source_info *out)
 	*out = (struct trace_source_info){ .events = t->events, .run_ns = t->run_ns,
 					   .threads = t->nthreads, .modules = mods,
 					   .call_paths = paths, .sync_objects = t->nobjs,
-					   .metrics = t->nobjs ? M_COUNT : M_SYNC_WAIT,
+					   .metrics = t->nobjs ? M_MPI_TIME : M_SYNC_WAIT,
 					   .period_ns = t->period };
 	for (i = 0; i < t->nprocs; i++)
 		out->procedures += t->procs[i].first_bucket != UINT32_MAX;
+	ts_mpi_info(t, out);
 }
 
 static int cmp_row(const void *a, const void *b)

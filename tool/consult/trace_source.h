@@ -15,6 +15,10 @@
 /* A source over f (kept, not freed) with samples of period_ns; NULL with err set. */
 struct cs_source *trace_source_new(const struct strc_file *f, uint64_t period_ns, char *err,
 				   size_t cap);
+/* A source over the traces of an MPI run's ranks, in rank order (kept, not freed): searched
+ * together on one clock, with the ranks, communicators, peers and tags as resources. */
+struct cs_source *trace_source_new_run(const struct strc_file *const *files, uint32_t n,
+				       uint64_t period_ns, char *err, size_t cap);
 void trace_source_free(struct cs_source *s);
 
 /* Figures of the trace for the data-volume comparison. */
@@ -22,6 +26,7 @@ struct trace_source_info {
 	uint64_t events;        /* event records in the trace */
 	uint64_t run_ns;
 	uint32_t threads, modules, procedures, call_paths, sync_objects;
+	uint32_t ranks, comms, peers, tags; /* of an MPI run searched together; else 0 */
 	uint32_t metrics;       /* metrics this source can measure */
 	uint64_t period_ns;
 };
