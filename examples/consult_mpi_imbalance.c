@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define SLOW_MS 12 /* rank 2's work per round */
+#define SLOW_MS 20 /* rank 2's work per round */
 #define FAST_MS 1 /* the others' */
-#define ROUNDS 150
+#define ROUNDS 120
 
 static volatile double sink;
 

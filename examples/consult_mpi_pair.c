@@ -20,7 +20,7 @@
 #include <time.h>
 
 #define WORK_MS 10
-#define ROUNDS 150
+#define ROUNDS 200
 #define N 256
 
 static volatile double sink;

@@ -68,21 +68,26 @@ static void intervals(struct tsrc *t)
 	}
 }
 
+/* From the last rank's first MPI call on: before it, the others wait for a rank still
+ * starting (mpirun's launch), which is no trait of the program. */
 int ts_mpi_span(const struct tsrc *t, uint64_t *first, uint64_t *last)
 {
+	uint64_t lo = 0, hi = 0;
 	uint32_t p;
 
 	if (!t->mpi || t->nfiles < 2)
 		return -1;
-	*first = UINT64_MAX;
-	*last = 0;
 	for (p = 0; p < t->nfiles; p++) {
 		if (t->mpi->lo[p] == UINT64_MAX)
 			continue;
-		*first = t->mpi->lo[p] < *first ? t->mpi->lo[p] : *first;
-		*last = t->mpi->hi[p] > *last ? t->mpi->hi[p] : *last;
+		lo = t->mpi->lo[p] > lo ? t->mpi->lo[p] : lo;
+		hi = t->mpi->hi[p] > hi ? t->mpi->hi[p] : hi;
 	}
-	return *first < *last ? 0 : -1;
+	if (!lo || lo >= hi)
+		return -1;
+	*first = lo;
+	*last = hi;
+	return 0;
 }
 
 /* The intervals in ns since the origin, and the seconds of them in each period. */
@@ -345,8 +350,7 @@ void ts_mpi_call(struct tsrc *t, uint32_t node, uint32_t thr, const struct strc_
 	}
 	a = ts_ns_of(t, start);
 	b = ts_ns_of(t, e->t);
-	mspread(t, node, &key, a > t->last ? a : t->last, b,
-		a + (uint64_t)llround((double)late / t->ticks_per_ns));
+	mspread(t, node, &key, a > t->last ? a : t->last, b, ts_ns_of(t, start + late));
 	t->last = b > t->last ? b : t->last;
 }
 

@@ -868,7 +868,7 @@ struct cs_source *trace_source_new_run(const struct strc_file *const *files, uin
 		trace_source_free(&t->pub);
 		return NULL;
 	}
-	ts_mpi_span(t, &first, &last); /* of an MPI run: from MPI_Init's end to MPI_Finalize */
+	ts_mpi_span(t, &first, &last); /* of an MPI run: not MPI_Init, MPI_Finalize */
 	t->origin = first;
 	t->ticks_per_ns = f->ticks_per_ns > 0 ? f->ticks_per_ns : 1; /* one clock: rank 0's rate */
 	t->run_ns = ts_ns_of(t, last);

@@ -176,8 +176,9 @@ double ts_sync_read(const struct tsrc *t, const struct ts_node *n, uint32_t *cur
 		    uint32_t b, const struct ts_req *r);
 
 /* trace_mpi.c. Match the traces' MPI events (t->mpi stays NULL when there is none): 0, or -1
- * with err. Then, of several ranks, the span searched: from the first MPI call's start to the
- * last one's end, in ticks (-1: none); with the origin and periods set, ts_mpi_layout. */
+ * with err. Then, of several ranks, the span searched: from the last rank's first MPI call's
+ * start to the last MPI call's end, in ticks (-1: none, *first and *last unchanged); with the
+ * origin and periods set, ts_mpi_layout. */
 int ts_mpi_init(struct tsrc *t, char *err, size_t cap);
 int ts_mpi_span(const struct tsrc *t, uint64_t *first, uint64_t *last);
 void ts_mpi_layout(struct tsrc *t);
