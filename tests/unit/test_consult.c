@@ -300,7 +300,8 @@ static void test_builtin_file(void **state)
 	static const char *const names[] = {
 		"TopLevel", "CPUBound", "SyncBottleneck", "ExcessiveSyncWaitingTime",
 		"FrequentSyncOps", "IOBottleneck", "ExcessiveIOBlockingTime", "TooManySmallIOOps",
-		"VirtualMemory", "InstrumentationOverhead",
+		"VirtualMemory", "InstrumentationOverhead", "ExcessiveCommWait", "LateSender",
+		"ExcessiveMPISyncWait", "WaitAtCollective", "LoadImbalance",
 	};
 	size_t i;
 
@@ -315,6 +316,15 @@ static void test_builtin_file(void **state)
 			 hyp_find(lib, "SyncBottleneck"));
 	assert_int_equal(lib->hyps[hyp_find(lib, "ExcessiveSyncWaitingTime")].hint, H_SYNC);
 	assert_true(lib->thresholds[hyp_find_threshold(lib, "SmallIOBytes")].fixed);
+	/* MPI: refined along the ranks and the message channels (docs/consult.md "MPI runs") */
+	assert_int_equal(lib->hyps[hyp_find(lib, "LateSender")].hint, H_PEER);
+	assert_int_equal(lib->hyps[hyp_find(lib, "WaitAtCollective")].hint, H_PROCESS);
+	assert_int_equal(lib->hyps[hyp_find(lib, "LateSender")].parents[0],
+			 hyp_find(lib, "ExcessiveCommWait"));
+	assert_true(lib->thresholds[hyp_find_threshold(lib, "ImbalanceThreshold")].fixed);
+	assert_int_equal(lib->hyps[hyp_find(lib, "LoadImbalance")].nmetrics, 4);
+	assert_int_equal(cs_hier_of("Communicator"), H_COMM);
+	assert_int_equal(cs_hier_of("Tag"), H_TAG);
 	hyp_lib_free(lib);
 }
 
