@@ -280,6 +280,20 @@ $(UNIT_CONSULT): tests/unit/test_consult.c tool/consult/engine.c tool/consult/fo
 	$(CC) $(TEST_CFLAGS) -DHYP_BUILTIN='"$(CURDIR)/share/sonde/hypotheses.hyp"' -o $@ \
 		$(filter %.c,$^) $(TEST_LIBS)
 
+# The consultant's post-mortem source over an MPI run's ranks: waits known exactly.
+UNIT_CONSULT_MPI := $(TEST_BUILD)/test_consult_mpi
+UNIT_BINS += $(UNIT_CONSULT_MPI)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_CONSULT_MPI)"
+
+$(UNIT_CONSULT_MPI): tests/unit/test_consult_mpi.c tool/consult/trace_source.c \
+		tool/consult/trace_sync.c tool/consult/trace_mpi.c tool/consult/focus.c \
+		tool/consult/hyp.c tool/mdl/lex.c tool/mdl/cost.c tool/trace_profile.c tool/symbols.c \
+		tool/model_sync.c tool/sync_names.c tool/mpi_match.c tool/util.c format/trace_read.c \
+		format/trace_read_mpi.c format/profile_codec.c $(wildcard tool/consult/*.h) \
+		tool/mpi_match.h format/trace_read.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -ldl
+
 # MPI: the compensation rules on synthetic timelines, the MPI_CALL/MPI_PEER/MPI_COMP records.
 UNIT_MPI := $(TEST_BUILD)/test_mpi
 UNIT_BINS += $(UNIT_MPI)
