@@ -194,7 +194,8 @@ pc_asm_icall_mem:
 	ret
 	.size pc_asm_icall_mem, .-pc_asm_icall_mem
 
-/* A loop whose head is 2 bytes into the function: refused. a * max(d, 1) */
+/* A loop whose head is 2 bytes into the function: the loop is displaced whole (entry points
+ * only). a * max(d, 1) */
 	.globl pc_asm_branch_into
 	.type pc_asm_branch_into, @function
 pc_asm_branch_into:
@@ -204,6 +205,37 @@ pc_asm_branch_into:
 	jg 1b
 	ret
 	.size pc_asm_branch_into, .-pc_asm_branch_into
+
+/* glibc 2.36's sem_trywait shape: a retry loop whose head is at +3, a jcc out of it, the
+ * branch back from after the first 5 bytes: displaced whole. a + 2 * max(d, 0) */
+	.globl pc_asm_retry_head
+	.type pc_asm_retry_head, @function
+pc_asm_retry_head:
+	mov %rdi, %rax
+1:	test %rcx, %rcx
+	jle 2f
+	add $2, %rax
+	dec %rcx
+	jne 1b
+	nop
+2:	ret
+	.size pc_asm_retry_head, .-pc_asm_retry_head
+
+/* pthread_rwlock_tryrdlock's shape: the loop's head at +3 and jumps forward inside the loop
+ * (their copies must go to the copies of their targets). a + min(max(b, 0), max(d, 1)) */
+	.globl pc_asm_retry_fwd
+	.type pc_asm_retry_fwd, @function
+pc_asm_retry_fwd:
+	mov %rdi, %rax
+1:	test %rsi, %rsi
+	jg 2f
+	jmp 3f
+2:	inc %rax
+	dec %rsi
+3:	dec %rcx
+	jg 1b
+	ret
+	.size pc_asm_retry_fwd, .-pc_asm_retry_fwd
 
 /* A loop whose head is the entry itself: refused. */
 	.globl pc_asm_loop_entry

@@ -291,8 +291,9 @@ static void test_refusals(void **state)
 {
 	static const uint8_t shorty[] = { 0x48, 0x89, 0xf8, 0xc3 };
 	static const uint8_t icall[] = { 0xff, 0xd2, 0x48, 0x01, 0xf0, 0xc3 };
-	static const uint8_t into[] = { 0x31, 0xc0, 0x48, 0x01, 0xf8, 0x48, 0xff, 0xc9,
-					0x7f, 0xf8, 0xc3 };
+	/* the loop of pc_asm_branch_into with a call in it: its region cannot grow over it */
+	static const uint8_t into[] = { 0x31, 0xc0, 0x48, 0x01, 0xf8, 0xe8, 0x00, 0x01, 0x00, 0x00,
+					0x48, 0xff, 0xc9, 0x7f, 0xf3, 0xc3 };
 	static const uint8_t to_entry[] = { 0x48, 0x83, 0xc7, 0x03, 0x48, 0x83, 0xff, 0x64,
 					    0x7c, 0xf6, 0xc3 };
 	static const uint8_t xbegin[] = { 0xc7, 0xf8, 0x00, 0x00, 0x00, 0x00, 0xc3 };
@@ -303,7 +304,7 @@ static void test_refusals(void **state)
 	(void)state;
 	expect_refusal(shorty, sizeof(shorty), ADDR, TRAMP, "shorter than 5 bytes");
 	expect_refusal(icall, sizeof(icall), ADDR, TRAMP, "would return into the patched bytes");
-	expect_refusal(into, sizeof(into), ADDR, TRAMP, "targets +0x2, inside the 5 bytes");
+	expect_refusal(into, sizeof(into), ADDR, TRAMP, "would return into the patched bytes");
 	expect_refusal(to_entry, sizeof(to_entry), ADDR, TRAMP, "back to the entry");
 	expect_refusal(xbegin, sizeof(xbegin), ADDR, TRAMP, "xbegin");
 	expect_refusal(junk, sizeof(junk), ADDR, TRAMP, "do not decode");
@@ -311,6 +312,85 @@ static void test_refusals(void **state)
 	expect_refusal(riprel, sizeof(riprel), 0x7f0000000000UL, 0x7f0000000000UL - (1UL << 28),
 		       "beyond ±2 GB of the trampoline");
 	expect_refusal(plain, sizeof(plain), ADDR, ADDR + (3UL << 30), "beyond ±2 GB of");
+}
+
+/*
+ * glibc 2.36's sem_trywait (its bytes): a compare-and-swap retry loop branches back to +3. The
+ * region grows over the loop (18 bytes, 6 instructions); in the copy, the loop's jne goes to
+ * the copy of +3, the je out of it to the original +0x18, and the copy ends with a jmp to +18.
+ */
+static void test_retry_loop_displaced(void **state)
+{
+	static const uint8_t code[] = { 0x48, 0x8b, 0x07, 0x85, 0xc0, 0x74, 0x11, 0x48, 0x8d, 0x50,
+					0xff, 0xf0, 0x48, 0x0f, 0xb1, 0x17, 0x75, 0xf1, 0x31, 0xc0,
+					0xc3, 0x0f, 0x1f, 0x00, 0x48, 0x8b, 0x05, 0xc1, 0x1f, 0x14,
+					0x00, 0x64, 0xc7, 0x00, 0x0b, 0x00, 0x00, 0x00, 0xb8, 0xff,
+					0xff, 0xff, 0xff, 0xc3 };
+	struct patch_plan p;
+	const uint8_t *c;
+	uint64_t copy;
+	char why[200];
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(plan_code(code, sizeof(code), ADDR, TRAMP, &p, why), 0);
+	c = copy_of(&p);
+	copy = TRAMP + p.save_len;
+	assert_int_equal(p.len, 18);
+	assert_int_equal(p.nr_map, 6);
+	check_jmp(p.bytes, ADDR, TRAMP);
+	for (i = 5; i < 18; i++)
+		assert_int_equal(p.bytes[i], 0xcc);
+	assert_memory_equal(c, code, 5);			/* mov, test */
+	assert_memory_equal(c + 5, ((const uint8_t[]){ 0x0f, 0x84 }), 2); /* je: out */
+	assert_int_equal(copy + 11 + (uint64_t)(int64_t)rel_at(c + 7), ADDR + 0x18);
+	assert_memory_equal(c + 11, code + 7, 9);		/* lea, lock cmpxchg */
+	assert_memory_equal(c + 20, ((const uint8_t[]){ 0x0f, 0x85 }), 2); /* jne: the copy */
+	assert_int_equal(copy + 26 + (uint64_t)(int64_t)rel_at(c + 22), copy + 3);
+	check_jmp(c + 26, copy + 26, ADDR + 18);
+	/* a thread stopped in the loop moves to the copy and back */
+	assert_int_equal(patch_map_pc_into(&p, ADDR + 16), copy + 20);
+	assert_int_equal(patch_map_pc_out(&p, copy + 20, NULL), ADDR + 16);
+	assert_int_equal(patch_map_pc_out(&p, copy + 3, NULL), ADDR + 3);
+}
+
+/*
+ * glibc 2.36's pthread_rwlock_tryrdlock: the branch back to +2 is at +0x32, and jumps forward
+ * inside the loop (to +0x15, +0x20, +0x2a) must reach their copies: 52 bytes displaced.
+ */
+static void test_retry_loop_forward(void **state)
+{
+	static const uint8_t code[] = {
+		0x8b, 0x07, 0x89, 0xc2, 0x83, 0xe2, 0x02, 0xa8, 0x01, 0x75, 0x15, 0x85, 0xd2, 0x74,
+		0x06, 0x83, 0x7f, 0x30, 0x02, 0x74, 0x7b, 0x8d, 0x50, 0x08, 0xeb, 0x10, 0x66, 0x0f,
+		0x1f, 0x44, 0x00, 0x00, 0x85, 0xd2, 0x75, 0x6c, 0x8d, 0x50, 0x08, 0x83, 0xf2, 0x01,
+		0x85, 0xd2, 0x78, 0x72, 0xf0, 0x0f, 0xb1, 0x17, 0x75, 0xce, 0xa8, 0x01, 0x75, 0x08,
+		0x31, 0xc0, 0xc3, 0x0f, 0x1f, 0x44, 0x00, 0x00, 0xc3,
+		[0x90] = 0xb8, 0x10, 0x00, 0x00, 0x00, 0xc3, [0xa0] = 0xb8, 0x0b, 0x00, 0x00, 0x00,
+		0xc3 };
+	static const uint32_t targets[][2] = { { 0x09, 0x20 }, { 0x0d, 0x15 }, { 0x18, 0x2a },
+					       { 0x32, 0x02 } };
+	struct patch_plan p;
+	const uint8_t *c;
+	char why[200];
+	size_t i, j, k;
+
+	(void)state;
+	assert_int_equal(plan_code(code, sizeof(code), ADDR, TRAMP, &p, why), 0);
+	c = copy_of(&p);
+	assert_int_equal(p.len, 0x34);
+	/* each internal branch's copy (jcc or jmp rel32) goes to its target's copy */
+	for (i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+		for (j = 0; j < p.nr_map && p.map[j].orig_off != targets[i][0]; j++)
+			;
+		for (k = 0; k < p.nr_map && p.map[k].orig_off != targets[i][1]; k++)
+			;
+		assert_true(j < p.nr_map && k < p.nr_map);
+		assert_int_equal(p.map[j].tramp_off + p.map[j].tramp_len +
+					 rel_at(c + p.map[j].tramp_off - p.save_len +
+						p.map[j].tramp_len - 4),
+				 p.map[k].tramp_off);
+	}
 }
 
 /* mov rax, [rip+d] first: the disp32 is rewritten so that it still reaches the same data. */
@@ -1109,16 +1189,26 @@ static void print_summary(const struct variant *v)
 /* The functions the corpus must refuse, whatever the compiler. */
 static void check_refused(const struct variant *v)
 {
-	static const char *const must[] = { "pc_asm_icall_first", "pc_asm_branch_into",
-					    "pc_asm_loop_entry", "pc_asm_short",
-					    "pc_asm_jtab_into", "pc_asm_computed" };
+	static const char *const must[] = { "pc_asm_icall_first", "pc_asm_loop_entry",
+					    "pc_asm_short", "pc_asm_jtab_into", "pc_asm_computed" };
+	/* retry loops whose head is in the first bytes: displaced whole, then run patched */
+	static const char *const loops[] = { "pc_asm_branch_into", "pc_asm_retry_head",
+					     "pc_asm_retry_fwd" };
 	size_t i, j;
 
-	for (i = 0; i < v->m.nr_pts; i++)
+	for (i = 0; i < v->m.nr_pts; i++) {
+		const char *name = v->m.fns[v->m.pts[i].fn].name;
+
+		if (v->m.pts[i].kind != PATCH_ENTRY)
+			continue;
 		for (j = 0; j < sizeof(must) / sizeof(must[0]); j++)
-			if (v->m.pts[i].kind == PATCH_ENTRY &&
-			    !strcmp(v->m.fns[v->m.pts[i].fn].name, must[j]) && v->m.pts[i].planned)
+			if (!strcmp(name, must[j]) && v->m.pts[i].planned)
 				fail_msg("%s: %s was not refused", v->name, must[j]);
+		for (j = 0; j < sizeof(loops) / sizeof(loops[0]); j++)
+			if (!strcmp(name, loops[j]) && !v->m.pts[i].planned)
+				fail_msg("%s: the entry of %s was refused: %s", v->name, name,
+					 v->m.pts[i].why);
+	}
 }
 
 static bool name_in(const char *name, const char *const *list, size_t n)
@@ -1210,6 +1300,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_loop_rewritten),
 		cmocka_unit_test(test_call_original_return),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_retry_loop_displaced),
+		cmocka_unit_test(test_retry_loop_forward),
 		cmocka_unit_test(test_riprel_rewritten),
 		cmocka_unit_test(test_jump_table),
 		cmocka_unit_test(test_jump_table_abs),

@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PATCH_SITE_MAX 32	/* bytes replaced at one site, at most */
+#define PATCH_SITE_MAX 64	/* bytes replaced at one site, at most (a retry loop at an entry) */
 #define PATCH_TRAMP_MAX 256	/* bytes of one trampoline, at most: reserve this much per point */
-#define PATCH_MAP_MAX 16	/* instructions displaced from one site, at most */
+#define PATCH_MAP_MAX 24	/* instructions displaced from one site, at most */
 
 /* What an instruction does to control flow, as far as patching cares. */
 enum patch_insn_kind {

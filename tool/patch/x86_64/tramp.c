@@ -127,6 +127,58 @@ static long insn_at(const struct patch_fn *fn, uint32_t off)
 	return -1;
 }
 
+/* Whether a branch to target would land on the displaced bytes after their first. */
+static bool inside(const struct patch_fn *fn, const struct region *r, uint64_t target)
+{
+	return target > fn->addr + r->start && target < fn->addr + r->end;
+}
+
+/* Instruction i of the function is one of the region's. */
+static bool in_region(const struct region *r, size_t i)
+{
+	return i >= r->first && i < r->first + r->count;
+}
+
+/* A jmp or jcc of the region to another of its instructions: its copy goes to the copy. */
+static bool internal_branch(const struct patch_fn *fn, const struct region *r, size_t i)
+{
+	const struct patch_insn *pi = &fn->insns[i];
+
+	return in_region(r, i) && (pi->kind == PI_JMP || pi->kind == PI_JCC) &&
+	       inside(fn, r, pi->target);
+}
+
+/*
+ * A retry loop whose head is one of the first instructions (a compare-and-swap loop, as in
+ * glibc 2.36's sem_trywait and pthread_rwlock_tryrdlock): a jmp or jcc further on branches back
+ * into the bytes to displace. The region grows to take in that branch, so that the whole loop
+ * is copied into the trampoline and runs there, its branches to its own instructions going to
+ * their copies (relocate_range); nothing branches into the original bytes any more. Within the
+ * limits of a site; beyond them check_branches refuses.
+ */
+static void grow_over_loops(const struct patch_fn *fn, struct region *r)
+{
+	bool grown = true;
+	size_t i, j;
+
+	while (grown) {
+		grown = false;
+		for (i = r->first + r->count; i < fn->nr_insns; i++) {
+			const struct patch_insn *pi = &fn->insns[i];
+			uint32_t end = pi->off + pi->len;
+
+			if ((pi->kind != PI_JMP && pi->kind != PI_JCC) || !inside(fn, r, pi->target))
+				continue;
+			if (end - r->start > PATCH_SITE_MAX || i + 1 - r->first > PATCH_MAP_MAX)
+				return;
+			for (j = r->first + r->count; j <= i; j++)
+				r->count++;
+			r->end = end;
+			grown = true;
+		}
+	}
+}
+
 /* Whole instructions from fn's entry (or its sled) covering a jmp rel32. */
 static int entry_region(const struct patch_fn *fn, struct region *r, char *why, size_t n)
 {
@@ -143,6 +195,7 @@ static int entry_region(const struct patch_fn *fn, struct region *r, char *why, 
 	if (r->end - r->start < JMP_REL32_LEN)
 		return refuse(why, n, "function shorter than %d bytes from its entry",
 			      JMP_REL32_LEN);
+	grow_over_loops(fn, r);
 	return 0;
 }
 
@@ -173,12 +226,6 @@ static int callsite_region(const struct patch_fn *fn, uint64_t call_addr, struct
 	return 0;
 }
 
-/* Whether a branch to target would land on the displaced bytes after their first. */
-static bool inside(const struct patch_fn *fn, const struct region *r, uint64_t target)
-{
-	return target > fn->addr + r->start && target < fn->addr + r->end;
-}
-
 /* At an entry, whether a jump to target would re-enter it (at the site or its endbr64). */
 static bool reenters(const struct patch_fn *fn, const struct region *r, uint64_t target)
 {
@@ -186,7 +233,8 @@ static bool reenters(const struct patch_fn *fn, const struct region *r, uint64_t
 }
 
 /*
- * No branch may land inside the displaced bytes (it would hit the jmp's tail). At an entry, no
+ * No branch may land inside the displaced bytes (it would hit the jmp's tail), except, at an
+ * entry, a branch of the region to another of its instructions (grow_over_loops). At an entry, no
  * jump of the function itself may land on the entry (or on the endbr64 before it) either: its
  * loop would run the entry point on every iteration (calls to it are real entries).
  */
@@ -201,7 +249,7 @@ static int check_branches(const struct patch_fn *fn, const struct region *r, boo
 
 		if (pi->kind != PI_JMP && pi->kind != PI_JCC && pi->kind != PI_LOOP && !call)
 			continue;
-		if (inside(fn, r, pi->target))
+		if (inside(fn, r, pi->target) && !(entry && internal_branch(fn, r, i)))
 			return refuse(why, n, "branch at +0x%x targets +0x%lx, inside the %u bytes "
 				      "to displace", pi->off, (unsigned long)(pi->target - fn->addr),
 				      r->end - r->start);
@@ -266,12 +314,59 @@ static void plan_init(struct patch_plan *p, enum patch_kind kind, const struct p
 	*e = (struct emit){ .buf = p->code, .cap = sizeof(p->code), .base = tramp };
 }
 
+/*
+ * The copy of a branch to another instruction of the region (grow_over_loops): jmp rel32 or
+ * jcc rel32 with its displacement left 0; *fix gets where that is, for resolve_internal.
+ */
+static int emit_internal(const uint8_t *src, size_t avail, struct emit *e, size_t *fix,
+			 char *why, size_t n)
+{
+	struct x86_insn in;
+
+	if (x86_decode(src, avail, &in))
+		return refuse(why, n, "branch in the bytes to displace does not decode");
+	if (x86_kind(&in) == PI_JMP) {
+		emit_u8(e, 0xe9);
+	} else {
+		emit_u8(e, 0x0f);
+		emit_u8(e, (uint8_t)(0x80 | (in.d.opcode & 0x0f)));
+	}
+	*fix = e->len;
+	emit_u32(e, 0);
+	return 0;
+}
+
+/* Point the copies of the region's internal branches at the copies of their targets. */
+static int resolve_internal(struct patch_plan *p, const struct patch_fn *fn,
+			    const struct region *r, const size_t *fix, struct emit *e, char *why,
+			    size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < r->count; i++) {
+		const struct patch_insn *pi = &fn->insns[r->first + i];
+		uint32_t to = (uint32_t)(pi->target - fn->addr) - r->start;
+		int32_t rel;
+
+		if (!internal_branch(fn, r, r->first + i))
+			continue;
+		for (j = 0; j < p->nr_map && p->map[j].orig_off != to; j++)
+			;
+		if (j == p->nr_map || e->full)
+			return refuse(why, n, "branch at +0x%x targets no displaced instruction",
+				      pi->off);
+		rel = (int32_t)p->map[j].tramp_off - (int32_t)(fix[i] + 4);
+		memcpy(e->buf + fix[i], &rel, sizeof(rel));
+	}
+	return 0;
+}
+
 /* Relocate instructions [from, to) of the region into the trampoline, mapping each. */
 static int relocate_range(struct patch_plan *p, const struct patch_fn *fn, const uint8_t *code,
 			  const struct region *r, size_t from, size_t to, struct emit *e,
 			  char *why, size_t n)
 {
-	size_t i;
+	size_t i, fix[PATCH_MAP_MAX] = { 0 };
 
 	for (i = from; i < to; i++) {
 		const struct patch_insn *pi = &fn->insns[r->first + i];
@@ -280,12 +375,17 @@ static int relocate_range(struct patch_plan *p, const struct patch_fn *fn, const
 		m->orig_off = (uint8_t)(pi->off - r->start);
 		m->orig_len = pi->len;
 		m->tramp_off = (uint16_t)e->len;
-		if (x86_relocate(code + pi->off, fn->len - pi->off, fn->addr + pi->off,
-				 i + 1 == r->count, e, m, why, n))
+		m->how = PM_COPY;
+		if (internal_branch(fn, r, r->first + i)) {
+			if (emit_internal(code + pi->off, fn->len - pi->off, e, &fix[i], why, n))
+				return -1;
+		} else if (x86_relocate(code + pi->off, fn->len - pi->off, fn->addr + pi->off,
+					i + 1 == r->count, e, m, why, n)) {
 			return -1;
+		}
 		m->tramp_len = (uint16_t)(e->len - m->tramp_off);
 	}
-	return 0;
+	return resolve_internal(p, fn, r, fix, e, why, n);
 }
 
 /* The bytes at the site: jmp rel32 to the trampoline, int3 up to the displaced length. */
