@@ -55,12 +55,15 @@ def compensated(out):
     p = subprocess.run([SONDE, "report", "--json", RUN_DIR], capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit("sync.py: sonde report failed: " + p.stderr)
-    sy = json.loads(p.stdout)["sync"]
+    rep = json.loads(p.stdout)
+    sy = rep["sync"]
     pr = sy["processes"][0]
+    cal = rep["processes"][0]["calibration"]
     o = sum(t["overhead_ns"] for t in sy["threads"] if t["thread"] != 0)
     e = elapsed(out)
-    return out + "\ncomp %d %d %d\n" % (e - (pr["T_m_ns"] - pr["T_a_ns"]),
-                                      e - (pr["T_m_ns"] - pr["T_par_ns"]), o)
+    return out + "\ncomp %d %d %d\ncalib %.3f %d\n" % (
+        e - (pr["T_m_ns"] - pr["T_a_ns"]), e - (pr["T_m_ns"] - pr["T_par_ns"]), o,
+        cal["o_full_ns"], cal["batches"])
 
 
 def runq(out):
@@ -87,6 +90,8 @@ def comp_row(mode, res):
             "a": med(c[0] for c in comp), "par": med(c[1] for c in comp), "ratio": ratio,
             "par_situ": med(elapsed(o) - (elapsed(o) - c[1]) * ratio
                             for (_, o), c in zip(inst, comp)),
+            "o_full": med(float(re.search(r"calib (\S+)", o).group(1)) for _, o in inst),
+            "batches": med(int(re.search(r"calib \S+ (\d+)", o).group(1)) for _, o in inst),
             "q_t": med(runq(o) for _, o in plain),
             "q_par": med(runq(o) for _, o in inst),
             "t_q": med(elapsed(o) - runq(o) for _, o in plain),
@@ -114,13 +119,17 @@ def print_comp(rows):
           "\nmodel removed from them; par@situ: the parallel-compensated time had the probes been"
           "\ncalibrated at their in-situ cost; runq: the longest run-queue delay of a worker"
           "\n(time spent runnable without a CPU: the machine's load), plain and sync; -runq: plain"
-          "\nand parallel-compensated times without it, a rough correction for the load)")
-    print("%-8s %7s %9s %9s %9s %9s %9s %9s" % ("program", "situ/o", "par@situ", "runq plain",
-                                               "runq sync", "plain-rq", "par-rq", "err -runq"))
+          "\nand parallel-compensated times without it, a rough correction for the load; o_full: the"
+          "\nrun's probe pair cost in ns, and the calibration batches it came from: 400 are the"
+          "\nstart-up and end calibrations, any other count the in-run batches)")
+    print("%-8s %7s %9s %9s %9s %9s %9s %9s %7s %7s" % (
+        "program", "situ/o", "par@situ", "runq plain", "runq sync", "plain-rq", "par-rq",
+        "err -runq", "o_full", "batches"))
     for r in rows:
-        print("%-8s %7.3f %8.1f%% %10.2f %9.2f %9.2f %9.2f %8.1f%%" % (
+        print("%-8s %7.3f %8.1f%% %10.2f %9.2f %9.2f %9.2f %8.1f%% %7.2f %7d" % (
             r["mode"], r["ratio"], pct(r["par_situ"], r["t"]), r["q_t"] / 1e6, r["q_par"] / 1e6,
-            r["t_q"] / 1e6, r["par_q"] / 1e6, pct(r["par_q"], r["t_q"])))
+            r["t_q"] / 1e6, r["par_q"] / 1e6, pct(r["par_q"], r["t_q"]), r["o_full"],
+            r["batches"]))
 
 
 def comp_errors():

@@ -5,8 +5,10 @@
 # under sonde run --sync), and the shared-memory compensation's error: the parallel-compensated
 # time of bench/sync_comp.c's programs against their uninstrumented run. Figures, not pass/fail.
 #   BUILD=build, BENCH_RUNS=7 rounds (medians), BENCH_CPU=none: the threads must run in
-#   parallel, so the compensation runs are never pinned; BENCH_SYNC_ROUNDS=1000,
-#   BENCH_SYNC_WORK=200 (sync_comp.c's arguments).
+#   parallel, so the compensation runs are never pinned; BENCH_SYNC_ROUNDS=5000,
+#   BENCH_SYNC_WORK=200 (sync_comp.c's arguments: 40-110 ms programs on an idle machine, long
+#   enough that scheduling noise is a small part of them and that the run's probe costs come
+#   from its in-run calibration batches).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -19,4 +21,4 @@ mkdir -p "$B"
 "$SONDE" cc -- $CC -O2 -o "$B/sync_pair" bench/sync_pair.c -lpthread
 $CC -O2 -o "$B/sync_comp.base" bench/sync_comp.c -lpthread
 "$SONDE" cc -- $CC -O2 -o "$B/sync_comp.inst" bench/sync_comp.c -lpthread
-exec python3 bench/sync.py "$B" "$SONDE" "${BENCH_SYNC_ROUNDS:-1000}" "${BENCH_SYNC_WORK:-200}"
+exec python3 bench/sync.py "$B" "$SONDE" "${BENCH_SYNC_ROUNDS:-5000}" "${BENCH_SYNC_WORK:-200}"

@@ -27,7 +27,7 @@ struct start {
 	void *(*routine)(void *);
 	void *arg;
 	uint64_t edge;
-	int64_t x0; /* the creator's delay (sync_comp.c) */
+	int64_t x0, x0q; /* the creator's delay and its probe-cost part (sync_comp.c) */
 };
 
 /* The new thread's first code: its stream begins before the program's routine runs. */
@@ -44,7 +44,7 @@ static void *trampoline(void *p)
 	if (!rt_self && !rt_busy)
 		rt_thread_attach();
 	if (rt_self)
-		rt_sync_thread_start(rt_self, s.x0);
+		rt_sync_thread_start(rt_self, s.x0, s.x0q);
 	return s.routine(s.arg);
 }
 
@@ -64,12 +64,13 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	    !(s = malloc(sizeof(*s))))
 		return real(thread, attr, routine, arg);
 	edge = rt_trace_on ? atomic_fetch_add(&next_edge, 1) : 0;
-	*s = (struct start){ routine, arg, edge, 0 };
+	*s = (struct start){ routine, arg, edge, 0, 0 };
 	if (!(rt_trace_on || rt_sync_on))
 		goto create;
 	if (!t)
 		t = rt_thread_attach();
-	*s = (struct start){ routine, arg, edge, t && rt_sync_on ? rt_sync_x(t) : 0 };
+	*s = (struct start){ routine, arg, edge, t && rt_sync_on ? rt_sync_x(t) : 0,
+			     t && rt_sync_on ? rt_sync_xq(t) : 0 };
 	if (t && rt_trace_on)
 		rt_trace_record(t, STRC_CREATE, STRC_ID_NONE, &edge, 1);
 create:

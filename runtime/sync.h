@@ -19,6 +19,7 @@ struct rt_sync_thread {
 	uint64_t ops;        /* wrapped calls made: each cost o_sync */
 	int64_t x0;          /* delay inherited from the creator at pthread_create */
 	int64_t shift;       /* sum over waits of (w' - w): x = o - shift */
+	int64_t x0q, shiftq; /* the parts of x0 and shift that are probe costs (xq below) */
 	uint64_t waits;      /* waits that took a releaser's delay into account */
 	uint64_t wait;       /* their measured time */
 	int64_t wait_c;      /* their approximated time (sum of w') */
@@ -40,9 +41,10 @@ struct rt_sync_obj {
 	_Atomic uint64_t acquires, releases;
 	uint64_t hold_start;          /* ticks; 0 when the current hold is not sampled */
 	_Atomic int64_t x;            /* delay of the last releaser (compensation), ticks */
+	_Atomic int64_t xq;           /* the part of x that is probe costs (rt_sync_delay_q) */
 	const void *owner;            /* rwlock: the thread holding it for writing */
-	_Atomic uint64_t contended;
 	/* the rest */
+	_Atomic uint64_t contended;
 	_Atomic uint32_t kind;        /* SPROF_SYNC_* */
 	_Atomic uint32_t flags;       /* SPROF_SYNC_F_* */
 	_Atomic uintptr_t site;       /* code address of its init or first use */
@@ -51,6 +53,7 @@ struct rt_sync_obj {
 	_Atomic uint64_t arrivals;    /* barrier: calls so far (generation = arrivals / count) */
 	_Atomic uint64_t late_m[2];   /* barrier: generation << 56 | latest measured arrival */
 	_Atomic uint64_t late_a[2];   /* barrier: generation << 56 | latest approximated arrival */
+	_Atomic int64_t late_q[2];    /* barrier: xq of the thread whose arrival is in late_a */
 	_Atomic uint64_t ended;       /* thread: ticks when it ended (its delay is in x) */
 } __attribute__((aligned(64)));
 
@@ -81,12 +84,14 @@ int rt_sync_calibrate(struct rt_thread *scratch, double *ns);
 /* sync_comp.c */
 void rt_sync_init(void);
 int64_t rt_sync_x(const struct rt_thread *t);
-void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, uint64_t g);
-void rt_sync_thread_start(struct rt_thread *t, int64_t x0);
+int64_t rt_sync_xq(const struct rt_thread *t);
+void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t g);
+void rt_sync_thread_start(struct rt_thread *t, int64_t x0, int64_t x0q);
 void rt_sync_thread_exit(struct rt_thread *t);
 void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1);
 int rt_sync_hold_sample(struct rt_thread *t);
 void rt_sync_after_fork(struct rt_thread *t);
 extern double rt_sync_o_ns; /* calibrated cost of one wrapped call */
+extern double rt_sync_full_ns; /* the probe pair's cost the delays were computed with */
 
 #endif

@@ -10,7 +10,9 @@
  *     x_r' = min(x_r + w, x_s)      w' = w + x_r - x_r'
  * pthread_join takes the exiting thread's x; a barrier takes the latest approximated arrival.
  * o is kept as counts (probes, skips, ops): the writer stores them and the tool recomputes o
- * with the final calibration; the min() above uses the start-up calibration.
+ * with the final calibration; the min() above uses the start-up calibration. So that what a
+ * thread inherits can be priced again too, the probe-cost part of every delay (xq) travels with
+ * it: x0q and shiftq are the parts of x0 and shift that came from probe costs.
  */
 #include "rt.h"
 #include "sync_inline.h"
@@ -21,7 +23,7 @@
 #include <string.h>
 
 int rt_sync_on;
-double rt_sync_o_ns;
+double rt_sync_o_ns, rt_sync_full_ns;
 
 /* Costs in ticks, fixed point with 16 fraction bits: x costs three multiplications. */
 uint64_t rt_sync_full_fp, rt_sync_skip_fp, rt_sync_op_fp;
@@ -38,22 +40,30 @@ int64_t rt_sync_x(const struct rt_thread *t)
 	return rt_sync_delay(t);
 }
 
-/* A wait of w ticks that ended g ticks after a releaser whose delay was x_s released (g = 0:
- * the release ended the wait). */
-void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, uint64_t g)
+int64_t rt_sync_xq(const struct rt_thread *t)
+{
+	return rt_sync_delay_q(t);
+}
+
+/* A wait of w ticks that ended g ticks after a releaser whose delay was x_s (xq_s of it probe
+ * costs) released (g = 0: the release ended the wait). */
+void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t g)
 {
 	int64_t x_r = rt_sync_x(t), w_c, x_new = sync_rule_late(x_r, w, x_s, g, &w_c);
+	int64_t q_r = rt_sync_xq(t);
 
 	t->sync.shift += x_r - x_new;
+	t->sync.shiftq += q_r - sync_rule_q(x_r, w, x_new, q_r, xq_s);
 	t->sync.waits++;
 	t->sync.wait += w;
 	t->sync.wait_c += w_c;
 }
 
 /* A new thread starts as late as its creator was when it created it. */
-void rt_sync_thread_start(struct rt_thread *t, int64_t x0)
+void rt_sync_thread_start(struct rt_thread *t, int64_t x0, int64_t x0q)
 {
 	t->sync.x0 = x0;
+	t->sync.x0q = x0q;
 }
 
 /* An ending thread leaves its delay where pthread_join finds it: the object of its pthread_t. */
@@ -65,6 +75,7 @@ void rt_sync_thread_exit(struct rt_thread *t)
 		return;
 	o = rt_sync_find((const void *)pthread_self(), SPROF_SYNC_THREAD, 0);
 	atomic_store_explicit(&o->x, rt_sync_x(t), memory_order_relaxed);
+	atomic_store_explicit(&o->xq, rt_sync_xq(t), memory_order_relaxed);
 	atomic_store_explicit(&o->ended, rt_now(), memory_order_relaxed);
 	atomic_fetch_or_explicit(&o->flags, RT_SYNC_EXITED, memory_order_release);
 }
@@ -87,6 +98,7 @@ void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1
 		return;
 	ended = atomic_load_explicit(&o->ended, memory_order_relaxed);
 	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, memory_order_relaxed),
+			atomic_load_explicit(&o->xq, memory_order_relaxed),
 			ended < t0 && t1 > ended ? t1 - ended : 0);
 }
 
@@ -128,6 +140,7 @@ void rt_sync_init(void)
 		rt_sync_o_ns = ns;
 	if (scratch)
 		rt_thread_release(scratch);
+	rt_sync_full_ns = rt_calib.o_full;
 	rt_sync_full_fp = to_fp(rt_calib.o_full);
 	rt_sync_skip_fp = to_fp(rt_calib.o_skip);
 	rt_sync_op_fp = to_fp(rt_sync_o_ns);

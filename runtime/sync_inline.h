@@ -40,4 +40,17 @@ static inline int64_t rt_sync_delay(const struct rt_thread *t)
 	return t->sync.x0 + (int64_t)(o + t->calib_ticks) - t->sync.shift;
 }
 
+/*
+ * The part of the delay that is probe costs (its own probe pairs and the part of x0 and shift
+ * inherited from such costs), priced as rt_sync_delay prices them. The report prices the probe
+ * pairs again with the run's final costs (the in-run calibration's): stored beside x wherever x
+ * is, this part is what it rescales (docs/measurement.md, "Which costs").
+ */
+static inline int64_t rt_sync_delay_q(const struct rt_thread *t)
+{
+	uint64_t q = (t->probes * rt_sync_full_fp + t->skips * rt_sync_skip_fp) >> 16;
+
+	return t->sync.x0q + (int64_t)q - t->sync.shiftq;
+}
+
 #endif

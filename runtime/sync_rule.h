@@ -36,6 +36,26 @@ static inline int64_t sync_rule_late(int64_t x_r, uint64_t w, int64_t x_s, uint6
 }
 
 /*
+ * The probe-cost part of the new delay x_new that sync_rule_wait or sync_rule_late gave to a
+ * thread whose delay was x_r (of it q_r probe costs) after a wait of w: its own when the rule
+ * kept x_r + w (w is time, not probe costs), else the releaser's q_s. The report prices these
+ * parts again with the run's final probe costs (tool/sync_price.c).
+ */
+static inline int64_t sync_rule_q(int64_t x_r, uint64_t w, int64_t x_new, int64_t q_r, int64_t q_s)
+{
+	return x_new == x_r + (int64_t)w ? q_r : q_s;
+}
+
+/*
+ * A delay part v (x0 or shift) priced again: its probe-cost part q was counted at the runtime's
+ * start-up price, and k is the run's final price over it (docs/measurement.md "Which costs").
+ */
+static inline double sync_reprice(double v, double q, double k)
+{
+	return v + (k - 1) * q;
+}
+
+/*
  * A barrier's releaser delay: the barrier opened at the latest measured arrival m; without
  * measurement it would open at the latest approximated arrival (arrival - delay) a.
  */

@@ -156,7 +156,8 @@ static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
 	own_add(&o->contended, 1);
 	note_wait(o, w);
-	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED), 0);
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED),
+			atomic_load_explicit(&o->xq, RELAXED), 0);
 }
 
 /* An exclusive release, still holding the lock; `count`: an unlock (not a condition wait). */
@@ -173,6 +174,7 @@ static inline void excl_release(struct rt_thread *t, struct rt_sync_obj *o, int 
 		o->hold_start = 0;
 	}
 	atomic_store_explicit(&o->x, rt_sync_delay(t), RELAXED);
+	atomic_store_explicit(&o->xq, rt_sync_delay_q(t), RELAXED);
 }
 
 /* A shared or signalling release (rdlock unlock, sem_post, cond signal): others may race. */
@@ -181,6 +183,7 @@ static void shared_release(struct rt_thread *t, struct rt_sync_obj *o, _Atomic u
 	t->sync.ops++;
 	add(count, 1);
 	atomic_store_explicit(&o->x, rt_sync_delay(t), RELAXED);
+	atomic_store_explicit(&o->xq, rt_sync_delay_q(t), RELAXED);
 	TRACE(t, o, STRC_SYNC_RELEASE, ld(&o->releases) + ld(&o->broadcasts));
 }
 
@@ -190,7 +193,8 @@ static void shared_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases) + ld(&o->broadcasts));
 	add(&o->contended, 1);
 	note_wait(o, w);
-	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED), 0);
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED),
+			atomic_load_explicit(&o->xq, RELAXED), 0);
 }
 
 static void timed_out(struct rt_sync_obj *o, uint64_t w)
@@ -634,7 +638,8 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 		TRACE(t, oc, STRC_SYNC_DONE, ld(&oc->releases) + ld(&oc->broadcasts));
 		add(&oc->acquires, 1);
 		note_wait(oc, w);
-		rt_sync_inherit(t, w, atomic_load_explicit(&oc->x, RELAXED), 0);
+		rt_sync_inherit(t, w, atomic_load_explicit(&oc->x, RELAXED),
+				atomic_load_explicit(&oc->xq, RELAXED), 0);
 	} else if (r == ETIMEDOUT) {
 		timed_out(oc, w);
 	}
@@ -724,13 +729,14 @@ RT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
  * after every thread of the one before has left and read its cells. The count comes from
  * pthread_barrier_init (without it, no compensation).
  */
-static void atomic_max_tagged(_Atomic uint64_t *cell, uint64_t gen, uint64_t v)
+static int atomic_max_tagged(_Atomic uint64_t *cell, uint64_t gen, uint64_t v)
 {
 	uint64_t cur = atomic_load(cell), mine = gen << GEN_SHIFT | (v & ARRIVAL_MASK);
 
-	while ((cur >> GEN_SHIFT != gen || (cur & ARRIVAL_MASK) < (v & ARRIVAL_MASK)) &&
-	       !atomic_compare_exchange_weak(cell, &cur, mine))
-		;
+	while (cur >> GEN_SHIFT != gen || (cur & ARRIVAL_MASK) < (v & ARRIVAL_MASK))
+		if (atomic_compare_exchange_weak(cell, &cur, mine))
+			return 1;
+	return 0;
 }
 
 /* The generation this arrival belongs to (its cells are index gen & 1), or -1: no count. */
@@ -746,7 +752,11 @@ static int64_t barrier_arrive(struct rt_thread *t, struct rt_sync_obj *o, uint64
 	TRACE(t, o, STRC_SYNC_RELEASE, full);
 	a = (int64_t)(now - rt_start_ticks) - rt_sync_x(t);
 	atomic_max_tagged(&o->late_m[gen & 1], gen, now - rt_start_ticks);
-	atomic_max_tagged(&o->late_a[gen & 1], gen, (uint64_t)(a > 0 ? a : 0));
+	/* The latest approximated arrival's probe-cost part, for the report's pricing: two threads
+	 * that raise the maximum at the same moment may store theirs in the other order, which
+	 * only misprices the difference of their parts by the in-run recalibration's change. */
+	if (atomic_max_tagged(&o->late_a[gen & 1], gen, (uint64_t)(a > 0 ? a : 0)))
+		atomic_store_explicit(&o->late_q[gen & 1], rt_sync_xq(t), RELAXED);
 	return (int64_t)full;
 }
 
@@ -762,7 +772,7 @@ static void barrier_leave(struct rt_thread *t, struct rt_sync_obj *o, int64_t fu
 	if (m >> GEN_SHIFT == gen && a >> GEN_SHIFT == gen)
 		rt_sync_inherit(t, w,
 				sync_rule_barrier((int64_t)(m & ARRIVAL_MASK), (int64_t)(a & ARRIVAL_MASK)),
-				0);
+				atomic_load_explicit(&o->late_q[gen & 1], RELAXED), 0);
 }
 
 RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)

@@ -22,16 +22,6 @@ const char *sync_kind_name(uint32_t kind)
 	return kind < SPROF_SYNC_KINDS ? kind_names[kind] : "?";
 }
 
-double sync_comp_x(const struct sprof_sync_comp *c, const struct sprof_calib *cal, double *o)
-{
-	double oh = (double)c->probes * cal->o_full + (double)c->skips * cal->o_skip +
-		    (double)c->ops * c->o_sync_ns + (double)c->calib_ns;
-
-	if (o)
-		*o = oh;
-	return (double)c->x0_ns + oh - (double)c->shift_ns;
-}
-
 /* A variable of some module, else the site of its init or first use, else its address. */
 static char *object_name(const struct sprof_file *f, const struct sprof_sync *s,
 			 struct sync_names *sn)

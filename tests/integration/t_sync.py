@@ -173,10 +173,18 @@ def t_sync_join_late(o):
         expect(slow['overhead_ns'] > 100 * quick['overhead_ns'],
                f'overheads: slow {slow["overhead_ns"]} ns, quick {quick["overhead_ns"]} ns')
         # taken as if the quick thread's end had ended the wait, main's delay would be the
-        # quick thread's; the tool recomputes o with the final calibration, hence the margin
+        # quick thread's
         expect(th[0]['delay_ns'] > slow['delay_ns'] / 2,
                f'main delay {th[0]["delay_ns"]} ns, slow thread {slow["delay_ns"]} ns, quick '
                f'{quick["delay_ns"]} ns')
+    with check(f'{name}: main inherits the slow thread\'s delay at the same probe price'):
+        # the join ended by the slow thread's end gives main its delay; the report prices the
+        # probe pairs of both at the run's final costs (docs/measurement.md "Which costs"), so
+        # they agree to the ns but for main's own few calls and the quick join's wait, where
+        # the start-up costs left in main's inherited delay made them differ by the change of
+        # calibration during the run (up to a third under load)
+        between(th[0]['delay_ns'] - slow['delay_ns'], -1000, 0.01 * slow['delay_ns'] + 100000,
+                f'main delay {th[0]["delay_ns"]} ns - slow thread {slow["delay_ns"]} ns')
 
 
 @test()

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "../../runtime/sync_rule.h"
+#include "model_sync.h"
 #include "profile_read.h"
 #include "trace_read.h"
 
@@ -124,6 +125,71 @@ static void test_join_waited(void **state)
 	assert_int_equal(x, 200);
 	assert_int_equal(1200 - x, 1000);
 	assert_int_equal(w_c, 0);
+}
+
+/* ---- which costs: delays inherited from other threads, priced again ---- */
+
+/*
+ * The runtime prices a probe pair at its start-up calibration, rt = 50 ns; the run's in-run
+ * batches then say 40 (the file's CALIB). Thread A runs 1000 probe pairs and 10 wrapped calls
+ * (o_sync 6, not repriced), then releases; main waited 90000 from 0 and takes A's delay through
+ * the rule as the runtime computes it (x and its probe-cost part q side by side, at rt). The
+ * writer prices main's shift again (runtime/sync_table.c); main's final delay, as the report
+ * computes it (tool/sync_price.c), must be A's as the report prices A's own: 1000 * 40 + 10 * 6
+ * = 40060, not the 50060 at start-up costs (what it was before the repricing).
+ */
+static void test_price_inherited(void **state)
+{
+	const double rt = 50, fin = 40, k = fin / rt;
+	struct sprof_calib cal = { .o_full = fin, .o_skip = 0 };
+	int64_t x_a = (int64_t)(1000 * rt) + 10 * 6, q_a = (int64_t)(1000 * rt), w_c;
+	int64_t x_m = 0, q_m = 0, x_new = sync_rule_wait(x_m, 90000, x_a, &w_c);
+	int64_t q_new = sync_rule_q(x_m, 90000, x_new, q_m, q_a);
+	struct sprof_sync_comp a = { .probes = 1000, .ops = 10, .o_sync_ns = 6 };
+	struct sprof_sync_comp m = { .probes = 0 };
+	double x_a_fin = sync_comp_x(&a, &cal, NULL);
+
+	(void)state;
+	assert_int_equal(x_new, 50060);
+	assert_int_equal(q_new, 50000);
+	assert_float_equal(x_a_fin, 40060, 1e-9);
+	m.shift_ns = (int64_t)sync_reprice((double)(x_m - x_new), (double)(q_m - q_new), k);
+	assert_float_equal(sync_comp_x(&m, &cal, NULL), x_a_fin, 1e-9);
+	m.shift_ns = x_m - x_new; /* written as the runtime counted it: start-up costs stay */
+	assert_float_equal(sync_comp_x(&m, &cal, NULL), 50060, 1e-9);
+	/* a wait the rule kept as the waiter's own (x_r + w < x_s): time, nothing repriced */
+	x_new = sync_rule_wait(1000, 200, x_a, &w_c);
+	assert_int_equal(x_new, 1200);
+	assert_int_equal(sync_rule_q(1000, 200, x_new, 700, q_a), 700);
+	assert_float_equal(sync_reprice(-200, 700 - 700, k), -200, 1e-9);
+}
+
+/*
+ * A new thread and a barrier: the creator's delay arrives as x0 (probe part x0q); a barrier
+ * gives the latest approximated arrival's delay with that thread's probe part. Thread B starts
+ * with its creator's x0 = 5000 (all probe costs at rt = 50: 100 pairs), runs 200 pairs itself;
+ * at the file's 40 ns its delay is 300 * 40 = 12000.
+ */
+static void test_price_barrier(void **state)
+{
+	const double k = 40.0 / 50.0;
+	struct sprof_calib cal = { .o_full = 40 };
+	struct sprof_sync_comp b = { .probes = 200, .x0_ns = (int64_t)sync_reprice(5000, 5000, k) };
+	int64_t x_s = sync_rule_barrier(100000, 100000 - 15000), w_c;
+	int64_t x_new = sync_rule_wait(1000, 20000, x_s, &w_c);
+
+	(void)state;
+	assert_int_equal(b.x0_ns, 4000);
+	assert_float_equal(sync_comp_x(&b, &cal, NULL), 12000, 1e-9);
+	/* a thread (x 1000, q 1000) that waited 20000 at a barrier opened late by one whose x is
+	 * 15000 (a wake-up of 0), q 15000, leaves with that thread's delay and probe part; with
+	 * 25 pairs of its own in its record, its delay at the file's price is 25 * 40 plus the
+	 * 14000 it inherited, all probe costs, at 40/50 */
+	assert_int_equal(x_new, 15000);
+	assert_int_equal(sync_rule_q(1000, 20000, x_new, 1000, 15000), 15000);
+	b = (struct sprof_sync_comp){ .probes = 25,
+				      .shift_ns = (int64_t)sync_reprice(1000 - 15000, 1000 - 15000, k) };
+	assert_float_equal(sync_comp_x(&b, &cal, NULL), 12200, 1e-9); /* 25 * 40 + 11200 */
 }
 
 /* ---- reader ---- */
@@ -407,6 +473,8 @@ int main(void)
 		cmocka_unit_test(test_join),         cmocka_unit_test(test_join_late),
 		cmocka_unit_test(test_join_waited),  cmocka_unit_test(test_read_good),
 		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
+		cmocka_unit_test(test_price_inherited),
+		cmocka_unit_test(test_price_barrier),
 		cmocka_unit_test(test_trace_round_trip), cmocka_unit_test(test_trace_refused),
 	};
 
