@@ -159,40 +159,63 @@ def t_sync_clock(o):
         eq(sum(t['acquires'] for t in threads.values()), 7, 'joins over thread objects')
 
 
+def join_waits(p, rep):
+    """The waits of main's two joins (ns), from the thread objects named by the pthread_t values
+    sync_join prints on stderr: (slow, quick), or None."""
+    m = re.search(rb'slow (0x[0-9a-f]+) quick (0x[0-9a-f]+)', p.stderr)
+    if not m:
+        return None
+    w = {ob['name']: ob['wait_ns'] for ob in rep['objects'] if ob['kind'] == 'thread'}
+    return w.get('thread ' + m[1].decode()), w.get('thread ' + m[2].decode())
+
+
 @test('-O0')
 def t_sync_join_late(o):
+    """The order the late-join rule is for: main waits for the slow thread (its join waits at
+    least the slow thread's delay), then joins the quick one, ended long before, at once. A
+    loaded machine can deschedule main anywhere (the join of the slow thread then waits less, or
+    that of the quick one more), and the rule rightly gives other delays: such runs are tried
+    again, three in all."""
     name = 'sync_join_late'
     b = build('sync_join', o)
-    p, d = srun(b, opts=['--sync', '--throttle', 'off'], tag='syncjoin')
-    with check(f'{name}: output as a direct run'):
-        same_output(p, direct(b))
-    rep = report(d)['sync']
-    th = {t['thread']: t for t in rep['threads']}
+    for attempt in range(3):
+        p, d = srun(b, opts=['--sync', '--throttle', 'off'], tag='syncjoin')
+        with check(f'{name}: output as a direct run'):
+            same_output(p, direct(b), stderr=False)
+        rep = report(d)['sync']
+        th = {t['thread']: t for t in rep['threads']}
+        waits = None
+        with check(f'{name}: three threads, the slow one paid for its calls'):
+            eq(sorted(th), [0, 1, 2], 'threads with compensation')
+            slow, quick = sorted((th[1], th[2]), key=lambda t: -t['overhead_ns'])
+            expect(slow['overhead_ns'] > 100 * quick['overhead_ns'],
+                   f'overheads: slow {slow["overhead_ns"]} ns, quick {quick["overhead_ns"]} ns')
+            waits = join_waits(p, rep)
+            expect(waits and None not in waits, f'join waits {waits} ({p.stderr[:200]!r})')
+        if sorted(th) != [0, 1, 2] or not waits or None in waits:
+            return
+        w_slow, w_quick = waits
+        if w_slow >= slow['delay_ns'] and w_quick < 100000:
+            break
+        print(f'# {name}: joins waited {w_slow} and {w_quick} ns (slow thread delay '
+              f'{slow["delay_ns"]} ns): main descheduled, run again')
+    else:
+        print(f'# {name}: main descheduled in 3 runs: delays not checked')
+        return
     with check(f'{name}: the join of a long-ended thread keeps the delay of the one before'):
-        eq(sorted(th), [0, 1, 2], 'threads with compensation')
-        slow, quick = sorted((th[1], th[2]), key=lambda t: -t['overhead_ns'])
-        expect(slow['overhead_ns'] > 100 * quick['overhead_ns'],
-               f'overheads: slow {slow["overhead_ns"]} ns, quick {quick["overhead_ns"]} ns')
-        # main's first join waited w (the longer wait of the two thread objects): the rule
-        # gives main min(w, the slow thread's delay), w itself when main was descheduled until
-        # the slow thread had (nearly) ended, as a loaded machine does; the second join must
-        # not pull that down to the quick thread's delay
-        w = max(ob['wait_ns'] for ob in rep['objects'] if ob['kind'] == 'thread')
-        want = min(w, slow['delay_ns'])
-        if w < slow['delay_ns']:
-            print(f'# {name}: main\'s join of the slow thread waited {w} ns, less than its delay '
-                  f'{slow["delay_ns"]} ns (main descheduled): main inherits its wait')
-        expect(th[0]['delay_ns'] > want - 1000,
-               f'main delay {th[0]["delay_ns"]} ns, expected {want} (slow thread '
-               f'{slow["delay_ns"]} ns, join wait {w}), quick {quick["delay_ns"]} ns')
+        # taken as if the quick thread's end had ended the wait, main's delay would be the
+        # quick thread's
+        expect(th[0]['delay_ns'] > slow['delay_ns'] / 2,
+               f'main delay {th[0]["delay_ns"]} ns, slow thread {slow["delay_ns"]} ns, quick '
+               f'{quick["delay_ns"]} ns')
     with check(f'{name}: main inherits the slow thread\'s delay at the same probe price'):
         # the report prices the probe pairs of both at the run's final costs (docs/measurement.md
         # "Which costs"), so they agree to the ns but for main's own few calls and the quick
         # join's wait; with the start-up costs left in main's inherited delay they differed by
         # the change of calibration during the run (up to a third under load)
-        between(th[0]['delay_ns'] - want, -1000, 0.01 * want + 100000,
-                f'main delay {th[0]["delay_ns"]} ns - expected {want} ns (slow thread '
-                f'{slow["delay_ns"]} ns, join wait {w} ns)')
+        between(th[0]['delay_ns'] - slow['delay_ns'], -1000, 0.01 * slow['delay_ns'] + 100000,
+                f'main delay {th[0]["delay_ns"]} ns - slow thread {slow["delay_ns"]} ns (joins '
+                f'waited {w_slow} and {w_quick} ns)')
 
 
 @test()

@@ -3,7 +3,8 @@
  * tests/integration/t_sync.py): main starts a long thread (200,000 instrumented calls) and a
  * short one (10 calls), joins the long one first, then the short one, which ended long before.
  * The first join gives main the long thread's delay; the second must not pull it down to the
- * short thread's (a thread that ended before the join began was not waited for).
+ * short thread's (a thread that ended before the join began was not waited for). Says on stderr
+ * which pthread_t is which (the test finds each join's wait in its thread object).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -33,5 +34,6 @@ int main(void)
 	pthread_join(slow, &a);
 	pthread_join(quick, &b);
 	printf("sums %lu %lu\n", (unsigned long)a, (unsigned long)b);
+	fprintf(stderr, "slow %#lx quick %#lx\n", (unsigned long)slow, (unsigned long)quick);
 	return 0;
 }
