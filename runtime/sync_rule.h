@@ -39,7 +39,7 @@ static inline int64_t sync_rule_late(int64_t x_r, uint64_t w, int64_t x_s, uint6
  * The probe-cost part of the new delay x_new that sync_rule_wait or sync_rule_late gave to a
  * thread whose delay was x_r (of it q_r probe costs) after a wait of w: its own when the rule
  * kept x_r + w (w is time, not probe costs), else the releaser's q_s. The report prices these
- * parts again with the run's final probe costs (tool/sync_price.c).
+ * parts again with the run's final probe costs (tool/sync_price.h).
  */
 static inline int64_t sync_rule_q(int64_t x_r, uint64_t w, int64_t x_new, int64_t q_r, int64_t q_s)
 {

@@ -64,7 +64,7 @@ UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_SYNC)"
 
 $(UNIT_SYNC): tests/unit/test_sync.c format/profile_read.c format/profile_read_sync.c format/profile_read_mpi.c \
 		format/profile_read_io.c format/profile_codec.c format/trace_read.c format/trace_read_mpi.c runtime/sync_rule.h \
-		format/profile_sync.h format/profile_read.h format/trace_read.h tool/sync_price.c tool/model_sync.h
+		format/profile_sync.h format/profile_read.h format/trace_read.h tool/sync_price.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 

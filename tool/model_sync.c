@@ -9,6 +9,7 @@
 #include "model.h"
 #include "profile_read.h"
 #include "sync_names.h"
+#include "sync_price.h"
 #include "util.h"
 
 static const char *const kind_names[SPROF_SYNC_KINDS] = { "?", "mutex", "rwlock", "spin",

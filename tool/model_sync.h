@@ -49,10 +49,7 @@ struct model_sync {
 /* After a file's threads are merged: its SYNC and SYNC_COMP records into m->sync. */
 void model_sync_merge(struct model *m, const struct sprof_file *f, const struct model_filter *flt);
 void model_sync_free(struct model *m);
-/* The thread's x at its end from its compensation record and the process's calibration. */
-struct sprof_sync_comp;
-struct sprof_calib;
-double sync_comp_x(const struct sprof_sync_comp *c, const struct sprof_calib *cal, double *o);
+/* The thread's x at its end from its compensation record: sync_price.h. */
 /* "mutex", "rwlock", ... */
 const char *sync_kind_name(uint32_t kind);
 

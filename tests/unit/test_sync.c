@@ -15,8 +15,8 @@
 #include <stdlib.h>
 
 #include "../../runtime/sync_rule.h"
-#include "model_sync.h"
 #include "profile_read.h"
+#include "sync_price.h"
 #include "trace_read.h"
 
 /*
@@ -135,7 +135,7 @@ static void test_join_waited(void **state)
  * (o_sync 6, not repriced), then releases; main waited 90000 from 0 and takes A's delay through
  * the rule as the runtime computes it (x and its probe-cost part q side by side, at rt). The
  * writer prices main's shift again (runtime/sync_table.c); main's final delay, as the report
- * computes it (tool/sync_price.c), must be A's as the report prices A's own: 1000 * 40 + 10 * 6
+ * computes it (tool/sync_price.h), must be A's as the report prices A's own: 1000 * 40 + 10 * 6
  * = 40060, not the 50060 at start-up costs (what it was before the repricing).
  */
 static void test_price_inherited(void **state)
