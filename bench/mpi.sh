@@ -6,7 +6,7 @@
 # ranks, uninstrumented, instrumented without compensation, with local and with parallel
 # compensation. Figures, not pass/fail.
 #   BUILD=build, BENCH_RUNS=5 (medians), BENCH_MPI_PI="6 10000000" (chunks, points per chunk),
-#   BENCH_MPI_ROUNDS=20000 (ping-pong messages per batch).
+#   BENCH_MPI_ROUNDS=1000 (ping-pong messages per batch; 200 batches of each kind).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -23,4 +23,4 @@ mpicc -O2 -o "$B/mpi_pi.base" bench/mpi_pi.c
 # OpenMPI as root, on shared memory only; 4 ranks on 2 CPUs: waiting ranks yield
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-exec python3 bench/mpi.py "$B" "$SONDE" "${BENCH_MPI_ROUNDS:-20000}" ${BENCH_MPI_PI:-6 10000000}
+exec python3 bench/mpi.py "$B" "$SONDE" "${BENCH_MPI_ROUNDS:-1000}" ${BENCH_MPI_PI:-6 10000000}

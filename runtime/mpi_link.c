@@ -51,11 +51,13 @@ uint64_t sonde_rt_mpi_start(void)
 double sonde_rt_mpi_overhead_ns(void)
 {
 	const struct rt_thread *t = rt_self;
+	double o;
 
 	if (!t)
 		return 0;
-	return (double)t->probes * rt_calib.o_full + (double)t->skips * rt_calib.o_skip +
-	       (double)t->calib_ticks / rt_ticks_per_ns();
+	o = (double)t->probes * rt_calib.o_full + (double)t->skips * rt_calib.o_skip;
+	/* called twice per piggybacked message: no division unless there is something to divide */
+	return t->calib_ticks ? o + (double)t->calib_ticks / rt_ticks_per_ns() : o;
 }
 
 int sonde_rt_mpi_tracing(void)

@@ -38,10 +38,8 @@ int64_t mpi_delay(void)
 	return mpi_overhead_ns() - mpi.shift_ns;
 }
 
-void mpi_pb_fill(struct mpi_pb *pb)
+void mpi_pb_fill(struct mpi_pb *pb, uint64_t now)
 {
-	uint64_t now = mpi_now();
-
 	pb->x = mpi_delay();
 	pb->t = mpi.real_base_ns + (int64_t)mpi_ns(now - mpi.real_base_ticks) - pb->x;
 	mpi.pb_calls++;
@@ -112,13 +110,14 @@ uint64_t mpi_status_bytes(const MPI_Status *st)
 }
 
 /* The program asks MPI_Get_count with its own type: the status must not count the piggyback. */
-uint64_t mpi_pb_status(MPI_Status *st)
+uint64_t mpi_pb_status(MPI_Status *st, int fix)
 {
 	uint64_t n = mpi_status_bytes(st);
 
 	if (n < (uint64_t)PB_BYTES)
 		return n;
-	PMPI_Status_set_elements(st, MPI_BYTE, (int)(n - PB_BYTES));
+	if (fix)
+		PMPI_Status_set_elements(st, MPI_BYTE, (int)(n - PB_BYTES));
 	return n - PB_BYTES;
 }
 

@@ -94,6 +94,7 @@ static void start(int rid, uint64_t t0, int provided)
 	mpi.ticks_per_ns = sonde_rt_mpi_ticks_per_ns();
 	if (!(mpi.ticks_per_ns > 0))
 		mpi.ticks_per_ns = 1;
+	mpi.ns_per_tick = 1 / mpi.ticks_per_ns;
 	mpi.thread_level = provided;
 	mpi.multiple = provided == MPI_THREAD_MULTIPLE;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &mpi.rank);

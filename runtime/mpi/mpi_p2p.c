@@ -22,13 +22,13 @@ static isend_fn const isend_fns[] = {
 
 /* --trace (runtime/mpi_trace.h): ranks in the communicator; a send before the call, so that its
  * event precedes the receive's; a receive with the tick time its call began. */
-static void traced_send(int dest, int tag, MPI_Comm comm, int count, MPI_Datatype dt)
+static inline void traced_send(int dest, int tag, MPI_Comm comm, int count, MPI_Datatype dt)
 {
 	if (munlikely(mpi.tr_send != NULL) && dest >= 0)
 		mpi.tr_send(dest, tag, mpi_comm(comm)->tr_id, mpi_bytes(count, dt));
 }
 
-static void traced_recv(const struct mpi_comm_ent *c, const MPI_Status *st, uint64_t bytes,
+static inline void traced_recv(const struct mpi_comm_ent *c, const MPI_Status *st, uint64_t bytes,
 			uint64_t began)
 {
 	if (munlikely(mpi.tr_recv != NULL) && st->MPI_SOURCE >= 0)
@@ -55,7 +55,7 @@ int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest
 	traced_send(dest, tag, comm, count, dt);
 	t0 = mpi_now();
 	if (mpi.comp) {
-		mpi_pb_fill(&pb);
+		mpi_pb_fill(&pb, t0);
 		t = mpi_pb_type(buf, count, dt, &pb);
 		ret = t != MPI_DATATYPE_NULL ? fn(buf, 1, t, dest, tag, comm)
 					     : fn(buf, count, dt, dest, tag, comm);
@@ -95,22 +95,23 @@ MPI_EXPORT int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, 
 	return mpi_send_core(SPROF_MPI_RSEND, buf, count, dt, dest, tag, comm);
 }
 
-/* After a receive that completed: bytes, peer, trace, and the rule with the sender's delay. */
-static void received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, int pb_on,
-		     const struct mpi_pb *pb, uint64_t t0, uint64_t w_ns, int64_t x_r)
+/* After a receive that completed (its call from tick t0 to t1): bytes, peer, trace, and the rule
+ * with the sender's delay. fix: the program sees the status. */
+static void received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, int fix,
+		     int pb_on, const struct mpi_pb *pb, uint64_t t0, uint64_t t1, int64_t x_r)
 {
 	uint64_t bytes;
 
 	if (st->MPI_SOURCE == MPI_PROC_NULL)
 		return;
-	bytes = pb_on ? mpi_pb_status(st) : mpi_status_bytes(st);
+	bytes = pb_on ? mpi_pb_status(st, fix) : mpi_status_bytes(st);
 	mpi.stat[rid].bytes_recv += bytes;
 	mpi_peer_add(c, st->MPI_SOURCE, st->MPI_TAG, SPROF_MPI_RECEIVED, bytes);
 	traced_recv(c, st, bytes, t0);
 	mpi.wildcard += src == MPI_ANY_SOURCE;
 	if (!pb_on)
 		return;
-	mpi_rule(rid, w_ns + mpi.probe_wait_ns, x_r,
+	mpi_rule(rid, mpi_ns(t1 - t0) + mpi.probe_wait_ns, x_r,
 		 mpi_sender_delay(pb, mpi_real_at(t0) - (int64_t)mpi.probe_wait_ns));
 	mpi.probe_wait_ns = 0;
 	if (src == MPI_ANY_SOURCE)
@@ -145,8 +146,8 @@ MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
 	t1 = mpi_now();
 	mpi_count(SPROF_MPI_RECV, t0, t1, 0, 0);
 	if (ret == MPI_SUCCESS)
-		received(SPROF_MPI_RECV, mpi_comm(comm), src, st, t != MPI_DATATYPE_NULL, &pb, t0,
-			 mpi_ns(t1 - t0), x_r);
+		received(SPROF_MPI_RECV, mpi_comm(comm), src, st, st == status,
+			 t != MPI_DATATYPE_NULL, &pb, t0, t1, x_r);
 	return ret;
 }
 
@@ -170,7 +171,7 @@ static int isend_core(int rid, const void *buf, int count, MPI_Datatype dt, int 
 	traced_send(dest, tag, comm, count, dt);
 	t0 = mpi_now();
 	if (mpi.comp && (slot = mpi_slot_get())) {
-		mpi_pb_fill(slot);
+		mpi_pb_fill(slot, t0);
 		t = mpi_pb_type(buf, count, dt, slot);
 	}
 	ret = t != MPI_DATATYPE_NULL ? fn(buf, 1, t, dest, tag, comm, req)
@@ -260,7 +261,7 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 	t0 = mpi_now();
 	if (mpi.comp) {
 		x_r = mpi_delay();
-		mpi_pb_fill(&spb);
+		mpi_pb_fill(&spb, t0);
 		ts = mpi_pb_type(sbuf, scount, stype, &spb);
 		tr = ts != MPI_DATATYPE_NULL ? mpi_pb_type(rbuf, rcount, rtype, &rpb)
 					     : MPI_DATATYPE_NULL;
@@ -278,7 +279,7 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 	if (dest >= 0) {
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 	}
-	received(SPROF_MPI_SENDRECV, c, src, st, pb_on, &rpb, t0, mpi_ns(t1 - t0), x_r);
+	received(SPROF_MPI_SENDRECV, c, src, st, st == status, pb_on, &rpb, t0, t1, x_r);
 	return ret;
 }
 
@@ -304,7 +305,7 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 	t0 = mpi_now();
 	if (mpi.comp) {
 		x_r = mpi_delay();
-		mpi_pb_fill(&pb);
+		mpi_pb_fill(&pb, t0);
 		t = mpi_pb_type(buf, count, dt, &pb);
 	}
 	ret = t != MPI_DATATYPE_NULL
@@ -319,8 +320,8 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 	if (dest >= 0) {
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 	}
-	received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, t != MPI_DATATYPE_NULL, &pb, t0,
-		 mpi_ns(t1 - t0), x_r);
+	received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, st == status, t != MPI_DATATYPE_NULL,
+		 &pb, t0, t1, x_r);
 	return ret;
 }
 
@@ -337,7 +338,7 @@ MPI_EXPORT int MPI_Probe(int src, int tag, MPI_Comm comm, MPI_Status *status)
 	t1 = mpi_now();
 	mpi_count(SPROF_MPI_PROBE, t0, t1, 0, 0);
 	if (ret == MPI_SUCCESS && mpi.comp && !mpi.multiple && st->MPI_SOURCE != MPI_PROC_NULL) {
-		mpi_pb_status(st);
+		mpi_pb_status(st, st == status);
 		mpi.probe_wait_ns += mpi_ns(t1 - t0);
 	}
 	return ret;
@@ -353,7 +354,7 @@ MPI_EXPORT int MPI_Iprobe(int src, int tag, MPI_Comm comm, int *flag, MPI_Status
 		return ret;
 	mpi_count(SPROF_MPI_IPROBE, t0, mpi_now(), 0, 0);
 	if (ret == MPI_SUCCESS && *flag && mpi.comp && !mpi.multiple &&
-	    st->MPI_SOURCE != MPI_PROC_NULL)
-		mpi_pb_status(st);
+	    st->MPI_SOURCE != MPI_PROC_NULL && st == status)
+		mpi_pb_status(st, 1);
 	return ret;
 }

@@ -116,7 +116,7 @@ static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
 	if (!e)
 		return;
 	if (e->recv && st->MPI_SOURCE != MPI_PROC_NULL) {
-		bytes = e->pb ? mpi_pb_status(st) : mpi_status_bytes(st);
+		bytes = e->pb ? mpi_pb_status(st, 1) : mpi_status_bytes(st);
 		mpi.stat[r->rid].bytes_recv += bytes;
 		mpi_peer_add(e->comm, st->MPI_SOURCE, st->MPI_TAG, SPROF_MPI_RECEIVED, bytes);
 		if (munlikely(mpi.tr_recv != NULL) && st->MPI_SOURCE >= 0)

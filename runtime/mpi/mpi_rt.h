@@ -50,7 +50,7 @@ struct mpi_state {
 	int multiple;    /* MPI_THREAD_MULTIPLE: counts only */
 	int tsc;
 	int rank, size, thread_level, finalized;
-	double ticks_per_ns;
+	double ticks_per_ns, ns_per_tick;
 	struct mpi_stat stat[SPROF_MPI_ROUTINES + 1];
 	uint64_t calls, pb_calls;
 	double o_call_ns, o_pb_ns;
@@ -85,7 +85,7 @@ static inline uint64_t mpi_now(void)
 
 static inline uint64_t mpi_ns(uint64_t ticks)
 {
-	return (uint64_t)((double)ticks / mpi.ticks_per_ns);
+	return (uint64_t)((double)ticks * mpi.ns_per_tick); /* a product: no division per call */
 }
 
 /* ---- tables (mpi_table.c) ---- */
@@ -107,12 +107,14 @@ void mpi_write(struct writer *w);
 /* ---- piggybacking and the compensation rule (mpi_comp.c) ---- */
 int64_t mpi_delay(void);
 int64_t mpi_overhead_ns(void);
-void mpi_pb_fill(struct mpi_pb *pb);
+/* The piggyback of a send begun at tick now (its approximated send time). */
+void mpi_pb_fill(struct mpi_pb *pb, uint64_t now);
 /* The struct type {2 int64 at slot, count dt at buf} (cached), or MPI_DATATYPE_NULL. */
 MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot);
 void mpi_pb_type_forget(MPI_Datatype dt);
-/* Bytes of the program's data in a status of a piggybacked receive; fixes its count. */
-uint64_t mpi_pb_status(MPI_Status *st);
+/* Bytes of the program's data in a status of a piggybacked receive; fixes its count when the
+ * program sees the status (fix), so that MPI_Get_count counts only its own data. */
+uint64_t mpi_pb_status(MPI_Status *st, int fix);
 uint64_t mpi_status_bytes(const MPI_Status *st);
 void mpi_rule(int rid, uint64_t w_ns, int64_t x_r, int64_t x_s);
 int64_t mpi_real_at(uint64_t ticks);
