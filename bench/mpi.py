@@ -66,39 +66,85 @@ def report_times(run_dir, key):
                        text=True)
     if p.returncode != 0:
         raise SystemExit("mpi.py: sonde report failed: " + p.stderr)
-    ranks = {r["rank"]: r for r in json.loads(p.stdout)["mpi"]["ranks"]}
-    return ranks[0][key], [ranks[r][key] for r in sorted(ranks) if r], ranks
+    js = json.loads(p.stdout)
+    ranks = {r["rank"]: r for r in js["mpi"]["ranks"]}
+    calib = [q["calibration"]["o_full_ns"] for q in js["processes"] if "calibration" in q]
+    w = [ranks[r][key] for r in sorted(ranks) if r]
+    ranks["o_full"] = statistics.median(calib) if calib else 0.0
+    return ranks[0][key], w, ranks
 
 
 def table1():
-    base = [os.path.join(B, "mpi_pi.base"), CHUNKS, POINTS]
-    inst = [os.path.join(B, "mpi_pi.inst"), CHUNKS, POINTS]
+    """Seed 001's Table 1. The uninstrumented program is the same code as the instrumented one
+    apart from the probes (inside() out of line in both: bench/mpi_pi.c); the plain program with
+    inside() inlined is run beside them, for what instrumenting costs in code generation."""
+    prog = lambda name: [os.path.join(B, name), CHUNKS, POINTS]
     env = dict(os.environ, OMPI_MCA_mpi_yield_when_idle="1")
     d1, d2 = os.path.join(B, "mpi-pi-local"), os.path.join(B, "mpi-pi-par")
-    cols = {"uninstrumented": [], "no compensation": [], "local": [], "parallel": []}
-    reorders = []
-    for _ in range(RUNS):
-        cols["uninstrumented"].append(plain_times(mpirun(4, base, env)))
-        mpirun(4, sonde(d1, ["--throttle", "off"], inst), env)
-        cols["no compensation"].append(report_times(d1, "t_m_ns")[:2])
+    names = ("uninstrumented", "no compensation", "local", "parallel", "inlined")
+    cols = {k: [] for k in names}
+    reorders, handed, o_full = [], [], []
+
+    def plain():
+        cols["uninstrumented"].append(plain_times(mpirun(4, prog("mpi_pi.base"), env)))
+
+    def inlined():
+        cols["inlined"].append(plain_times(mpirun(4, prog("mpi_pi.inline"), env)))
+
+    def local():
+        mpirun(4, sonde(d1, ["--throttle", "off"], prog("mpi_pi.inst")), env)
+        m, w, ranks = report_times(d1, "t_m_ns")
+        cols["no compensation"].append((m, w))
         cols["local"].append(report_times(d1, "t_local_ns")[:2])
-        mpirun(4, sonde(d2, ["--throttle", "off", "--mpi-comp"], inst), env)
+        o_full.append(ranks["o_full"])
+
+    def parallel():
+        mpirun(4, sonde(d2, ["--throttle", "off", "--mpi-comp"], prog("mpi_pi.inst")), env)
         m, w, ranks = report_times(d2, "t_par_ns")
         cols["parallel"].append((m, w))
-        reorders.append(sum(r["reorders"] for r in ranks.values()))
-    med = {}
-    for k, v in cols.items():
-        med[k] = (statistics.median(m for m, _ in v),
-                  statistics.median(statistics.mean(w) for _, w in v))
+        workers = [r for k, r in ranks.items() if k not in (0, "o_full")]
+        reorders.append(sum(r["reorders"] for r in workers) + ranks[0]["reorders"])
+        # the rule's own accuracy: the master's delay removed against the workers' overhead
+        handed.append((ranks[0]["delay_ns"] - ranks[0]["overhead_ns"],
+                       sum(r["overhead_ns"] for r in workers)))
+
+    modes = [plain, local, parallel, inlined]
+    for i in range(RUNS):  # the order rotates: the load's drift touches every mode alike
+        for f in modes[i % 4:] + modes[:i % 4]:
+            f()
     print("\nSeed 001 Table 1: master/worker Monte Carlo pi, 4 ranks, %s chunks of %s points "
-          "(ms; medians of %d runs; worker: mean of the 3)" % (CHUNKS, POINTS, RUNS))
-    print("%-8s %16s %16s %16s %16s" % ("", *cols))
+          "(ms; %d runs of each, modes taking turns; worker: mean of the 3)" % (CHUNKS, POINTS,
+                                                                              RUNS))
+    print("%-17s %15s %15s %15s %15s" % ("", *names[:4]))
     errs = {}
-    for i, who in enumerate(("master", "worker")):
-        u = med["uninstrumented"][i]
-        print("%-8s %16.1f %16.1f %16.1f %16.1f" % (who, *(med[k][i] / 1e6 for k in cols)))
-        errs[who] = [100.0 * (med[k][i] - u) / u for k in cols]
-        print("%-8s %15.1f%% %15.1f%% %15.1f%% %15.1f%%" % ("  error", *errs[who]))
+    for stat, fn in (("median", statistics.median), ("fastest", min)):
+        for i, who in enumerate(("master", "worker")):
+            v = {k: fn(r[0] if i == 0 else statistics.mean(r[1]) for r in cols[k])
+                 for k in names}
+            u = v["uninstrumented"]
+            print("%-17s %15.1f %15.1f %15.1f %15.1f" % (who + " " + stat,
+                                                         *(v[k] / 1e6 for k in names[:4])))
+            e = [100.0 * (v[k] - u) / u for k in names[:4]]
+            print("%-17s %14.1f%% %14.1f%% %14.1f%% %14.1f%%" % ("  error", *e))
+            if stat == "median":
+                errs[who] = e
+                errs[who + " inlined"] = (v["inlined"], u)
+    spread = [r[0] / 1e6 for r in cols["uninstrumented"]]
+    print("uninstrumented master over the runs: %.1f to %.1f ms (the machine's load)"
+          % (min(spread), max(spread)))
+    il, u = errs["master inlined"]
+    print("inside() inlined (plain build, not comparable with the probes): master %.1f ms, "
+          "%.1f%% against the out-of-line build" % (il / 1e6, 100.0 * (il - u) / u))
+    got, own = (statistics.median(h[i] for h in handed) for i in (0, 1))
+    print("propagation (parallel runs, medians): the master inherited %.1f ms of delay; the "
+          "workers' overhead was %.1f ms (%.2f%%)" % (got / 1e6, own / 1e6,
+                                                      100.0 * (got - own) / own if own else 0))
+    calls = int(CHUNKS) * (int(POINTS) // 8)
+    situ = (statistics.median(statistics.mean(r[1]) for r in cols["no compensation"]) -
+            statistics.median(statistics.mean(r[1]) for r in cols["uninstrumented"])) / calls
+    print("a probe pair of inside(): %.1f ns in situ (worker medians, instrumented minus "
+          "uninstrumented, over %d calls), %.1f ns calibrated (what compensation removes)"
+          % (situ, calls, statistics.median(o_full)))
     print("seed 001 (s): master %s, worker %s" % (SEED["master"], SEED["worker"]))
     print("wildcard receives out of approximated send order (parallel run, median): %d"
           % statistics.median(reorders))

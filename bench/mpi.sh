@@ -18,7 +18,10 @@ command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
 	{ echo "mpi.sh: mpicc and mpirun are missing (Debian: libopenmpi-dev openmpi-bin)" >&2; exit 1; }
 mkdir -p "$B"
 mpicc -O2 -o "$B/mpi_pingpong" bench/mpi_pingpong.c
-mpicc -O2 -o "$B/mpi_pi.base" bench/mpi_pi.c
+# the same flags apart from the probes (sonde cc adds -finstrument-functions -g);
+# mpi_pi.inline: inside() inlined, the code generation instrumenting loses (bench/mpi_pi.c)
+mpicc -O2 -g -o "$B/mpi_pi.base" bench/mpi_pi.c
+mpicc -O2 -g -DINLINE_INSIDE -o "$B/mpi_pi.inline" bench/mpi_pi.c
 "$SONDE" cc -- mpicc -O2 -o "$B/mpi_pi.inst" bench/mpi_pi.c
 # OpenMPI as root, on shared memory only; 4 ranks on 2 CPUs: waiting ranks yield
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader

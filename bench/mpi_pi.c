@@ -6,7 +6,12 @@
  * and waits for the chunk's count of points under the curve; workers draw the points, 8 at a time,
  * and test them with inside(), an instrumented function (its probes then cost about half of the
  * work: seed 001's run took 73 % longer instrumented). uniform(), called per number, is not
- * instrumented. Few, large chunks: on a loaded machine each message can take milliseconds. One chunk is out at a time, so
+ * instrumented. inside() is kept out of line (noinline) in every build, so that the uninstrumented
+ * and the instrumented programs are the same code apart from the probes: instrumented, GCC does
+ * not inline it (its hooks would be called at every inlined copy), and a plain build that inlines
+ * and vectorizes it would be another program. Built with -DINLINE_INSIDE, the plain program
+ * inlines it: bench/mpi.sh reports that difference apart (what instrumenting costs in code
+ * generation, which no compensation of the probes' cost can remove). Few, large chunks: on a loaded machine each message can take milliseconds. One chunk is out at a time, so
  * only one worker computes at once (4 ranks on this machine's 2 CPUs would otherwise time-share,
  * and the probes' cost would be stretched by the sharing). Every rank prints its time from the
  * end of MPI_Init to the start of MPI_Finalize: "rank R ns T".
@@ -20,12 +25,18 @@
 #define TAG_WORK 2
 #define TAG_DONE 3
 
+#ifdef INLINE_INSIDE
+#define INSIDE_ATTR
+#else
+#define INSIDE_ATTR __attribute__((noinline))
+#endif
+
 int inside(const double *xy);
 
 #define PER_CALL 8
 
 /* PER_CALL points (x, y): how many lie under the curve. */
-int inside(const double *xy)
+INSIDE_ATTR int inside(const double *xy)
 {
 	int i, n = 0;
 

@@ -25,6 +25,8 @@ enum sprof_mpi_routine {
 	SPROF_MPI_SCATTER, SPROF_MPI_SCATTERV, SPROF_MPI_ALLGATHER, SPROF_MPI_ALLGATHERV,
 	SPROF_MPI_REDUCE, SPROF_MPI_ALLREDUCE, SPROF_MPI_ALLTOALL, SPROF_MPI_ALLTOALLV,
 	SPROF_MPI_SCAN,
+	SPROF_MPI_START, SPROF_MPI_STARTALL, SPROF_MPI_MPROBE, SPROF_MPI_IMPROBE, SPROF_MPI_MRECV,
+	SPROF_MPI_IMRECV,
 	SPROF_MPI_ROUTINES
 };
 
@@ -35,7 +37,8 @@ enum sprof_mpi_routine {
 	"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome", "MPI_Test", "MPI_Testall",    \
 	"MPI_Testany", "MPI_Testsome", "MPI_Barrier", "MPI_Bcast", "MPI_Gather", "MPI_Gatherv", \
 	"MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Reduce",         \
-	"MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Scan"
+	"MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Scan", "MPI_Start",              \
+	"MPI_Startall", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv"
 
 #define SPROF_MPI_CALL_SIZE 56
 #define SPROF_MPI_PEER_SIZE 40

@@ -97,7 +97,7 @@ MPI_EXPORT int MPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, 
 
 /* After a receive that completed (its call from tick t0 to t1): bytes, peer, trace, and the rule
  * with the sender's delay. fix: the program sees the status. */
-static void received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, int fix,
+void mpi_received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, int fix,
 		     int pb_on, const struct mpi_pb *pb, uint64_t t0, uint64_t t1, int64_t x_r)
 {
 	uint64_t bytes;
@@ -146,7 +146,7 @@ MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
 	t1 = mpi_now();
 	mpi_count(SPROF_MPI_RECV, t0, t1, 0, 0);
 	if (ret == MPI_SUCCESS)
-		received(SPROF_MPI_RECV, mpi_comm(comm), src, st, st == status,
+		mpi_received(SPROF_MPI_RECV, mpi_comm(comm), src, st, st == status,
 			 t != MPI_DATATYPE_NULL, &pb, t0, t1, x_r);
 	return ret;
 }
@@ -279,7 +279,7 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 	if (dest >= 0) {
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 	}
-	received(SPROF_MPI_SENDRECV, c, src, st, st == status, pb_on, &rpb, t0, t1, x_r);
+	mpi_received(SPROF_MPI_SENDRECV, c, src, st, st == status, pb_on, &rpb, t0, t1, x_r);
 	return ret;
 }
 
@@ -320,7 +320,7 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 	if (dest >= 0) {
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 	}
-	received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, st == status, t != MPI_DATATYPE_NULL,
+	mpi_received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, st == status, t != MPI_DATATYPE_NULL,
 		 &pb, t0, t1, x_r);
 	return ret;
 }

@@ -45,7 +45,7 @@ struct mpi_pb *mpi_slot_get(void)
 	return nfree ? &slots[free_slots[--nfree]] : &spare;
 }
 
-static void slot_put(struct mpi_pb *s)
+void mpi_slot_put(struct mpi_pb *s)
 {
 	if (s && s != &spare && nfree < SLOTS)
 		free_slots[nfree++] = (uint32_t)(s - slots);
@@ -56,13 +56,16 @@ static uint32_t req_hash(MPI_Request r)
 	return (uint32_t)(((uint64_t)(uintptr_t)r * 0x9e3779b97f4a7c15ull) >> 40) % REQS;
 }
 
-void mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c, struct mpi_pb *slot)
+struct mpi_req_ent *mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c,
+				struct mpi_pb *slot)
 {
 	struct mpi_req_ent *e, *tomb = NULL;
 	uint32_t i, h = req_hash(req);
 
-	if (!reqs || req == MPI_REQUEST_NULL)
-		return slot_put(slot);
+	if (!reqs || req == MPI_REQUEST_NULL) {
+		mpi_slot_put(slot);
+		return NULL;
+	}
 	for (i = 0; i < PROBES; i++) {
 		e = &reqs[(h + i) % REQS];
 		if (e->req == req) /* a handle reused after a completion we did not see */
@@ -74,17 +77,20 @@ void mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c, str
 				break;    /* never used: the handle is not further on */
 		}
 	}
-	if (!tomb)
-		return slot_put(slot); /* the map is full: this request is not followed */
+	if (!tomb) {
+		mpi_slot_put(slot); /* the map is full: this request is not followed */
+		return NULL;
+	}
 	e = tomb;
 set:
 	if (e->req == req)
-		slot_put(e->slot);
+		mpi_slot_put(e->slot);
 	*e = (struct mpi_req_ent){ .req = req, .recv = (uint8_t)recv, .pb = slot != NULL,
 				   .src = src, .comm = c, .slot = slot };
+	return e;
 }
 
-static struct mpi_req_ent *req_find(MPI_Request req)
+struct mpi_req_ent *mpi_req_find(MPI_Request req)
 {
 	struct mpi_req_ent *e;
 	uint32_t i, h;
@@ -109,13 +115,21 @@ struct round {
 	uint64_t t0; /* the completing call's start: the receive's begin, for the rule */
 };
 
+/* A cancelled operation transferred nothing: its status says so (asked only when cancelled). */
+static int was_cancelled(const struct mpi_req_ent *e, const MPI_Status *st)
+{
+	int flag = 0;
+
+	return e->cancelled && PMPI_Test_cancelled(st, &flag) == MPI_SUCCESS && flag;
+}
+
 static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
 {
 	uint64_t bytes;
 
-	if (!e)
-		return;
-	if (e->recv && st->MPI_SOURCE != MPI_PROC_NULL) {
+	if (!e || (e->persist && !e->active))
+		return; /* an inactive persistent request completes at once, with nothing */
+	if (e->recv && st->MPI_SOURCE != MPI_PROC_NULL && !was_cancelled(e, st)) {
 		bytes = e->pb ? mpi_pb_status(st, 1) : mpi_status_bytes(st);
 		mpi.stat[r->rid].bytes_recv += bytes;
 		mpi_peer_add(e->comm, st->MPI_SOURCE, st->MPI_TAG, SPROF_MPI_RECEIVED, bytes);
@@ -132,7 +146,12 @@ static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
 				mpi_wildcard(e->comm, e->slot);
 		}
 	}
-	slot_put(e->slot);
+	e->cancelled = 0;
+	if (e->persist) { /* the handle stays the program's, inactive, until MPI_Request_free */
+		e->active = 0;
+		return;
+	}
+	mpi_slot_put(e->slot);
 	e->req = MPI_REQUEST_NULL;
 	e->tomb = 1;
 }
@@ -150,7 +169,7 @@ static int look_up(int n, const MPI_Request *rq)
 	int i, any = 0;
 
 	for (i = 0; i < n && i < SCRATCH; i++)
-		any |= (found[i] = req_find(rq[i])) != NULL;
+		any |= (found[i] = mpi_req_find(rq[i])) != NULL;
 	return any;
 }
 
@@ -167,7 +186,7 @@ MPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
 	struct round r = { SPROF_MPI_WAIT, 0, 0, 0 };
-	struct mpi_req_ent *e = followed() ? req_find(*req) : NULL;
+	struct mpi_req_ent *e = followed() ? mpi_req_find(*req) : NULL;
 	START();
 	r.t0 = t0;
 	int ret = PMPI_Wait(req, e ? st : status);
@@ -184,7 +203,7 @@ MPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
 	struct round r = { SPROF_MPI_TEST, 0, 0, 0 };
-	struct mpi_req_ent *e = followed() ? req_find(*req) : NULL;
+	struct mpi_req_ent *e = followed() ? mpi_req_find(*req) : NULL;
 	START();
 	r.t0 = t0;
 	int ret = PMPI_Test(req, flag, e ? st : status);
@@ -300,4 +319,32 @@ MPI_EXPORT int MPI_Testsome(int n, MPI_Request reqs_[], int *outcount, int idx[]
 			    MPI_Status sts[])
 {
 	return some(SPROF_MPI_TESTSOME, n, reqs_, outcount, idx, sts);
+}
+
+/*
+ * MPI_Cancel: the completion will say whether the operation was cancelled (then nothing was
+ * received). MPI_Request_free: the entry goes; an operation still in flight may yet write or
+ * read its piggyback slot, so that slot is given up rather than reused.
+ */
+MPI_EXPORT int MPI_Cancel(MPI_Request *req)
+{
+	struct mpi_req_ent *e = followed() ? mpi_req_find(*req) : NULL;
+
+	if (e)
+		e->cancelled = 1;
+	return PMPI_Cancel(req);
+}
+
+MPI_EXPORT int MPI_Request_free(MPI_Request *req)
+{
+	struct mpi_req_ent *e = followed() ? mpi_req_find(*req) : NULL;
+	int ret = PMPI_Request_free(req);
+
+	if (e && ret == MPI_SUCCESS) {
+		if (e->persist && !e->active)
+			mpi_slot_put(e->slot);
+		e->req = MPI_REQUEST_NULL;
+		e->tomb = 1;
+	}
+	return ret;
 }

@@ -97,6 +97,8 @@ static inline struct mpi_comm_ent *mpi_comm(MPI_Comm comm)
 	return mlikely(comm == MPI_COMM_WORLD) ? mpi_world_ent : mpi_comm_slow(comm);
 }
 void mpi_comm_forget(MPI_Comm comm);
+/* The shared entry of communicators that cannot be told (the table full, an unknown message). */
+struct mpi_comm_ent *mpi_comm_unknown(void);
 static inline int mpi_world_rank(const struct mpi_comm_ent *c, int r)
 {
 	return !c->world || r < 0 || r >= c->size ? r : c->world[r];
@@ -169,17 +171,30 @@ static inline uint64_t mpi_bytes(int count, MPI_Datatype dt)
 	return (uint64_t)count * (uint64_t)sz;
 }
 
+/* After a receive that completed (mpi_p2p.c; its call from tick t0 to t1): bytes, peer, trace,
+ * and the rule with the sender's delay in pb (pb_on). fix: the program sees the status. */
+void mpi_received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, int fix, int pb_on,
+		  const struct mpi_pb *pb, uint64_t t0, uint64_t t1, int64_t x_r);
+
 /* ---- non-blocking requests (mpi_req.c) ---- */
 struct mpi_req_ent {
 	MPI_Request req;     /* MPI_REQUEST_NULL: empty */
 	uint8_t recv, pb, tomb;
-	int src;             /* the source asked for (MPI_ANY_SOURCE: wildcard) */
+	uint8_t persist;     /* a persistent request (MPI_Send_init...): kept until MPI_Request_free */
+	uint8_t active;      /* persistent: started and not yet completed */
+	uint8_t cancelled;   /* MPI_Cancel was called on it */
+	int src;             /* receive: the source asked for (MPI_ANY_SOURCE: wildcard); send: dest */
+	int tag;             /* persistent send: its tag */
+	uint64_t bytes;      /* persistent send: the program's bytes per start */
 	struct mpi_comm_ent *comm;
 	struct mpi_pb *slot; /* where the piggyback goes or comes from; NULL without */
 };
 int mpi_req_init(void);
 struct mpi_pb *mpi_slot_get(void);
-void mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c, struct mpi_pb *slot);
+void mpi_slot_put(struct mpi_pb *s);
+struct mpi_req_ent *mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c,
+				struct mpi_pb *slot);
+struct mpi_req_ent *mpi_req_find(MPI_Request req);
 
 /* ---- calibration (mpi_init.c) ---- */
 int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest, int tag,

@@ -186,3 +186,42 @@ def t_mpi_errors(o):
         e = run([SONDE, 'report', d])
         expect(e.returncode == 1 and e.stderr.startswith(b'sonde: ') and
                b'MPI_COMP' in e.stderr and len(e.stderr.splitlines()) == 1, describe(e))
+
+
+@test('')
+def t_mpi_paths(o):
+    """Persistent requests, matched probes, a cancelled receive, non-blocking collectives and
+    one-sided communication (tests/programs/mpi_paths.c): data and counts as in a plain run, with
+    and without piggybacking; exact messages where the wrappers follow them."""
+    plain = mpi_build('mpi_paths', instrument=False)
+    pd, _ = mpirun(plain)
+    with check('mpi_paths: runs under mpirun, its own checks pass'):
+        expect(pd.returncode == 0 and b'errors 0 cancelled 1' in pd.stdout, describe(pd))
+    for mode, opts in (('profile', []), ('piggyback', ['--mpi-comp'])):
+        n = f'mpi_paths ({mode})'
+        p, d = mpirun(plain, opts, tag=f'mpi-paths-{mode}')
+        with check(f'{n}: output as a plain run (data, MPI_Get_count, cancellation unaltered)'):
+            eq(p.returncode, 0, 'exit status')
+            eq(p.stdout, pd.stdout, 'stdout')
+        rk = ranks(report(d))
+        with check(f'{n}: exact messages and bytes of the persistent and matched paths'):
+            eq(sorted(rk), [0, 1, 2, 3], 'ranks')
+            for r, x in rk.items():
+                right, left = (r + 1) % 4, (r + 3) % 4
+                eq(peers(x, 'sent'), {(right, 21): (5, 200), (right, 31): (1, 56),
+                                      (right, 32): (1, 12)}, f'rank {r} sent')
+                eq(peers(x, 'received'), {(left, 21): (5, 200), (left, 31): (1, 56),
+                                          (left, 32): (1, 12)}, f'rank {r} received '
+                   '(the cancelled receive not among them)')
+                eq(routine(x, 'MPI_Start')['calls'], 4, f'rank {r} MPI_Start')
+                eq(routine(x, 'MPI_Startall')['calls'], 3, f'rank {r} MPI_Startall')
+                eq(routine(x, 'MPI_Start')['bytes_sent'] +
+                   routine(x, 'MPI_Startall')['bytes_sent'], 200, f'rank {r} bytes started')
+                eq(routine(x, 'MPI_Waitall')['bytes_recv'], 200, f'rank {r} persistent received')
+                eq(routine(x, 'MPI_Mprobe')['calls'], 1, f'rank {r} MPI_Mprobe')
+                expect(routine(x, 'MPI_Improbe')['calls'] >= 1, f'rank {r} MPI_Improbe')
+                eq(routine(x, 'MPI_Mrecv')['bytes_recv'], 56, f'rank {r} MPI_Mrecv bytes')
+                eq(routine(x, 'MPI_Imrecv')['calls'], 1, f'rank {r} MPI_Imrecv')
+                eq(routine(x, 'MPI_Wait')['bytes_recv'], 12, f'rank {r} MPI_Imrecv completed')
+                eq(x['wildcard'], 1, f'rank {r} wildcard receives (Improbe any source)')
+                eq(x['piggyback'], mode == 'piggyback', f'rank {r} piggyback flag')
