@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 B, SONDE, ROUNDS, CHUNKS, POINTS = sys.argv[1:6]
-RUNS = max(1, int(os.environ.get("BENCH_RUNS", "5")))
+RUNS = max(1, int(os.environ.get("BENCH_RUNS", "7")))
 # seed 001, Table 1 (seconds): uninstrumented, no compensation, local, parallel
 SEED = {"master": (73.926, 128.179, 139.56, 73.926), "worker": (73.834, 128.173, 73.212, 73.909)}
 
@@ -117,18 +117,25 @@ def table1():
                                                                               RUNS))
     print("%-17s %15s %15s %15s %15s" % ("", *names[:4]))
     errs = {}
+    who_t = lambda r, i: r[0] if i == 0 else statistics.mean(r[1])
     for stat, fn in (("median", statistics.median), ("fastest", min)):
         for i, who in enumerate(("master", "worker")):
-            v = {k: fn(r[0] if i == 0 else statistics.mean(r[1]) for r in cols[k])
-                 for k in names}
+            v = {k: fn(who_t(r, i) for r in cols[k]) for k in names}
             u = v["uninstrumented"]
             print("%-17s %15.1f %15.1f %15.1f %15.1f" % (who + " " + stat,
                                                          *(v[k] / 1e6 for k in names[:4])))
             e = [100.0 * (v[k] - u) / u for k in names[:4]]
             print("%-17s %14.1f%% %14.1f%% %14.1f%% %14.1f%%" % ("  error", *e))
             if stat == "median":
-                errs[who] = e
                 errs[who + " inlined"] = (v["inlined"], u)
+    # paired: each round's modes ran one after the other, so their ratio to that round's
+    # uninstrumented run cancels most of the load's drift between rounds
+    for i, who in enumerate(("master", "worker")):
+        e = [100.0 * (statistics.median(who_t(r, i) / who_t(b, i)
+                                        for r, b in zip(cols[k], cols["uninstrumented"])) - 1)
+             for k in names[:4]]
+        print("%-17s %14.1f%% %14.1f%% %14.1f%% %14.1f%%" % (who + " paired", *e))
+        errs[who] = e
     spread = [r[0] / 1e6 for r in cols["uninstrumented"]]
     print("uninstrumented master over the runs: %.1f to %.1f ms (the machine's load)"
           % (min(spread), max(spread)))
@@ -156,7 +163,7 @@ def main():
     errs = table1()
     print("\nmpi: added ns per message 2-rank %.1f (piggyback %.1f, of which the struct type in "
           "the MPI library %.1f), self %.1f (%.1f); "
-          "Table 1 error master local %.1f%% parallel %.1f%%, worker local %.1f%% "
+          "Table 1 error (paired medians) master local %.1f%% parallel %.1f%%, worker local %.1f%% "
           "parallel %.1f%%" % (
               lat[(2, "sonde run")][2], lat[(2, "sonde run --mpi-comp")][2],
               lat[(2, "sonde run --mpi-comp")][3],

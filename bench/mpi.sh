@@ -1,22 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # MPI (docs/benchmarks.md, "MPI"; docs/mpi.md): the latency a message gains under libsonde-mpi.so
-# without and with piggybacking (bench/mpi_pingpong.c: one rank sending to itself, and two ranks
-# bouncing), and seed 001's Table 1: the master/worker Monte Carlo pi of bench/mpi_pi.c on 4
+# without and with piggybacking (bench/mpi_pingpong.c: two ranks bouncing, and one rank sending
+# to itself; the wrapped calls, the library alone and the piggyback's struct type take turns in
+# one run), and seed 001's Table 1: the master/worker Monte Carlo pi of bench/mpi_pi.c on 4
 # ranks, uninstrumented, instrumented without compensation, with local and with parallel
 # compensation. Figures, not pass/fail.
-#   BUILD=build, BENCH_RUNS=5 (medians), BENCH_MPI_PI="6 10000000" (chunks, points per chunk),
+#   BUILD=build, BENCH_RUNS=7 (medians), BENCH_MPI_PI="6 2500000" (chunks, points per chunk),
 #   BENCH_MPI_ROUNDS=1000 (ping-pong messages per batch; 200 batches of each kind).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-B=$BUILD/bench
-SONDE=$BUILD/bin/sonde
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde-mpi.so" ] ||
-	{ echo "mpi.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
+. bench/lib.sh
+bench_setup mpi.sh "$BUILD/lib/libsonde-mpi.so"
 command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
 	{ echo "mpi.sh: mpicc and mpirun are missing (Debian: libopenmpi-dev openmpi-bin)" >&2; exit 1; }
-mkdir -p "$B"
 mpicc -O2 -o "$B/mpi_pingpong" bench/mpi_pingpong.c
 # the same flags apart from the probes (sonde cc adds -finstrument-functions -g);
 # mpi_pi.inline: inside() inlined, the code generation instrumenting loses (bench/mpi_pi.c)
@@ -26,4 +23,4 @@ mpicc -O2 -g -DINLINE_INSIDE -o "$B/mpi_pi.inline" bench/mpi_pi.c
 # OpenMPI as root, on shared memory only; 4 ranks on 2 CPUs: waiting ranks yield
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-exec python3 bench/mpi.py "$B" "$SONDE" "${BENCH_MPI_ROUNDS:-1000}" ${BENCH_MPI_PI:-6 10000000}
+exec python3 bench/mpi.py "$B" "$SONDE" "${BENCH_MPI_ROUNDS:-1000}" ${BENCH_MPI_PI:-6 2500000}
