@@ -345,19 +345,19 @@ static void print_header(const struct an_trace *a)
 		flush_ticks += f->threads[k].flush_ticks;
 		dropped += f->threads[k].dropped;
 	}
-	printf("trace %s: pid %u, %s\n", a->path, f->pid, program_of(a));
-	printf("  %u thread%s, %llu events; probe cost per event record %s (%s), per counted call "
-	       "%s, clock resolution %s\n",
+	term_text(stdout, "trace %s: pid %u, %s", a->path, f->pid, program_of(a));
+	term_text(stdout, "  %u thread%s, %llu events; probe cost per event record %s (%s), per "
+			  "counted call %s, clock resolution %s",
 	       f->nthreads, f->nthreads == 1 ? "" : "s", (unsigned long long)a->t.nevents,
 	       ns_str(b1, sizeof(b1), a->t.c.alpha, a->tpn),
 	       f->has_calib && a->t.c.alpha == f->calib.o_full / 2 * a->tpn ? "o_full/2" : "--alpha",
 	       ns_str(b2, sizeof(b2), a->t.c.skip, a->tpn), ns_str(b3, sizeof(b3), a->t.c.dt, a->tpn));
 	if (flushes)
-		printf("  %llu buffer flushes took %s: removed\n", (unsigned long long)flushes,
+		term_text(stdout, "  %llu buffer flushes took %s: removed", (unsigned long long)flushes,
 		       ns_str(b4, sizeof(b4), (double)flush_ticks, a->tpn));
 	if (dropped)
-		printf("  %llu events dropped (drop mode): their probes are counted, their times "
-		       "are lost\n", (unsigned long long)dropped);
+		term_text(stdout, "  %llu events dropped (drop mode): their probes are counted, "
+				  "their times are lost", (unsigned long long)dropped);
 }
 
 static void print_errors(const struct pt_totals *tt, double tpn, double t_ns)
@@ -368,8 +368,8 @@ static void print_errors(const struct pt_totals *tt, double tpn, double t_ns)
 	struct pt_errors ev = pt_errors(tt->t_m, tt->end, t);
 	char b1[32], b2[32];
 
-	printf("  uninstrumented T %s: AE %s, RE %.2f %%; RAE sequential %+.2f %%, fork-join "
-	       "%+.2f %%, approximated trace %+.2f %%\n",
+	term_text(stdout, "  uninstrumented T %s: AE %s, RE %.2f %%; RAE sequential %+.2f %%, "
+			  "fork-join %+.2f %%, approximated trace %+.2f %%",
 	       ns_str(b1, sizeof(b1), t, tpn), ns_str(b2, sizeof(b2), s.ae, tpn), 100 * s.re,
 	       100 * s.rae, 100 * fj.rae, 100 * ev.rae);
 }
@@ -381,30 +381,37 @@ static void print_totals(const struct an_trace *a, const struct an_opts *o)
 
 	printf("\nTotal time (MODELS §2.2)\n");
 	printf("  T_m %s, first to last event\n", ns_str(b1, sizeof(b1), tt.t_m, a->tpn));
-	printf("  sequential  T_a %s   DP %s: the main thread's %llu probes\n",
+	term_text(stdout, "  sequential  T_a %s   DP %s: the main thread's %llu probes",
 	       ns_str(b1, sizeof(b1), tt.t_a_seq, a->tpn), ns_str(b2, sizeof(b2), tt.dp_seq, a->tpn),
 	       (unsigned long long)tt.n_seq);
-	printf("  fork-join   T_a %s   DP %s = DP^s %s (%llu probes) + DP^c %s (N_max %llu, %u "
-	       "phase%s)\n",
+	term_text(stdout, "  fork-join   T_a %s   DP %s = DP^s %s (%llu probes) + DP^c %s (N_max "
+			  "%llu, %u phase%s)",
 	       ns_str(b1, sizeof(b1), tt.t_a_fj, a->tpn),
 	       ns_str(b2, sizeof(b2), tt.dp_s + tt.dp_c, a->tpn),
 	       ns_str(b3, sizeof(b3), tt.dp_s, a->tpn), (unsigned long long)tt.n_s,
 	       ns_str(b4, sizeof(b4), tt.dp_c, a->tpn), (unsigned long long)tt.n_max,
 	       a->t.nphases, a->t.nphases == 1 ? "" : "s");
-	printf("  %-11s T_a %s   the approximated trace, first to last event\n",
+	term_text(stdout, "  %-11s T_a %s   the approximated trace, first to last event",
 	       model_name(a->t.model), ns_str(b1, sizeof(b1), tt.end, a->tpn));
 	if (o->t_uninstr > 0)
 		print_errors(&tt, a->tpn, o->t_uninstr);
 }
 
+static const struct term_col thread_cols[] = {
+	{ "thread", 7, 0, TC_LEFT, 0 },	   { "tid", 8, 1, 0, 3 },	{ "events", 10, 1, 0, 0 },
+	{ "measured end", 13, 1, 0, 0 }, { "approx. end", 13, 1, 0, 0 }, { "removed", 12, 1, 0, 2 },
+	{ "simultaneous", 12, 1, 0, 1 },
+};
+
 static void print_threads(const struct an_trace *a)
 {
-	char b1[32], b2[32], b3[32];
+	struct term_table t;
+	char b[32];
 	uint32_t k;
 
-	printf("\nEvent times (model: %s)\n", model_name(a->t.model));
-	printf("  %-7s %8s %10s %13s %13s %12s %12s\n", "thread", "tid", "events", "measured end",
-	       "approx. end", "removed", "simultaneous");
+	term_text(stdout, "\nEvent times (model: %s)", model_name(a->t.model));
+	term_table_init(&t, stdout, "  ", thread_cols, 7);
+	term_table_head(&t);
 	for (k = 0; k < a->t.nth; k++) {
 		const struct pt_thread *th = &a->t.th[k];
 		double tm, ta;
@@ -413,58 +420,69 @@ static void print_threads(const struct an_trace *a)
 			continue;
 		tm = (double)(th->ev[th->nev - 1].t - a->t.t0);
 		ta = th->ta[th->nev - 1];
-		printf("  %-7u %8u %10zu %13s %13s %12s %12llu\n", th->index, a->f->threads[k].tid,
-		       th->nev, ns_str(b1, sizeof(b1), tm, a->tpn), ns_str(b2, sizeof(b2), ta, a->tpn),
-		       ns_str(b3, sizeof(b3), tm - ta, a->tpn),
-		       (unsigned long long)th->simultaneous);
+		term_cell(&t, "%u", th->index);
+		term_cell(&t, "%u", a->f->threads[k].tid);
+		term_cell(&t, "%zu", th->nev);
+		term_cell(&t, "%s", ns_str(b, sizeof(b), tm, a->tpn));
+		term_cell(&t, "%s", ns_str(b, sizeof(b), ta, a->tpn));
+		term_cell(&t, "%s", ns_str(b, sizeof(b), tm - ta, a->tpn));
+		term_cell(&t, "%llu", (unsigned long long)th->simultaneous);
+		term_row(&t);
 	}
 }
 
-static void print_event(struct an_trace *a, uint32_t thr, uint64_t i)
+/* One event of the reorderings listed, as text in out. */
+static const char *event_str(char *out, size_t cap, struct an_trace *a, uint32_t thr, uint64_t i)
 {
 	const struct pt_thread *th = &a->t.th[thr];
 	const struct strc_event *e = &th->ev[i];
 	uint32_t fi = e->id < a->f->func_id_cap ? a->f->func_by_id[e->id] : PT_NONE;
 	char b1[32], b2[32];
 
-	printf("thread %u %s%s%s at %s (approx. %s)", th->index, strc_type_name(e->type),
-	       fi != PT_NONE ? " " : "", fi != PT_NONE ? func_name(a, fi) : "",
-	       ns_str(b1, sizeof(b1), (double)(e->t - a->t.t0), a->tpn),
-	       ns_str(b2, sizeof(b2), th->ta[i], a->tpn));
+	snprintf(out, cap, "thread %u %s%s%s at %s (approx. %s)", th->index,
+		 strc_type_name(e->type), fi != PT_NONE ? " " : "",
+		 fi != PT_NONE ? func_name(a, fi) : "",
+		 ns_str(b1, sizeof(b1), (double)(e->t - a->t.t0), a->tpn),
+		 ns_str(b2, sizeof(b2), th->ta[i], a->tpn));
+	return out;
 }
 
 static void print_order(struct an_trace *a)
 {
 	size_t i, creates = 0, locks = 0;
+	char line[1024];
 	uint32_t k;
+	int n;
 
 	for (i = 0; i < a->t.nedges; i++) {
 		creates += a->t.edges[i].kind == PT_EDGE_CREATE;
 		locks += a->t.edges[i].kind == PT_EDGE_LOCK;
 	}
-	printf("  happens-before edges: %zu create, %zu join", creates,
-	       a->t.nedges - creates - locks);
+	n = snprintf(line, sizeof(line), "  happens-before edges: %zu create, %zu join", creates,
+		     a->t.nedges - creates - locks);
 	if (locks)
-		printf(", %zu synchronization (--sync)", locks);
+		n += snprintf(line + n, sizeof(line) - n, ", %zu synchronization (--sync)", locks);
 	if (a->t.model == PT_EVENTS)
-		printf("; dependents that waited for their source: %llu",
-		       (unsigned long long)a->t.waited);
+		n += snprintf(line + n, sizeof(line) - n,
+			      "; dependents that waited for their source: %llu",
+			      (unsigned long long)a->t.waited);
 	if (a->t.broken)
-		printf("; %llu ignored (they closed a cycle)", (unsigned long long)a->t.broken);
-	printf("\n  reorderings: %llu across threads (and %llu ties within dt)",
-	       (unsigned long long)a->t.reorders, (unsigned long long)a->t.ties);
+		snprintf(line + n, sizeof(line) - n, "; %llu ignored (they closed a cycle)",
+			 (unsigned long long)a->t.broken);
+	term_text(stdout, "%s", line);
+	n = snprintf(line, sizeof(line), "  reorderings: %llu across threads (and %llu ties within "
+		     "dt)", (unsigned long long)a->t.reorders, (unsigned long long)a->t.ties);
 	if (a->t.model == PT_EVENTS)
-		printf("; %llu dependents whose local approximation fell before their source",
-		       (unsigned long long)a->t.dep_before);
-	printf("\n");
+		snprintf(line + n, sizeof(line) - n,
+			 "; %llu dependents whose local approximation fell before their source",
+			 (unsigned long long)a->t.dep_before);
+	term_text(stdout, "%s", line);
 	for (k = 0; k < a->t.nlisted; k++) {
 		const struct pt_reorder *r = &a->t.listed[k];
 
-		printf("    ");
-		print_event(a, r->thr_b, r->b);
-		printf(r->kind == PT_RE_PAIR ? "\n      now before " : "\n      depends on ");
-		print_event(a, r->thr_a, r->a);
-		printf("\n");
+		term_text(stdout, "    %s", event_str(line, sizeof(line), a, r->thr_b, r->b));
+		term_text(stdout, "      %s %s", r->kind == PT_RE_PAIR ? "now before" : "depends on",
+			  event_str(line, sizeof(line), a, r->thr_a, r->a));
 	}
 }
 
@@ -566,26 +584,37 @@ static int analyze_one(const char *path, const struct an_opts *o, double done, d
 
 /* ---- --compare ---- */
 
+static const struct term_col cmp_cols[] = {
+	{ "thread", 7, 0, TC_LEFT, 0 },	  { "ref.events", 10, 1, 0, 4 }, { "ref.time", 12, 1, 0, 2 },
+	{ "events", 10, 1, 0, 5 },	  { "time", 12, 1, 0, 3 },	 { "matched", 10, 1, 0, 6 },
+	{ "total delta", 12, 1, 0, 1 }, { "mean delta", 12, 1, 0, 0 }, { "percent", 8, 1, 0, 0 },
+};
+
 static void print_table(const char *title, const struct tc_table *tb)
 {
-	char b[7][32];
+	struct term_table t;
+	char b[32];
 	uint32_t k;
 
-	printf("\n%s\n  %-7s %10s %12s %10s %12s %10s %12s %12s %8s\n", title, "thread",
-	       "ref.events", "ref.time", "events", "time", "matched", "total delta", "mean delta",
-	       "percent");
+	term_text(stdout, "\n%s", title);
+	term_table_init(&t, stdout, "  ", cmp_cols, 9);
+	term_table_head(&t);
 	for (k = 0; k <= tb->nrows; k++) {
 		const struct tc_row *r = k < tb->nrows ? &tb->rows[k] : &tb->all;
 
 		if (k < tb->nrows)
-			printf("  %-7u", r->thread);
+			term_cell(&t, "%u", r->thread);
 		else
-			printf("  %-7s", "all");
-		printf(" %10llu %12s %10llu %12s %10llu %12s %12s %7.2f%%\n",
-		       (unsigned long long)r->ref_events, fmt_time(b[0], 32, r->ref_time),
-		       (unsigned long long)r->an_events, fmt_time(b[1], 32, r->an_time),
-		       (unsigned long long)r->matched, fmt_time(b[2], 32, r->total),
-		       fmt_time(b[3], 32, r->mean), r->percent);
+			term_cell(&t, "all");
+		term_cell(&t, "%llu", (unsigned long long)r->ref_events);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), r->ref_time));
+		term_cell(&t, "%llu", (unsigned long long)r->an_events);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), r->an_time));
+		term_cell(&t, "%llu", (unsigned long long)r->matched);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), r->total));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), r->mean));
+		term_cell(&t, "%.2f%%", r->percent);
+		term_row(&t);
 	}
 }
 
@@ -628,7 +657,7 @@ static int compare(const struct an_opts *o)
 	pt_run(&part.t, m);
 	tc_compare(full.f, &full.t, part.f, &part.t, &r);
 	throughput(o, full.t.nevents + part.t.nevents, t);
-	printf("compare %s (reference, %llu events) with %s (%llu events), model %s\n", fp,
+	term_text(stdout, "compare %s (reference, %llu events) with %s (%llu events), model %s", fp,
 	       (unsigned long long)full.t.nevents, pp, (unsigned long long)part.t.nevents,
 	       model_name(m));
 	print_table("Approximated event times: |t_a(full) - t_a(partial)|", &r.approx);
@@ -637,8 +666,8 @@ static int compare(const struct an_opts *o)
 		printf("\n  the model removed %.1f %% of the mean event delta\n",
 		       100 * (1 - r.approx.all.mean / r.measured.all.mean));
 	if (r.unmatched || r.ref_only_threads)
-		printf("  %llu events of the partial trace have no counterpart; %u threads only in "
-		       "the full trace\n", (unsigned long long)r.unmatched, r.ref_only_threads);
+		term_text(stdout, "  %llu events of the partial trace have no counterpart; %u threads "
+				  "only in the full trace", (unsigned long long)r.unmatched, r.ref_only_threads);
 	tc_free(&r);
 	ret = 0;
 out:

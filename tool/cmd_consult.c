@@ -453,7 +453,8 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, char **paths, si
 	const char *trace = npaths > 1 ? o->path : paths[0];
 	struct cs_source *src, *trig = NULL;
 	struct cs_engine *e;
-	struct cs_view view = { .out = stdout, .quiet = o->quiet };
+	struct cs_view view = { .quiet = o->quiet };
+	FILE *out;
 	struct co_progress pr = { 0 };
 	struct trace_source_info ti;
 	struct volume v;
@@ -471,14 +472,17 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, char **paths, si
 		return error("consult: %s: %s", trace, err);
 	}
 	trace_source_info(src, &ti);
-	printf("sonde consult: %s (%s), ", trace, f->exe && *f->exe ? f->exe : "?");
+	out = term_fitted(stdout); /* every line fitted to a terminal */
+	view.out = out;
+	fprintf(out, "sonde consult: %s (%s), ", trace, f->exe && *f->exe ? f->exe : "?");
 	if (ti.ranks)
-		printf("%u MPI ranks, ", ti.ranks);
-	printf("%.3f s, %u thread%s; samples every %.0f ms\n", (double)ti.run_ns / 1e9,
-	       ti.threads, ti.threads == 1 ? "" : "s", o->period_ms);
+		fprintf(out, "%u MPI ranks, ", ti.ranks);
+	fprintf(out, "%.3f s, %u thread%s; samples every %.0f ms\n", (double)ti.run_ns / 1e9,
+		ti.threads, ti.threads == 1 ? "" : "s", o->period_ms);
 	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, 0, err, sizeof(err)))) {
 		trace_source_free(src);
 		close_traces(files, npaths);
+		term_fitted_close(out, stdout);
 		error("consult: %s", err);
 		return 1;
 	}
@@ -486,6 +490,7 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, char **paths, si
 	pr.view = &view;
 	pr.run_ns = ti.run_ns;
 	pr.show = o->quiet || !isatty(STDOUT_FILENO);
+	fflush(out);
 	fflush(stdout);
 	progress_start(&pr.prog, "consult");
 	e->progress = on_step;
@@ -495,14 +500,16 @@ static int search(const struct co_opts *o, struct hyp_lib *lib, char **paths, si
 	progress_end(&pr.prog);
 	cs_view_progress(e, &view);
 	if (trig)
-		printf(cs_trigger_fired(trig) ? "trigger %s fired at %.3f s: times count from there\n"
-		       : "trigger %s never fired: nothing searched\n", o->trigger,
-		       (double)cs_trigger_fired(trig) / 1e9);
-	cs_view_tree(stdout, e);
-	cs_view_explain(stdout, e, trig ? ti.run_ns - cs_trigger_fired(trig) : ti.run_ns,
+		fprintf(out, cs_trigger_fired(trig)
+				     ? "trigger %s fired at %.3f s: times count from there\n"
+				     : "trigger %s never fired: nothing searched\n",
+			o->trigger, (double)cs_trigger_fired(trig) / 1e9);
+	cs_view_tree(out, e);
+	cs_view_explain(out, e, trig ? ti.run_ns - cs_trigger_fired(trig) : ti.run_ns,
 			trig ? NULL : profile_cb, src);
 	volume_of(e, &ti, paths, npaths, src->ops->sample_bytes, &v);
-	print_volume(stdout, &v, &ti, e->st.steps);
+	print_volume(out, &v, &ti, e->st.steps);
+	term_fitted_close(out, stdout);
 	if (o->json)
 		rc |= write_json(o->json, e, trace, &v, &ti);
 	if (o->dot)

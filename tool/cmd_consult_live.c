@@ -25,6 +25,7 @@
 #include "dyn/launch.h"
 #include "elfinfo.h"
 #include "report.h"
+#include "term.h"
 #include "util.h"
 
 /* ---- the process ---- */
@@ -208,6 +209,7 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 	struct live_source_info li;
 	struct live_volume v;
 	char title[128];
+	FILE *fitted;
 
 	live_source_info(src, &li);
 	if (trig)
@@ -217,8 +219,11 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 		       (double)cs_trigger_fired(trig) / 1e9);
 	printf("searched %.3f s of process %d (%s)%s\n", (double)li.run_ns / 1e9, (int)s->pid,
 	       s->comm, li.ended ? ", which ended" : "");
-	cs_view_tree(stdout, e);
-	cs_view_explain(stdout, e, e->now, NULL, NULL);
+	fflush(stdout);
+	fitted = term_fitted(stdout); /* lines fitted to a terminal */
+	cs_view_tree(fitted, e);
+	cs_view_explain(fitted, e, e->now, NULL, NULL);
+	term_fitted_close(fitted, stdout);
 	volume_of(e, &li, src->ops->sample_bytes, &v);
 	print_volume(&v, &li, e->st.steps);
 	if (o->json)

@@ -9,6 +9,7 @@
 
 #include "model_io.h"
 #include "report.h"
+#include "term.h"
 #include "util.h"
 
 #define TEXT_ROWS 20
@@ -80,107 +81,157 @@ static const struct m_iophase_file *busiest(const struct m_iophase *p)
 
 /* ---- text ---- */
 
+static const struct term_col file_cols[] = {
+	{ "time", 11, 0, 0, 0 },     { "calls", 9, 1, 0, 0 },	   { "reads", 9, 1, 0, 3 },
+	{ "read", 10, 1, 0, 0 },     { "writes", 9, 1, 0, 4 },	   { "written", 10, 1, 0, 0 },
+	{ "opens", 6, 1, 0, 5 },     { "closes", 6, 1, 0, 6 },	   { "syncs", 6, 1, 0, 7 },
+	{ "errors", 6, 1, 0, 2 },    { "kind", 9, 2, TC_LEFT, 1 }, { "path", 24, 1, TC_NAME, 0 },
+};
+
 static void text_files(FILE *out, const struct m_ext *x)
 {
 	uint32_t *idx = files_by_time(x), i;
-	char t[32], r[32], w[32];
+	struct term_table t;
+	char b[32];
 
-	fprintf(out, "\nFiles by I/O time (time in the calls, as measured; stdio calls on their "
-		     "stream's file)\n");
-	fprintf(out, "%11s %9s %9s %10s %9s %10s %6s %6s %6s %6s  %-9s %s\n", "time", "calls",
-		"reads", "read", "writes", "written", "opens", "closes", "syncs", "errors", "kind",
-		"path");
+	term_text(out, "\nFiles by I/O time (time in the calls, as measured; stdio calls on their "
+		       "stream's file)");
+	term_table_init(&t, out, "", file_cols, 12);
+	term_table_head(&t);
 	for (i = 0; i < x->nfiles && i < TEXT_ROWS; i++) {
 		const struct m_iofile *f = &x->files[idx[i]];
 
-		fprintf(out, "%11s %9llu %9llu %10s %9llu %10s %6llu %6llu %6llu %6llu  %-9s %s\n",
-			fmt_time(t, sizeof(t), (double)m_io_total_ns(f)),
-			(unsigned long long)m_io_total_calls(f), (unsigned long long)f->calls[0],
-			fmt_bytes(r, sizeof(r), (double)f->bytes_read), (unsigned long long)f->calls[1],
-			fmt_bytes(w, sizeof(w), (double)f->bytes_written),
-			(unsigned long long)f->calls[2], (unsigned long long)f->calls[3],
-			(unsigned long long)f->calls[4], (unsigned long long)f->errors,
-			kind_name(f->kind), f->path);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), (double)m_io_total_ns(f)));
+		term_cell(&t, "%llu", (unsigned long long)m_io_total_calls(f));
+		term_cell(&t, "%llu", (unsigned long long)f->calls[0]);
+		term_cell(&t, "%s", fmt_bytes(b, sizeof(b), (double)f->bytes_read));
+		term_cell(&t, "%llu", (unsigned long long)f->calls[1]);
+		term_cell(&t, "%s", fmt_bytes(b, sizeof(b), (double)f->bytes_written));
+		term_cell(&t, "%llu", (unsigned long long)f->calls[2]);
+		term_cell(&t, "%llu", (unsigned long long)f->calls[3]);
+		term_cell(&t, "%llu", (unsigned long long)f->calls[4]);
+		term_cell(&t, "%llu", (unsigned long long)f->errors);
+		term_cell(&t, "%s", kind_name(f->kind));
+		term_cell(&t, "%s", f->path);
+		term_row(&t);
 	}
 	if (x->nfiles > TEXT_ROWS)
-		fprintf(out, "  (%u more files: --json lists them all)\n", x->nfiles - TEXT_ROWS);
+		term_text(out, "  (%u more files: --json lists them all)", x->nfiles - TEXT_ROWS);
 	free(idx);
 }
 
-static void text_iophases(FILE *out, const struct model *m, struct m_ext *x)
+static const struct term_col iophase_cols[] = {
+	{ "phase", 20, 0, TC_NAME, 0 }, { "I/O time", 11, 1, 0, 0 }, { "phase time", 11, 1, 0, 2 },
+	{ "I/O %", 7, 1, 0, 0 },	{ "calls", 9, 1, 0, 3 },     { "bytes", 10, 1, 0, 4 },
+	{ "busiest file", 16, 2, TC_NAME, 1 },
+};
+
+static void text_iophases(FILE *out, struct m_ext *x)
 {
-	char t[32], s[32], b[32];
+	struct term_table t;
+	char b[32];
 	uint32_t i;
 
 	if (!x->niophases)
 		return;
 	qsort(x->iophases, x->niophases, sizeof(*x->iophases), cmp_iophase);
-	fprintf(out, "\nI/O by phase (sonde.h phases)\n%-20s %11s %11s %7s %9s %10s  %s\n", "phase",
-		"I/O time", "phase time", "I/O %", "calls", "bytes", "busiest file");
+	term_text(out, "\nI/O by phase (sonde.h phases)");
+	term_table_init(&t, out, "", iophase_cols, 7);
+	term_table_head(&t);
 	for (i = 0; i < x->niophases; i++) {
 		const struct m_iophase *p = &x->iophases[i];
 		const struct m_iophase_file *top = busiest(p);
 
-		fprintf(out, "%-20s %11s %11s %6.1f%% %9llu %10s  %s\n", p->name,
-			fmt_time(t, sizeof(t), (double)p->ns), fmt_time(s, sizeof(s), p->span_ns),
-			p->span_ns > 0 ? 100.0 * (double)p->ns / p->span_ns : 0.0,
-			(unsigned long long)p->calls, fmt_bytes(b, sizeof(b), (double)p->bytes),
-			top ? x->files[top->file].path : "");
+		term_cell(&t, "%s", p->name);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), (double)p->ns));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), p->span_ns));
+		term_cell(&t, "%.1f%%", p->span_ns > 0 ? 100.0 * (double)p->ns / p->span_ns : 0.0);
+		term_cell(&t, "%llu", (unsigned long long)p->calls);
+		term_cell(&t, "%s", fmt_bytes(b, sizeof(b), (double)p->bytes));
+		term_cell(&t, "%s", top ? x->files[top->file].path : "");
+		term_row(&t);
 	}
-	(void)m;
 }
 
-static void text_vals(FILE *out, const struct sprof_os_vals *v)
+/* The getrusage columns shared by the per-thread table and the intervals. */
+#define OS_VAL_COLS                                                                             \
+	{ "user", 11, 1, 0, 0 }, { "system", 11, 1, 0, 0 }, { "minflt", 9, 1, 0, 0 },          \
+		{ "majflt", 7, 1, 0, 0 }, { "vol.cs", 8, 1, 0, 5 }, { "invol.cs", 8, 1, 0, 4 }
+
+static void text_vals(struct term_table *t, const struct sprof_os_vals *v)
 {
-	char u[32], s[32];
+	char b[32];
 
-	fprintf(out, " %11s %11s %9llu %7llu %8llu %8llu", fmt_time(u, sizeof(u), (double)v->user_ns),
-		fmt_time(s, sizeof(s), (double)v->sys_ns), (unsigned long long)v->minflt,
-		(unsigned long long)v->majflt, (unsigned long long)v->nvcsw,
-		(unsigned long long)v->nivcsw);
+	term_cell(t, "%s", fmt_time(b, sizeof(b), (double)v->user_ns));
+	term_cell(t, "%s", fmt_time(b, sizeof(b), (double)v->sys_ns));
+	term_cell(t, "%llu", (unsigned long long)v->minflt);
+	term_cell(t, "%llu", (unsigned long long)v->majflt);
+	term_cell(t, "%llu", (unsigned long long)v->nvcsw);
+	term_cell(t, "%llu", (unsigned long long)v->nivcsw);
 }
+
+static const struct term_col os_cols[] = {
+	{ "pid", 7, 0, 0, 0 },	  { "thread", 6, 1, 0, 0 }, { "tid", 8, 1, 0, 3 },
+	{ "wall", 11, 1, 0, 0 }, OS_VAL_COLS,		    { "cpu%", 6, 1, 0, 0 },
+};
 
 static void text_os(FILE *out, const struct m_ext *x)
 {
-	char wl[32];
+	struct term_table t;
+	char b[32];
 	uint32_t i;
 
-	fprintf(out, "\nOS counters per thread (getrusage; thread '-' is the whole process)\n");
-	fprintf(out, "%7s %6s %8s %11s %11s %11s %9s %7s %8s %8s %6s\n", "pid", "thread", "tid",
-		"wall", "user", "system", "minflt", "majflt", "vol.cs", "invol.cs", "cpu%");
+	term_text(out, "\nOS counters per thread (getrusage; thread '-' is the whole process)");
+	term_table_init(&t, out, "", os_cols, 11);
+	term_table_head(&t);
 	for (i = 0; i < x->nos; i++) {
 		const struct m_os *o = &x->os[i];
-		char th[16];
 
+		term_cell(&t, "%u", o->pid);
 		if (o->thread == SPROF_NO_INDEX)
-			snprintf(th, sizeof(th), "-");
+			term_cell(&t, "-");
 		else
-			snprintf(th, sizeof(th), "%u", o->thread);
-		fprintf(out, "%7u %6s %8u %11s", o->pid, th, o->tid,
-			fmt_time(wl, sizeof(wl), (double)o->wall_ns));
-		text_vals(out, &o->v);
-		fprintf(out, " %5.1f%%\n", o->wall_ns ? 100.0 * (double)(o->v.user_ns + o->v.sys_ns) /
+			term_cell(&t, "%u", o->thread);
+		term_cell(&t, "%u", o->tid);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), (double)o->wall_ns));
+		text_vals(&t, &o->v);
+		term_cell(&t, "%.1f%%", o->wall_ns ? 100.0 * (double)(o->v.user_ns + o->v.sys_ns) /
 							   (double)o->wall_ns : 0.0);
+		term_row(&t);
 	}
 }
 
+static const struct term_col osphase_cols[] = {
+	{ "phase", 20, 0, TC_NAME, 0 }, { "span", 11, 1, 0, 0 },     { "user", 11, 1, 0, 0 },
+	{ "system", 11, 1, 0, 0 },	{ "minflt", 9, 1, 0, 0 },    { "majflt", 7, 1, 0, 0 },
+	{ "vol.cs", 8, 1, 0, 4 },	{ "invol.cs", 8, 1, 0, 3 }, { "faults/s", 12, 1, 0, 2 },
+};
+
 static void text_osphases(FILE *out, const struct m_ext *x)
 {
-	char sp[32], u[32], s[32];
+	struct term_table t;
+	char b[32];
 	uint32_t i;
 
 	if (!x->nosphases)
 		return;
-	fprintf(out, "\nOS counters by phase (each thread's own between its phase markers, summed "
-		     "over threads)\n%-20s %11s %11s %11s %9s %7s %8s %8s %12s\n", "phase", "span", "user",
-		"system", "minflt", "majflt", "vol.cs", "invol.cs", "faults/s");
+	term_text(out, "\nOS counters by phase (each thread's own between its phase markers, "
+		       "summed over threads)");
+	term_table_init(&t, out, "", osphase_cols, 9);
+	term_table_head(&t);
 	for (i = 0; i < x->nosphases; i++) {
 		const struct m_osphase *p = &x->osphases[i];
 
-		fprintf(out, "%-20s %11s %11s %11s %9.0f %7.0f %8.0f %8.0f %12.0f\n", p->name,
-			fmt_time(sp, sizeof(sp), p->span_ns), fmt_time(u, sizeof(u), p->user_ns),
-			fmt_time(s, sizeof(s), p->sys_ns), p->minflt, p->majflt, p->nvcsw, p->nivcsw,
-			p->span_ns > 0 ? (p->minflt + p->majflt) * 1e9 / p->span_ns : 0.0);
+		term_cell(&t, "%s", p->name);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), p->span_ns));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), p->user_ns));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), p->sys_ns));
+		term_cell(&t, "%.0f", p->minflt);
+		term_cell(&t, "%.0f", p->majflt);
+		term_cell(&t, "%.0f", p->nvcsw);
+		term_cell(&t, "%.0f", p->nivcsw);
+		term_cell(&t, "%.0f", p->span_ns > 0 ? (p->minflt + p->majflt) * 1e9 / p->span_ns : 0.0);
+		term_row(&t);
 	}
 }
 
@@ -193,10 +244,16 @@ static int cmp_interval_faults(const void *a, const void *b)
 	return x != y ? (x < y ? 1 : -1) : (p->start > q->start) - (p->start < q->start);
 }
 
+static const struct term_col interval_cols[] = {
+	{ "pid", 7, 0, 0, 6 },		     { "from", 11, 1, 0, 0 }, { "to", 11, 1, 0, 0 }, OS_VAL_COLS,
+	{ "phase (thread 0)", 16, 2, TC_NAME, 0 },
+};
+
 static void text_intervals(FILE *out, const struct m_ext *x)
 {
 	const struct m_interval **v;
-	char a[32], b[32];
+	struct term_table t;
+	char b[32];
 	uint32_t i;
 
 	if (!x->nintervals)
@@ -205,40 +262,53 @@ static void text_intervals(FILE *out, const struct m_ext *x)
 	for (i = 0; i < x->nintervals; i++)
 		v[i] = &x->intervals[i];
 	qsort(v, x->nintervals, sizeof(*v), cmp_interval_faults);
-	fprintf(out, "\nOS intervals: %u; the 5 with most page faults\n%7s %11s %11s %11s %11s %9s "
-		     "%7s %8s %8s  %s\n", x->nintervals, "pid", "from", "to", "user", "system",
-		"minflt", "majflt", "vol.cs", "invol.cs", "phase (thread 0)");
+	term_text(out, "\nOS intervals: %u; the 5 with most page faults", x->nintervals);
+	term_table_init(&t, out, "", interval_cols, 10);
+	term_table_head(&t);
 	for (i = 0; i < x->nintervals && i < 5; i++) {
-		fprintf(out, "%7u %11s %11s", v[i]->pid, fmt_time(a, sizeof(a), (double)v[i]->start),
-			fmt_time(b, sizeof(b), (double)v[i]->end));
-		text_vals(out, &v[i]->v);
-		fprintf(out, "  %s\n", v[i]->phase ? v[i]->phase : "-");
+		term_cell(&t, "%u", v[i]->pid);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), (double)v[i]->start));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), (double)v[i]->end));
+		text_vals(&t, &v[i]->v);
+		term_cell(&t, "%s", v[i]->phase ? v[i]->phase : "-");
+		term_row(&t);
 	}
 	free(v);
 }
 
+static const struct term_col hw_cols[] = {
+	{ "pid", 7, 0, 0, 0 }, { "event", 18, 1, TC_NAME, 0 }, { "count", 16, 1, 0, 0 },
+	{ "", 10, 2, TC_NAME, 0 },
+};
+
 static void text_hw(FILE *out, const struct m_ext *x)
 {
+	struct term_table t;
 	uint32_t i;
 
 	if (!x->nhw)
 		return;
-	fprintf(out, "\nHardware counters (perf_event; the main thread and the threads that ended "
-		     "before the profile was written)\n");
+	term_text(out, "\nHardware counters (perf_event; the main thread and the threads that "
+		       "ended before the profile was written)");
+	term_table_init(&t, out, "", hw_cols, 4);
 	for (i = 0; i < x->nhw; i++) {
 		const struct m_hw *h = &x->hw[i];
 
+		term_cell(&t, "%u", h->pid);
+		term_cell(&t, "%s", h->event);
 		if (h->status != SPROF_HW_COUNTED) {
-			fprintf(out, "%7u %-18s not counted: %s\n", h->pid, h->event, h->reason);
-			continue;
+			term_cell(&t, "-");
+			term_cell(&t, "not counted: %s", h->reason);
+		} else {
+			term_cell(&t, "%llu", (unsigned long long)h->value);
+			if (h->running_ns < h->enabled_ns)
+				term_cell(&t, "(counted %.1f %% of the time: ~%.0f scaled)",
+					  h->enabled_ns ? 100.0 * (double)h->running_ns /
+								  (double)h->enabled_ns : 0.0,
+					  h->running_ns ? (double)h->value * (double)h->enabled_ns /
+								  (double)h->running_ns : 0.0);
 		}
-		fprintf(out, "%7u %-18s %16llu", h->pid, h->event, (unsigned long long)h->value);
-		if (h->running_ns < h->enabled_ns)
-			fprintf(out, "  (counted %.1f %% of the time: ~%.0f scaled)",
-				h->enabled_ns ? 100.0 * (double)h->running_ns / (double)h->enabled_ns : 0.0,
-				h->running_ns ? (double)h->value * (double)h->enabled_ns /
-							(double)h->running_ns : 0.0);
-		fputc('\n', out);
+		term_row(&t);
 	}
 }
 
@@ -250,7 +320,7 @@ void report_io_text(FILE *out, const struct model *m)
 		return;
 	if (x->nfiles)
 		text_files(out, x);
-	text_iophases(out, m, x);
+	text_iophases(out, x);
 	if (x->nos)
 		text_os(out, x);
 	text_osphases(out, x);

@@ -10,6 +10,7 @@
 
 #include "model_mpi.h"
 #include "report.h"
+#include "term.h"
 #include "util.h"
 
 struct spread {
@@ -32,41 +33,60 @@ static double spread_mean(const struct spread *s)
 	return s->n ? s->sum / s->n : 0;
 }
 
+static const struct term_col rank_cols[] = {
+	{ "rank", 4, 0, 0, 0 },		  { "pid", 8, 1, 0, 3 },      { "T_m", 12, 1, 0, 0 },
+	{ "local(c)", 12, 1, 0, 0 },	  { "parallel(c)", 12, 1, 0, 0 }, { "MPI time", 11, 1, 0, 0 },
+	{ "MPI(c)", 11, 1, 0, 4 },	  { "wildcard", 9, 1, 0, 2 }, { "reordered", 9, 1, 0, 1 },
+};
+
 static void ranks_text(FILE *out, const struct model_mpi *mm)
 {
-	char a[32], b[32], c[32], d[32], e[32];
+	struct term_table t;
+	char b[32];
 	uint32_t i, r;
 
-	fprintf(out, "  rank      pid          T_m     local(c)  parallel(c)    MPI time"
-		     "      MPI(c)  wildcard reordered\n");
+	term_table_init(&t, out, "  ", rank_cols, 9);
+	term_table_head(&t);
 	for (i = 0; i < mm->nranks; i++) {
 		const struct m_mpi_rank *k = &mm->ranks[i];
-		double t = 0, tc = 0;
+		double tm = 0, tc = 0;
 
 		for (r = SPROF_MPI_SEND; r < SPROF_MPI_ROUTINES; r++) {
-			t += (double)k->calls[r].ns;
+			tm += (double)k->calls[r].ns;
 			tc += (double)k->calls[r].comp_ns;
 		}
-		fprintf(out, "  %4u %8u %12s %12s %12s %11s %11s %9llu %9llu\n", k->comp.rank,
-			k->pid, fmt_time(a, sizeof(a), k->t_m), fmt_time(b, sizeof(b), k->t_local),
-			fmt_time(c, sizeof(c), k->t_par), fmt_time(d, sizeof(d), t),
-			fmt_time(e, sizeof(e), tc), (unsigned long long)k->comp.wildcard,
-			(unsigned long long)k->comp.reorders);
+		term_cell(&t, "%u", k->comp.rank);
+		term_cell(&t, "%u", k->pid);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), k->t_m));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), k->t_local));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), k->t_par));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), tm));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), tc));
+		term_cell(&t, "%llu", (unsigned long long)k->comp.wildcard);
+		term_cell(&t, "%llu", (unsigned long long)k->comp.reorders);
+		term_row(&t);
 	}
-	fprintf(out, "  (T_m: end of MPI_Init to start of MPI_Finalize; local(c) minus the rank's own "
-		     "overhead;\n   parallel(c) minus its delay, the overhead of others it waited "
-		     "for included)\n");
+	term_text(out, "  (T_m: end of MPI_Init to start of MPI_Finalize; local(c) minus the rank's "
+		       "own overhead;\n   parallel(c) minus its delay, the overhead of others it "
+		       "waited for included)");
 }
+
+static const struct term_col routine_cols[] = {
+	{ "routine", 22, 0, TC_NAME, 0 }, { "calls", 9, 1, 0, 0 },	 { "min", 12, 1, 0, 3 },
+	{ "mean", 12, 1, 0, 0 },	  { "max", 12, 1, 0, 4 },	 { "mean(c)", 12, 1, 0, 0 },
+	{ "bytes sent", 12, 1, 0, 2 },	  { "bytes recv", 12, 1, 0, 1 },
+};
 
 static void routines_text(FILE *out, const struct model_mpi *mm)
 {
-	char a[32], b[32], c[32], d[32];
+	struct term_table t;
+	char b[32];
 	uint32_t r, i;
 
-	fprintf(out, "\nMPI routines (time per rank: min / mean / max over the ranks that called "
-		     "it; mean(c) parallel-compensated)\n"
-		     "  routine                    calls          min         mean          max"
-		     "      mean(c)   bytes sent   bytes recv\n");
+	term_text(out, "\nMPI routines (time per rank: min / mean / max over the ranks that called "
+		       "it; mean(c) parallel-compensated)");
+	term_table_init(&t, out, "  ", routine_cols, 8);
+	term_table_head(&t);
 	for (r = 0; r < SPROF_MPI_ROUTINES; r++) {
 		struct spread s = { 0 }, sc = { 0 };
 		uint64_t calls = 0, sent = 0, recvd = 0;
@@ -84,41 +104,62 @@ static void routines_text(FILE *out, const struct model_mpi *mm)
 		}
 		if (!calls)
 			continue;
-		fprintf(out, "  %-22s %9llu %12s %12s %12s %12s %12llu %12llu\n",
-			mpi_routine_names[r], (unsigned long long)calls,
-			fmt_time(a, sizeof(a), s.min), fmt_time(b, sizeof(b), spread_mean(&s)),
-			fmt_time(c, sizeof(c), s.max), fmt_time(d, sizeof(d), spread_mean(&sc)),
-			(unsigned long long)sent, (unsigned long long)recvd);
+		term_cell(&t, "%s", mpi_routine_names[r]);
+		term_cell(&t, "%llu", (unsigned long long)calls);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), s.min));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), spread_mean(&s)));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), s.max));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), spread_mean(&sc)));
+		term_cell(&t, "%llu", (unsigned long long)sent);
+		term_cell(&t, "%llu", (unsigned long long)recvd);
+		term_row(&t);
 	}
 }
 
+static const struct term_col peer_cols[] = {
+	{ "rank", 4, 0, 0, 0 }, { "dir", 4, 1, 0, 0 },	     { "peer", 6, 1, 0, 0 },
+	{ "comm", 6, 1, 0, 2 }, { "tag", 7, 1, 0, 1 },	     { "messages", 12, 1, 0, 0 },
+	{ "bytes", 12, 1, 0, 0 },
+};
+
 static void peers_text(FILE *out, const struct model_mpi *mm, int limit)
 {
+	struct term_table t;
 	uint32_t i, j;
 	int shown = 0;
 
-	fprintf(out, "\nMessages per peer (point-to-point; comm 0 = MPI_COMM_WORLD, ranks in it)\n"
-		     "  rank  dir   peer   comm     tag     messages        bytes\n");
+	term_text(out, "\nMessages per peer (point-to-point; comm 0 = MPI_COMM_WORLD, ranks in it)");
+	term_table_init(&t, out, "  ", peer_cols, 7);
+	term_table_head(&t);
 	for (i = 0; i < mm->nranks; i++)
 		for (j = 0; j < mm->ranks[i].npeers; j++) {
 			const struct sprof_mpi_peer *p = &mm->ranks[i].peers[j];
 
 			if (limit && shown++ >= limit) {
-				fprintf(out, "  ... (--limit)\n");
+				term_text(out, "  ... (--limit)");
 				return;
 			}
-			if (p->flags & SPROF_MPI_PEER_OVERFLOW)
-				fprintf(out, "  %4u %4s  (others: the table was full) %12llu %12llu\n",
-					mm->ranks[i].comp.rank, p->dir ? "from" : "to",
-					(unsigned long long)p->messages,
-					(unsigned long long)p->bytes);
-			else
-				fprintf(out, "  %4u %4s %6d %6u %7d %12llu %12llu\n",
-					mm->ranks[i].comp.rank, p->dir ? "from" : "to", p->peer,
-					p->comm, p->tag, (unsigned long long)p->messages,
-					(unsigned long long)p->bytes);
+			term_cell(&t, "%u", mm->ranks[i].comp.rank);
+			term_cell(&t, "%s", p->dir ? "from" : "to");
+			if (p->flags & SPROF_MPI_PEER_OVERFLOW) { /* the table was full */
+				term_cell(&t, "others");
+				term_cell(&t, "-");
+				term_cell(&t, "-");
+			} else {
+				term_cell(&t, "%d", p->peer);
+				term_cell(&t, "%u", p->comm);
+				term_cell(&t, "%d", p->tag);
+			}
+			term_cell(&t, "%llu", (unsigned long long)p->messages);
+			term_cell(&t, "%llu", (unsigned long long)p->bytes);
+			term_row(&t);
 		}
 }
+
+static const struct term_col across_cols[] = {
+	{ "min", 12, 0, 0, 2 }, { "mean", 12, 1, 0, 0 },	       { "max", 12, 1, 0, 0 },
+	{ "imbalance", 9, 1, 0, 1 }, { "function", 24, 2, TC_NAME, 0 },
+};
 
 /* One model per rank, for the functions' spread across ranks. */
 struct per_rank {
@@ -131,7 +172,8 @@ static void functions_text(FILE *out, const struct model *all, int limit)
 	const struct model_mpi *mm = all->mpi;
 	struct model *ranks = xcalloc(mm->nranks, sizeof(*ranks));
 	uint32_t *idx = report_order(all, SORT_EXCL), i, j, k, loaded = 0;
-	char a[32], b[32], c[32];
+	struct term_table t;
+	char a[32];
 	int shown = 0;
 
 	for (i = 0; i < mm->nranks; i++) {
@@ -140,9 +182,10 @@ static void functions_text(FILE *out, const struct model *all, int limit)
 		if (model_load(&ranks[loaded], all->dir, &f) == 0)
 			loaded++;
 	}
-	fprintf(out, "\nFunctions across ranks (exclusive time (c) per rank: min / mean / max; "
-		     "imbalance = max / mean)\n"
-		     "           min         mean          max  imbalance  function\n");
+	term_text(out, "\nFunctions across ranks (exclusive time (c) per rank: min / mean / max; "
+		       "imbalance = max / mean)");
+	term_table_init(&t, out, "  ", across_cols, 5);
+	term_table_head(&t);
 	for (i = 0; i < all->nfuncs && (!limit || shown < limit); i++) {
 		const struct m_func *fn = &all->funcs[idx[i]];
 		struct spread s = { 0 };
@@ -157,9 +200,12 @@ static void functions_text(FILE *out, const struct model *all, int limit)
 					v = ranks[j].funcs[k].excl_c;
 			spread_add(&s, v);
 		}
-		fprintf(out, "  %12s %12s %12s %9.2f  %s\n", fmt_time(a, sizeof(a), s.min),
-			fmt_time(b, sizeof(b), spread_mean(&s)), fmt_time(c, sizeof(c), s.max),
-			spread_mean(&s) > 0 ? s.max / spread_mean(&s) : 0.0, fn->name);
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), s.min));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), spread_mean(&s)));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), s.max));
+		term_cell(&t, "%.2f", spread_mean(&s) > 0 ? s.max / spread_mean(&s) : 0.0);
+		term_cell(&t, "%s", fn->name);
+		term_row(&t);
 		shown++;
 	}
 	for (j = 0; j < loaded; j++)
@@ -185,13 +231,13 @@ void report_mpi_text(FILE *out, const struct model *m, int limit)
 
 	if (!mm || !mm->nranks)
 		return;
-	fprintf(out, "\nMPI: %u of %u ranks here; %s\n", mm->nranks, mm->ranks[0].comp.size,
-		mm->ranks[0].comp.flags & SPROF_MPI_PIGGYBACK
-			? "parallel compensation (delays piggybacked on every message)"
-			: "no parallel compensation (sonde run --mpi-comp): parallel(c) = local(c)");
-	fprintf(out, "  wrapper cost (in vitro): %s per call, %s more with piggybacking\n",
-		fmt_time(a, sizeof(a), mm->ranks[0].comp.o_call_ns),
-		fmt_time(b, sizeof(b), mm->ranks[0].comp.o_pb_ns));
+	term_text(out, "\nMPI: %u of %u ranks here; %s", mm->nranks, mm->ranks[0].comp.size,
+		  mm->ranks[0].comp.flags & SPROF_MPI_PIGGYBACK
+			  ? "parallel compensation (delays piggybacked on every message)"
+			  : "no parallel compensation (sonde run --mpi-comp): parallel(c) = local(c)");
+	term_text(out, "  wrapper cost (in vitro): %s per call, %s more with piggybacking",
+		  fmt_time(a, sizeof(a), mm->ranks[0].comp.o_call_ns),
+		  fmt_time(b, sizeof(b), mm->ranks[0].comp.o_pb_ns));
 	ranks_text(out, mm);
 	routines_text(out, mm);
 	peers_text(out, mm, limit);

@@ -10,6 +10,7 @@
 
 #include "report.h"
 #include "sample_model.h"
+#include "term.h"
 #include "util.h"
 
 /* |z| above this: the measured share lies outside what sampling error explains */
@@ -63,21 +64,35 @@ static uint32_t *by_self(const struct m_samples *s, uint32_t *n)
 	return idx;
 }
 
+static const struct term_col thread_cols[] = {
+	{ "threads:", 8, 0, TC_LEFT, 0 }, { "pid", 6, 0, 0, 0 },	  { "index", 6, 1, 0, 0 },
+	{ "tid", 8, 1, 0, 4 },		  { "CPU time", 11, 1, 0, 0 }, { "samples", 9, 1, 0, 0 },
+	{ "signals", 9, 1, 0, 3 },	  { "dropped", 9, 1, 0, 2 },   { "truncated", 9, 1, 0, 1 },
+	{ "", 8, 2, TC_NAME, 0 },
+};
+
 static void print_threads(FILE *out, const struct m_samples *s)
 {
+	struct term_table t;
 	char cpu[32];
 	uint32_t i;
 
-	fprintf(out, "  threads:   pid  index      tid    CPU time   samples   signals   dropped"
-		     " truncated\n");
+	term_table_init(&t, out, "  ", thread_cols, 10);
+	term_table_head(&t);
 	for (i = 0; i < s->nthreads; i++) {
-		const struct ms_thread *t = &s->threads[i];
+		const struct ms_thread *th = &s->threads[i];
 
-		fprintf(out, "          %6u %6u %8u %11s %9llu %9llu %9llu %9llu%s\n", t->pid,
-			t->index, t->tid, fmt_time(cpu, sizeof(cpu), (double)t->cpu_ns),
-			(unsigned long long)t->periods, (unsigned long long)t->signals,
-			(unsigned long long)t->dropped, (unsigned long long)t->truncated,
-			t->ended ? "" : "  (running at the end)");
+		term_cell(&t, "%s", "");
+		term_cell(&t, "%u", th->pid);
+		term_cell(&t, "%u", th->index);
+		term_cell(&t, "%u", th->tid);
+		term_cell(&t, "%s", fmt_time(cpu, sizeof(cpu), (double)th->cpu_ns));
+		term_cell(&t, "%llu", (unsigned long long)th->periods);
+		term_cell(&t, "%llu", (unsigned long long)th->signals);
+		term_cell(&t, "%llu", (unsigned long long)th->dropped);
+		term_cell(&t, "%llu", (unsigned long long)th->truncated);
+		term_cell(&t, "%s", th->ended ? "" : "(running at the end)");
+		term_row(&t);
 	}
 }
 
@@ -86,16 +101,25 @@ static void print_threads(FILE *out, const struct m_samples *s)
  * while -finstrument-functions also measures functions inlined into it apart, so exclusive
  * shares differ where instrumented code was inlined; inclusive ones do not.
  */
-static void print_agreement(FILE *out, const struct m_func *f, double p, uint64_t n, double total)
+static void print_agreement(struct term_table *t, const struct m_func *f, double p, uint64_t n,
+			    double total)
 {
 	double q = f->incl_c / total, se = sample_stderr(p, n), z = se > 0 ? (p - q) / se : 0;
 
 	if (!f->calls) {
-		fprintf(out, " %9s %6s ", "-", "");
+		term_cell(t, "-");
+		term_cell(t, "%s", "");
 		return;
 	}
-	fprintf(out, " %8.1f%% %6s ", 100 * q, fabs(z) <= AGREE_Z ? "yes" : "NO");
+	term_cell(t, "%.1f%%", 100 * q);
+	term_cell(t, "%s", fabs(z) <= AGREE_Z ? "yes" : "NO");
 }
+
+static const struct term_col flat_cols[] = {
+	{ "samples", 9, 0, 0, 0 },    { "self%", 7, 1, 0, 0 },	  { "±err", 8, 1, 0, 3 },
+	{ "total%", 7, 1, 0, 0 },     { "meas.incl", 9, 1, 0, 2 }, { "agree", 6, 1, 0, 1 },
+	{ "function  (file:line)", 24, 3, TC_NAME, 0 },
+};
 
 static void print_flat(FILE *out, const struct model *m, const struct report_opts *o)
 {
@@ -103,34 +127,44 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 	uint32_t n, i, *idx = by_self(s, &n);
 	int both = measured(m);
 	double total = (double)(s->stored_periods ? s->stored_periods : 1), mt = measured_total(m);
+	struct term_col cols[7];
+	struct term_table t;
 
-	fprintf(out, "\nSampled profile: %llu samples of %s CPU time (%u Hz; %llu signals, %llu "
-		     "dropped), %u thread%s\n",
-		(unsigned long long)s->periods, fmt_time((char[32]){ 0 }, 32, (double)s->period_ns),
-		s->hz, (unsigned long long)s->signals, (unsigned long long)s->dropped, s->nthreads,
-		s->nthreads == 1 ? "" : "s");
+	term_text(out, "\nSampled profile: %llu samples of %s CPU time (%u Hz; %llu signals, %llu "
+		       "dropped), %u thread%s",
+		  (unsigned long long)s->periods, fmt_time((char[32]){ 0 }, 32, (double)s->period_ns),
+		  s->hz, (unsigned long long)s->signals, (unsigned long long)s->dropped,
+		  s->nthreads, s->nthreads == 1 ? "" : "s");
 	print_threads(out, s);
-	fprintf(out, "%9s %7s %8s %7s", "samples", "self%", "±err", "total%");
-	if (both)
-		fprintf(out, " %9s %6s ", "meas.incl", "agree");
-	fprintf(out, "  function  (file:line)\n");
+	memcpy(cols, flat_cols, sizeof(cols));
+	if (!both) /* no measured share to compare with: those columns take no room */
+		cols[4] = cols[5] = (struct term_col){ "", 0, 0, 0, 0 };
+	term_table_init(&t, out, "", cols, 7);
+	term_table_head(&t);
 	for (i = 0; i < n && (!o->limit || i < (uint32_t)o->limit); i++) {
 		const struct ms_func *sf = &s->funcs[idx[i]];
 		const struct m_func *f = &m->funcs[idx[i]];
 		double p = (double)sf->self / total, se = sample_stderr(p, s->signals);
 
-		fprintf(out, "%9llu %6.1f%% %s%5.1f%% %6.1f%%", (unsigned long long)sf->self, 100 * p,
-			"± ", 100 * se, 100.0 * (double)sf->total / total);
-		if (both)
-			print_agreement(out, f, (double)sf->total / total, s->signals, mt);
-		fprintf(out, "  %s  (%s:%d)\n", f->name, f->file, f->line);
+		term_cell(&t, "%llu", (unsigned long long)sf->self);
+		term_cell(&t, "%.1f%%", 100 * p);
+		term_cell(&t, "± %5.1f%%", 100 * se);
+		term_cell(&t, "%.1f%%", 100.0 * (double)sf->total / total);
+		if (both) {
+			print_agreement(&t, f, (double)sf->total / total, s->signals, mt);
+		} else {
+			term_cell(&t, "%s", "");
+			term_cell(&t, "%s", "");
+		}
+		term_cell(&t, "%s  (%s:%d)", f->name, f->file, f->line);
+		term_row(&t);
 	}
-	fprintf(out, "  a sample is one timer period of a thread's CPU time; ±err is the binomial "
-		     "standard error of self%%, sqrt(p(1-p)/N), N = %llu signals\n",
-		(unsigned long long)s->signals);
+	term_text(out, "  a sample is one timer period of a thread's CPU time; ±err is the binomial "
+		       "standard error of self%%, sqrt(p(1-p)/N), N = %llu signals",
+		  (unsigned long long)s->signals);
 	if (both)
-		fprintf(out, "  meas.incl = measured (compensated) inclusive share, beside total%%; "
-			     "agree: within %.0f standard errors\n", AGREE_Z);
+		term_text(out, "  meas.incl = measured (compensated) inclusive share, beside total%%; "
+			       "agree: within %.0f standard errors", AGREE_Z);
 	free(idx);
 }
 
@@ -158,24 +192,32 @@ static uint32_t *by_line(const struct m_samples *s)
 	return idx;
 }
 
+static const struct term_col line_cols[] = {
+	{ "samples", 9, 0, 0, 0 }, { "self%", 7, 1, 0, 0 }, { "file:line  function", 24, 2, TC_NAME, 0 },
+};
+
 static void print_lines(FILE *out, const struct model *m)
 {
 	const struct m_samples *s = m->samples;
 	double total = (double)(s->stored_periods ? s->stored_periods : 1);
 	uint32_t *idx = by_line(s), i;
+	struct term_table t;
 
 	if (!s->nlines) {
 		free(idx);
 		return;
 	}
-	fprintf(out, "\nSampled source lines (the interrupted instruction's; the %d most sampled)\n",
-		TEXT_LINES);
-	fprintf(out, "%9s %7s  %s\n", "samples", "self%", "file:line  function");
+	term_text(out, "\nSampled source lines (the interrupted instruction's; the %d most sampled)",
+		  TEXT_LINES);
+	term_table_init(&t, out, "", line_cols, 3);
+	term_table_head(&t);
 	for (i = 0; i < s->nlines && i < TEXT_LINES; i++) {
 		const struct ms_line *l = &s->lines[idx[i]];
 
-		fprintf(out, "%9llu %6.1f%%  %s:%d  %s\n", (unsigned long long)l->self,
-			100.0 * (double)l->self / total, l->file, l->line, m->funcs[l->func].name);
+		term_cell(&t, "%llu", (unsigned long long)l->self);
+		term_cell(&t, "%.1f%%", 100.0 * (double)l->self / total);
+		term_cell(&t, "%s:%d  %s", l->file, l->line, m->funcs[l->func].name);
+		term_row(&t);
 	}
 	free(idx);
 }
@@ -207,7 +249,12 @@ static uint32_t *children(const struct m_samples *s, uint32_t n, uint32_t *nk)
 	return kids;
 }
 
-static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
+static const struct term_col tree_cols[] = {
+	{ "total%", 7, 0, 0, 0 }, { "self%", 7, 1, 0, 0 }, { "samples", 9, 1, 0, 1 },
+	{ "path", 24, 2, TC_NAME, 0 },
+};
+
+static void print_node(struct term_table *t, const struct model *m, uint32_t n, int level,
 		       const struct report_opts *o)
 {
 	const struct m_samples *s = m->samples;
@@ -217,20 +264,25 @@ static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
 
 	if (n && (double)x->total < TREE_MIN_SHARE * total)
 		return;
-	if (n)
-		fprintf(out, "%6.1f%% %6.1f%% %9llu  %*s%s\n", 100.0 * (double)x->total / total,
-			100.0 * (double)x->self / total, (unsigned long long)x->total,
-			2 * (level < 30 ? level : 30), "", m->funcs[x->func].name);
+	if (n) {
+		term_cell(t, "%.1f%%", 100.0 * (double)x->total / total);
+		term_cell(t, "%.1f%%", 100.0 * (double)x->self / total);
+		term_cell(t, "%llu", (unsigned long long)x->total);
+		term_cell(t, "%*s%s", 2 * (level < 30 ? level : 30), "", m->funcs[x->func].name);
+		term_row(t);
+	}
 	if (o->depth && level >= o->depth)
 		return;
 	kids = children(s, n, &nk);
 	for (i = 0; i < nk; i++)
-		print_node(out, m, kids[i], n ? level + 1 : level, o);
+		print_node(t, m, kids[i], n ? level + 1 : level, o);
 	free(kids);
 }
 
 void report_sample_text(FILE *out, const struct model *m, const struct report_opts *o)
 {
+	struct term_table t;
+
 	if (!m->samples)
 		return;
 	if (o->flat) {
@@ -239,10 +291,11 @@ void report_sample_text(FILE *out, const struct model *m, const struct report_op
 	}
 	if (!o->tree)
 		return;
-	fprintf(out, "\nSampled call paths (all threads merged; under %.1f %% not shown)\n",
-		100 * TREE_MIN_SHARE);
-	fprintf(out, "%7s %7s %9s  %s\n", "total%", "self%", "samples", "path");
-	print_node(out, m, 0, 0, o);
+	term_text(out, "\nSampled call paths (all threads merged; under %.1f %% not shown)",
+		  100 * TREE_MIN_SHARE);
+	term_table_init(&t, out, "", tree_cols, 4);
+	term_table_head(&t);
+	print_node(&t, m, 0, 0, o);
 }
 
 /* A frame's name in a folded line: ';' separates frames, so it cannot be in one. */

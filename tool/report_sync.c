@@ -10,6 +10,7 @@
 #include "model_sync.h"
 #include "profile_sync.h"
 #include "report.h"
+#include "term.h"
 #include "util.h"
 
 static const struct model_sync *sorted;
@@ -38,55 +39,80 @@ static uint32_t *order(const struct model_sync *ms)
 	return idx;
 }
 
+static const struct term_col obj_cols[] = {
+	{ "wait", 11, 0, 0, 0 },	{ "max wait", 11, 1, 0, 5 }, { "hold", 11, 1, 0, 6 },
+	{ "acquires", 10, 1, 0, 0 },	{ "shared", 9, 1, 0, 3 },    { "contended", 9, 1, 0, 1 },
+	{ "busy", 7, 1, 0, 4 },		{ "timeouts", 8, 1, 0, 7 },  { "releases", 9, 1, 0, 8 },
+	{ "kind", 7, 2, TC_LEFT, 2 }, { "object", 24, 1, TC_NAME, 0 },
+};
+
 static void text_objects(FILE *out, const struct model_sync *ms, int limit)
 {
 	uint32_t *idx = order(ms), i;
-	char w[32], mw[32], h[32];
+	struct term_table t;
+	char b[32];
 
-	fprintf(out, "\nSynchronization objects by wait time (%u; hold time estimated from sampled "
-		     "acquisitions)\n", ms->nobjs);
-	fprintf(out, "%11s %11s %11s %10s %9s %9s %7s %8s %9s  %-7s %s\n", "wait", "max wait",
-		"hold", "acquires", "shared", "contended", "busy", "timeouts", "releases", "kind",
-		"object");
+	term_text(out, "\nSynchronization objects by wait time (%u; hold time estimated from "
+		       "sampled acquisitions)", ms->nobjs);
+	term_table_init(&t, out, "", obj_cols, 11);
+	term_table_head(&t);
 	for (i = 0; i < ms->nobjs && (!limit || i < (uint32_t)limit); i++) {
 		const struct m_sync *o = &ms->objs[idx[i]];
 
-		fprintf(out, "%11s %11s %11s %10llu %9llu %9llu %7llu %8llu %9llu  %-7s %s\n",
-			fmt_time(w, sizeof(w), o->wait), fmt_time(mw, sizeof(mw), o->wait_max),
-			o->hold_samples ? fmt_time(h, sizeof(h), o->hold) : "-",
-			(unsigned long long)o->acquires, (unsigned long long)o->shared,
-			(unsigned long long)o->contended, (unsigned long long)o->failed,
-			(unsigned long long)o->timeouts,
-			(unsigned long long)(o->releases + o->broadcasts), sync_kind_name(o->kind),
-			o->name);
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), o->wait));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), o->wait_max));
+		term_cell(&t, "%s", o->hold_samples ? fmt_time(b, sizeof(b), o->hold) : "-");
+		term_cell(&t, "%llu", (unsigned long long)o->acquires);
+		term_cell(&t, "%llu", (unsigned long long)o->shared);
+		term_cell(&t, "%llu", (unsigned long long)o->contended);
+		term_cell(&t, "%llu", (unsigned long long)o->failed);
+		term_cell(&t, "%llu", (unsigned long long)o->timeouts);
+		term_cell(&t, "%llu", (unsigned long long)(o->releases + o->broadcasts));
+		term_cell(&t, "%s", sync_kind_name(o->kind));
+		term_cell(&t, "%s", o->name);
+		term_row(&t);
 	}
 	free(idx);
 }
 
+static const struct term_col comp_cols[] = {
+	{ "pid", 8, 0, 0, 0 },	       { "thread", 6, 1, 0, 0 },      { "T_m", 11, 1, 0, 0 },
+	{ "local(c)", 11, 1, 0, 0 },   { "parallel(c)", 11, 1, 0, 0 }, { "overhead", 11, 1, 0, 3 },
+	{ "delay", 11, 1, 0, 2 },      { "waits", 8, 1, 0, 4 },	      { "wait", 11, 1, 0, 5 },
+	{ "wait(c)", 11, 1, 0, 1 },
+};
+
 static void text_comp(FILE *out, const struct model_sync *ms)
 {
-	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+	char a[32], b[32], c[32];
+	struct term_table t;
 	uint32_t i;
 
-	fprintf(out, "\nShared-memory compensation (a wait inherits the releaser's delay)\n");
-	fprintf(out, "%8s %6s %11s %11s %11s %11s %11s %8s %11s %11s\n", "pid", "thread", "T_m",
-		"local(c)", "parallel(c)", "overhead", "delay", "waits", "wait", "wait(c)");
+	term_text(out, "\nShared-memory compensation (a wait inherits the releaser's delay)");
+	term_table_init(&t, out, "", comp_cols, 10);
+	term_table_head(&t);
 	for (i = 0; i < ms->nthreads; i++) {
-		const struct m_sync_thread *t = &ms->threads[i];
+		const struct m_sync_thread *th = &ms->threads[i];
 
-		fprintf(out, "%8u %6u %11s %11s %11s %11s %11s %8llu %11s %11s\n", t->pid, t->index,
-			fmt_time(a, sizeof(a), t->t_m), fmt_time(b, sizeof(b), t->t_local),
-			fmt_time(c, sizeof(c), t->t_par), fmt_time(d, sizeof(d), t->o),
-			fmt_time(e, sizeof(e), t->x - t->x0), (unsigned long long)t->waits,
-			fmt_time(f, sizeof(f), t->wait), fmt_time(g, sizeof(g), t->wait_c));
+		term_cell(&t, "%u", th->pid);
+		term_cell(&t, "%u", th->index);
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->t_m));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->t_local));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->t_par));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->o));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->x - th->x0));
+		term_cell(&t, "%llu", (unsigned long long)th->waits);
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->wait));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->wait_c));
+		term_row(&t);
 	}
 	for (i = 0; i < ms->nprocs; i++) {
 		const struct m_sync_proc *p = &ms->procs[i];
 
-		fprintf(out, "  process %u: T_m %s, locally compensated (fork-join) %s, "
-			     "parallel compensated %s\n",
-			p->pid, fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
-			fmt_time(c, sizeof(c), p->t_par));
+		term_text(out, "  process %u: T_m %s, locally compensated (fork-join) %s, "
+			       "parallel compensated %s",
+			  p->pid, fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
+			  fmt_time(c, sizeof(c), p->t_par));
 	}
 }
 

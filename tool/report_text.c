@@ -58,47 +58,59 @@ uint32_t *report_order(const struct model *m, enum report_sort sort)
 static void print_process(FILE *out, const struct m_process *p)
 {
 	const struct sprof_calib *c = &p->calib;
-	char a[32], b[32], d[32], e[32];
+	char a[32], b[32], d[32], e[32], sig[16] = "";
 	double removed = p->t_m - p->t_a;
 
-	fprintf(out, "process %u  %s  (ended by %s", p->pid, p->cmdline,
-		end_names[p->end_reason < 4 ? p->end_reason : 0]);
 	if (p->end_reason == 1)
-		fprintf(out, " %u", p->end_signal);
-	fprintf(out, ")\n");
+		snprintf(sig, sizeof(sig), " %u", p->end_signal);
+	term_text(out, "process %u  %s  (ended by %s%s)", p->pid, p->cmdline,
+		  end_names[p->end_reason < 4 ? p->end_reason : 0], sig);
 	if (!p->probes && !(c->o_full > 0)) { /* sampled only (sonde run --sample): no probes */
-		fprintf(out, "  clock %s: read %.1f ns, period %.1f ns;  no probes;  T_m %s\n",
-			c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
-			fmt_time(a, sizeof(a), p->t_m));
+		term_text(out, "  clock %s: read %.1f ns, period %.1f ns;  no probes;  T_m %s",
+			  c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns,
+			  c->dt_ns, fmt_time(a, sizeof(a), p->t_m));
 		return;
 	}
-	fprintf(out, "  clock %s: read %.1f ns, period %.1f ns;  probes (in vitro%s): o_in %.1f±%.1f ns, "
-		     "o_full %.1f±%.1f ns, unmeasured call %.1f±%.1f ns\n",
-		c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
-		p->run_flags & SPROF_RUN_DYNAMIC ? ", through the trampolines" : "",
-		c->o_in, c->o_in_sd, c->o_full, c->o_full_sd, c->o_skip, c->o_skip_sd);
-	fprintf(out, "  T_m %s   T_a %s ± %s   (%llu probe pairs, %llu unmeasured; removed %s = "
-		     "%.1f %%)\n",
-		fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
-		fmt_time(e, sizeof(e), M_COMP_UNCERTAINTY * removed),
-		(unsigned long long)p->probes, (unsigned long long)p->unmeasured,
-		fmt_time(d, sizeof(d), removed), p->t_m > 0 ? 100.0 * removed / p->t_m : 0.0);
+	term_text(out, "  clock %s: read %.1f ns, period %.1f ns;  probes (in vitro%s): o_in "
+		       "%.1f±%.1f ns, o_full %.1f±%.1f ns, unmeasured call %.1f±%.1f ns",
+		  c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
+		  p->run_flags & SPROF_RUN_DYNAMIC ? ", through the trampolines" : "", c->o_in,
+		  c->o_in_sd, c->o_full, c->o_full_sd, c->o_skip, c->o_skip_sd);
+	term_text(out, "  T_m %s   T_a %s ± %s   (%llu probe pairs, %llu unmeasured; removed %s = "
+		       "%.1f %%)",
+		  fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
+		  fmt_time(e, sizeof(e), M_COMP_UNCERTAINTY * removed),
+		  (unsigned long long)p->probes, (unsigned long long)p->unmeasured,
+		  fmt_time(d, sizeof(d), removed), p->t_m > 0 ? 100.0 * removed / p->t_m : 0.0);
 }
+
+static const struct term_col thread_cols[] = {
+	{ "threads:", 8, 0, TC_LEFT, 0 },  { "pid", 6, 0, 0, 0 },  { "index", 6, 1, 0, 0 },
+	{ "tid", 8, 1, 0, 3 },		   { "T_m", 11, 1, 0, 0 }, { "T_a", 11, 1, 0, 0 },
+	{ "probes", 12, 1, 0, 2 },
+};
 
 static void print_threads(FILE *out, const struct model *m)
 {
+	struct term_table t;
 	char a[32], b[32];
 	uint32_t i;
 
 	if (m->nthreads < 2)
 		return;
-	fprintf(out, "  threads:   pid  index      tid         T_m         T_a       probes\n");
+	term_table_init(&t, out, "  ", thread_cols, 7);
+	term_table_head(&t);
 	for (i = 0; i < m->nthreads; i++) {
-		const struct m_thread *t = &m->threads[i];
+		const struct m_thread *th = &m->threads[i];
 
-		fprintf(out, "          %6u %6u %8u %11s %11s %12llu\n", t->pid, t->index, t->tid,
-			fmt_time(a, sizeof(a), t->t_m), fmt_time(b, sizeof(b), t->t_a),
-			(unsigned long long)t->probes);
+		term_cell(&t, "%s", "");
+		term_cell(&t, "%u", th->pid);
+		term_cell(&t, "%u", th->index);
+		term_cell(&t, "%u", th->tid);
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), th->t_m));
+		term_cell(&t, "%s", fmt_time(b, sizeof(b), th->t_a));
+		term_cell(&t, "%llu", (unsigned long long)th->probes);
+		term_row(&t);
 	}
 }
 
@@ -106,8 +118,8 @@ static void print_header(FILE *out, const struct model *m)
 {
 	uint32_t i;
 
-	fprintf(out, "sonde report %s: %u process%s, %u thread%s\n", m->dir, m->nprocs,
-		m->nprocs == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s");
+	term_text(out, "sonde report %s: %u process%s, %u thread%s", m->dir, m->nprocs,
+		  m->nprocs == 1 ? "" : "es", m->nthreads, m->nthreads == 1 ? "" : "s");
 	for (i = 0; i < m->nprocs; i++)
 		print_process(out, &m->procs[i]);
 	print_threads(out, m);
@@ -120,57 +132,44 @@ static const char *flags_of(const struct m_func *f)
 	return f->unreliable ? "~" : "";
 }
 
-/* "name  (file:line)", elided in the middle to what is left of the terminal's width. */
-static void print_name(FILE *out, const char *name, const char *file, int line, int used)
-{
-	char full[1024], buf[1024];
-	int cols = term_columns(out);
-
-	snprintf(full, sizeof(full), "%s  (%s:%d)", name, file, line);
-	fprintf(out, "%s\n", cols ? term_elide(buf, sizeof(buf), full,
-					       (size_t)(cols - used > 8 ? cols - used : 8)) : full);
-}
-
 /*
- * Below this many columns the flat table leaves out the measured (uncompensated) times and the
- * time per call: the compensated ones and the name matter most.
+ * The flat table's columns. On a narrow terminal the CPU times go first, then the time per
+ * call and the measured (uncompensated) times: the compensated ones and the name matter most.
  */
-#define WIDE_TABLE 110
+enum { F_CPU_E, F_CPU_I, F_PCT, F_EXCL_C, F_EXCL, F_INCL_C, F_INCL, F_CALLS, F_PER_CALL, F_FLAGS,
+       F_NAME, F_NCOLS };
+static const struct term_col flat_cols[F_NCOLS] = {
+	[F_CPU_E] = { "cpu excl", 11, 0, 0, 6 },   [F_CPU_I] = { "cpu incl", 11, 1, 0, 5 },
+	[F_PCT] = { "excl%", 7, 1, 0, 0 },	   [F_EXCL_C] = { "excl(c)", 11, 1, 0, 0 },
+	[F_EXCL] = { "excl", 11, 1, 0, 3 },	   [F_INCL_C] = { "incl(c)", 11, 1, 0, 0 },
+	[F_INCL] = { "incl", 11, 1, 0, 2 },	   [F_CALLS] = { "calls", 10, 1, 0, 1 },
+	[F_PER_CALL] = { "call(c)", 11, 1, 0, 4 }, [F_FLAGS] = { "", 2, 1, TC_LEFT, 0 },
+	[F_NAME] = { "function  (file:line)", 40, 1, TC_NAME, 0 },
+};
 
-static void print_flat_row(FILE *out, const struct m_func *f, double total, int cpu,
-			   const struct term_style *ts, int narrow)
+static void print_flat_row(struct term_table *t, const struct m_func *f, double total, int cpu,
+			   const struct term_style *ts)
 {
-	char e[32], ec[32], in[32], ic[32], pc[32], ce[32], ci[32];
-	int used = 0;
+	char b[32];
 
-	if (cpu && !narrow) /* CPU time is shown as measured: its probes' cost is not calibrated apart */
-		used += fprintf(out, "%11s %11s ", fmt_time(ce, sizeof(ce), f->cpu_excl),
-				fmt_time(ci, sizeof(ci), f->cpu_incl));
-	if (narrow)
-		used += fprintf(out, "%6.1f%% %11s %11s %10llu ", 100.0 * f->excl_c / total,
-				fmt_time(ec, sizeof(ec), f->excl_c),
-				fmt_time(ic, sizeof(ic), f->incl_c), (unsigned long long)f->calls);
-	else
-		used += fprintf(out, "%6.1f%% %11s %11s %11s %11s %10llu %11s ",
-				100.0 * f->excl_c / total, fmt_time(ec, sizeof(ec), f->excl_c),
-				fmt_time(e, sizeof(e), f->excl), fmt_time(ic, sizeof(ic), f->incl_c),
-				fmt_time(in, sizeof(in), f->incl), (unsigned long long)f->calls,
-				fmt_time(pc, sizeof(pc), f->calls ? f->incl_c / (double)f->calls : 0));
-	fprintf(out, "%s%-2s%s ", f->unreliable ? ts->red : "", flags_of(f),
-		f->unreliable ? ts->off : "");
-	print_name(out, f->name, f->file, f->line, used + 3);
-}
-
-static void print_flat_head(FILE *out, int cpu, int narrow)
-{
-	if (cpu && !narrow)
-		fprintf(out, "%11s %11s ", "cpu excl", "cpu incl");
-	if (narrow)
-		fprintf(out, "%7s %11s %11s %10s %-2s %s\n", "excl%", "excl(c)", "incl(c)", "calls",
-			"", "function  (file:line)");
-	else
-		fprintf(out, "%7s %11s %11s %11s %11s %10s %11s %-2s %s\n", "excl%", "excl(c)",
-			"excl", "incl(c)", "incl", "calls", "call(c)", "", "function  (file:line)");
+	if (cpu) { /* CPU time is shown as measured: its probes' cost is not calibrated apart */
+		term_cell(t, "%s", fmt_time(b, sizeof(b), f->cpu_excl));
+		term_cell(t, "%s", fmt_time(b, sizeof(b), f->cpu_incl));
+	} else {
+		term_cell(t, "%s", "");
+		term_cell(t, "%s", "");
+	}
+	term_cell(t, "%.1f%%", 100.0 * f->excl_c / total);
+	term_cell(t, "%s", fmt_time(b, sizeof(b), f->excl_c));
+	term_cell(t, "%s", fmt_time(b, sizeof(b), f->excl));
+	term_cell(t, "%s", fmt_time(b, sizeof(b), f->incl_c));
+	term_cell(t, "%s", fmt_time(b, sizeof(b), f->incl));
+	term_cell(t, "%llu", (unsigned long long)f->calls);
+	term_cell(t, "%s", fmt_time(b, sizeof(b), f->calls ? f->incl_c / (double)f->calls : 0));
+	/* the colour around a padded cell: width_of counts no escape sequence */
+	term_cell(t, "%s%s%s", f->unreliable ? ts->red : "", flags_of(f), f->unreliable ? ts->off : "");
+	term_cell(t, "%s  (%s:%d)", f->name, f->file, f->line);
+	term_row(t);
 }
 
 static void print_notes(FILE *out, const struct model *m)
@@ -182,18 +181,21 @@ static void print_notes(FILE *out, const struct model *m)
 		const struct m_func *f = &m->funcs[i];
 
 		if (f->flags & SPROF_FN_THROTTLED)
-			fprintf(out, "  T %s: throttled at %s after %llu calls (later calls not "
-				     "measured)\n",
-				f->name, fmt_time(t, sizeof(t), (double)f->throttled_at),
-				(unsigned long long)f->throttled_calls);
+			term_text(out, "  T %s: throttled at %s after %llu calls (later calls not "
+				       "measured)",
+				  f->name, fmt_time(t, sizeof(t), (double)f->throttled_at),
+				  (unsigned long long)f->throttled_calls);
 		if (f->flags & SPROF_FN_EXCLUDED)
-			fprintf(out, "  excluded: %s\n", f->name);
+			term_text(out, "  excluded: %s", f->name);
 	}
-	fprintf(out, "  ~ not reliably measurable: time per call below the probe's cost or the clock "
-		     "period, or mostly probe cost\n");
-	fprintf(out, "  (c) values are uncertain by about %.0f %% of what was removed (in-situ vs "
-		     "calibrated probe cost)\n", 100 * M_COMP_UNCERTAINTY);
+	term_text(out, "  ~ not reliably measurable: time per call below the probe's cost or the "
+		       "clock period, or mostly probe cost");
+	term_text(out, "  (c) values are uncertain by about %.0f %% of what was removed (in-situ vs "
+		       "calibrated probe cost)", 100 * M_COMP_UNCERTAINTY);
 }
+
+/* The flat table's columns without CPU times (a run without --cpu). */
+static struct term_col no_cpu[F_NCOLS];
 
 static void print_flat(FILE *out, const struct model *m, const struct report_opts *o)
 {
@@ -201,17 +203,26 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 	uint32_t *idx = report_order(m, o->sort), i, shown = 0;
 	double total = model_total_t_a(m);
 	struct term_style ts = term_style(out);
-	int cols = term_columns(out), narrow = cols && cols < WIDE_TABLE;
+	struct term_table t;
+	int c, dropped = 0;
 
-	fprintf(out, "\n%sFlat profile by %s; (c) = compensated, overhead removed%s%s\n", ts.bold,
-		keys[o->sort], ts.off, narrow ? " (narrow terminal: measured times left out)" : "");
-	print_flat_head(out, m->has_cpu, narrow);
+	memcpy(no_cpu, flat_cols, sizeof(no_cpu));
+	no_cpu[F_CPU_E].width = no_cpu[F_CPU_I].width = no_cpu[F_CPU_I].gap = 0;
+	no_cpu[F_CPU_E].head = no_cpu[F_CPU_I].head = "";
+	no_cpu[F_PCT].gap = 0;
+	term_table_init(&t, out, "", m->has_cpu ? flat_cols : no_cpu, F_NCOLS);
+	for (c = m->has_cpu ? 0 : F_PCT; c < F_NCOLS; c++)
+		dropped += !term_shown(&t, c);
+	term_text(out, "\n%sFlat profile by %s; (c) = compensated, overhead removed%s%s", ts.bold,
+		  keys[o->sort], ts.off,
+		  dropped ? " (narrow terminal: some columns left out)" : "");
+	term_table_head(&t);
 	for (i = 0; i < m->nfuncs && (!o->limit || shown < (uint32_t)o->limit); i++) {
 		const struct m_func *f = &m->funcs[idx[i]];
 
 		if (!f->calls)
 			continue;
-		print_flat_row(out, f, total, m->has_cpu, &ts, narrow);
+		print_flat_row(&t, f, total, m->has_cpu, &ts);
 		shown++;
 	}
 	print_notes(out, m);
@@ -231,29 +242,32 @@ static int cmp_node_incl(const void *x, const void *y, void *arg)
 struct tree_view {
 	const struct report_opts *o;
 	double total;
-	int cols, max_indent; /* terminal columns (0: not one), levels indented at most */
+	int max_indent; /* levels indented at most */
+	struct term_table t;
 };
 
-static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
-		       const struct tree_view *v)
+static const struct term_col tree_cols[] = {
+	{ "incl%", 7, 0, 0, 0 },	 { "incl(c)", 11, 1, 0, 0 }, { "excl(c)", 11, 1, 0, 2 },
+	{ "calls", 10, 1, 0, 1 }, { "path", 40, 2, TC_NAME, 0 },
+};
+
+static void print_node(const struct model *m, uint32_t n, int level, struct tree_view *v)
 {
 	const struct m_node *x = &m->nodes[n];
 	const struct report_opts *o = v->o;
 	uint32_t *kids, nk = 0, c, i;
-	char ic[32], ec[32], buf[1024];
-	int used;
+	char b[32], deep[16] = "";
 
 	if (x->func != M_NONE) { /* deep paths stop indenting and say their level */
-		used = fprintf(out, "%6.1f%% %11s %11s %10llu  %*s", 100.0 * x->incl_c / v->total,
-			       fmt_time(ic, sizeof(ic), x->incl_c), fmt_time(ec, sizeof(ec), x->excl_c),
-			       (unsigned long long)x->calls,
-			       2 * (level < v->max_indent ? level : v->max_indent), "");
+		term_cell(&v->t, "%.1f%%", 100.0 * x->incl_c / v->total);
+		term_cell(&v->t, "%s", fmt_time(b, sizeof(b), x->incl_c));
+		term_cell(&v->t, "%s", fmt_time(b, sizeof(b), x->excl_c));
+		term_cell(&v->t, "%llu", (unsigned long long)x->calls);
 		if (level >= v->max_indent)
-			used += fprintf(out, "[%d] ", level);
-		fprintf(out, "%s\n", v->cols ? term_elide(buf, sizeof(buf), m->funcs[x->func].name,
-							  (size_t)(v->cols - used > 8 ? v->cols - used
-										      : 8))
-					      : m->funcs[x->func].name);
+			snprintf(deep, sizeof(deep), "[%d] ", level);
+		term_cell(&v->t, "%*s%s%s", 2 * (level < v->max_indent ? level : v->max_indent), "",
+			  deep, m->funcs[x->func].name);
+		term_row(&v->t);
 	}
 	if (o->depth && level >= o->depth)
 		return;
@@ -266,44 +280,73 @@ static void print_node(FILE *out, const struct model *m, uint32_t n, int level,
 			kids[nk++] = c;
 	qsort_r(kids, nk, sizeof(*kids), cmp_node_incl, (void *)(uintptr_t)m);
 	for (i = 0; i < nk; i++)
-		print_node(out, m, kids[i], x->func == M_NONE ? level : level + 1, v);
+		print_node(m, kids[i], x->func == M_NONE ? level : level + 1, v);
 	free(kids);
 }
 
 static void print_tree(FILE *out, const struct model *m, const struct report_opts *o)
 {
-	struct tree_view v = { o, model_total_t_a(m), term_columns(out), MAX_INDENT };
+	struct tree_view v = { o, model_total_t_a(m), MAX_INDENT, { 0 } };
 	struct term_style ts = term_style(out);
+	int c, fixed = 0;
 
+	term_table_init(&v.t, out, "", tree_cols, 5);
+	for (c = 0; c < 4; c++)
+		if (term_shown(&v.t, c))
+			fixed += tree_cols[c].gap + tree_cols[c].width;
 	/* on a terminal, the indentation leaves 16 columns for the name at least */
-	if (v.cols && (v.cols - 44 - 16) / 2 < v.max_indent)
-		v.max_indent = (v.cols - 44 - 16) / 2 > 1 ? (v.cols - 44 - 16) / 2 : 1;
-	fprintf(out, "\n%sCall paths (all threads merged)%s\n", ts.bold, ts.off);
-	fprintf(out, "%7s %11s %11s %10s  %s\n", "incl%", "incl(c)", "excl(c)", "calls", "path");
-	print_node(out, m, 0, 0, &v);
+	if (v.t.width && (v.t.width - fixed - 2 - 16) / 2 < v.max_indent)
+		v.max_indent = (v.t.width - fixed - 2 - 16) / 2 > 1 ? (v.t.width - fixed - 2 - 16) / 2 : 1;
+	term_text(out, "\n%sCall paths (all threads merged)%s", ts.bold, ts.off);
+	term_table_head(&v.t);
+	print_node(m, 0, 0, &v);
 }
+
+static const struct term_col counter_cols[] = {
+	{ "Counters", 28, 0, TC_NAME, 0 }, { "count", 10, 1, 0, 0 }, { "mean", 14, 1, 0, 0 },
+	{ "min", 14, 1, 0, 1 },		   { "max", 14, 1, 0, 1 },
+};
+
+static const struct term_col phase_cols[] = {
+	{ "pid", 7, 0, 0, 2 }, { "thread", 6, 1, 0, 1 }, { "phase", 24, 2, TC_NAME, 0 },
+	{ "from", 12, 1, 0, 0 }, { "to", 12, 1, 0, 0 },
+};
 
 static void print_user_data(FILE *out, const struct model *m)
 {
-	char a[32], b[32];
+	struct term_table t;
+	char a[32];
 	uint32_t i;
 
-	if (m->ncounters)
-		fprintf(out, "\nCounters %28s %14s %14s %14s\n", "count", "mean", "min", "max");
+	if (m->ncounters) {
+		fputc('\n', out);
+		term_table_init(&t, out, "", counter_cols, 5);
+		term_table_head(&t);
+	}
 	for (i = 0; i < m->ncounters; i++) {
 		const struct m_counter *c = &m->counters[i];
 
-		fprintf(out, "  %-28s %10llu %14.6g %14.6g %14.6g\n", c->name,
-			(unsigned long long)c->count, c->count ? c->sum / (double)c->count : 0,
-			c->min, c->max);
+		term_cell(&t, "  %s", c->name);
+		term_cell(&t, "%llu", (unsigned long long)c->count);
+		term_cell(&t, "%.6g", c->count ? c->sum / (double)c->count : 0);
+		term_cell(&t, "%.6g", c->min);
+		term_cell(&t, "%.6g", c->max);
+		term_row(&t);
 	}
-	if (m->nphases)
-		fprintf(out, "\nPhases (pid thread: name from .. to)\n");
+	if (m->nphases) {
+		term_text(out, "\nPhases (pid thread: name from .. to)");
+		term_table_init(&t, out, "", phase_cols, 5);
+		term_table_head(&t);
+	}
 	for (i = 0; i < m->nphases; i++) {
 		const struct m_phase *p = &m->phases[i];
 
-		fprintf(out, "  %u %u: %-24s %12s .. %s\n", p->pid, p->thread, p->name,
-			fmt_time(a, sizeof(a), (double)p->start), fmt_time(b, sizeof(b), (double)p->end));
+		term_cell(&t, "%u", p->pid);
+		term_cell(&t, "%u", p->thread);
+		term_cell(&t, "%s", p->name);
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), (double)p->start));
+		term_cell(&t, "%s", fmt_time(a, sizeof(a), (double)p->end));
+		term_row(&t);
 	}
 }
 
