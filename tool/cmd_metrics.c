@@ -13,6 +13,7 @@
 #include "mdl/cost.h"
 #include "mdl/mdl.h"
 #include "symbols.h"
+#include "term.h"
 #include "util.h"
 
 struct metrics_opts {
@@ -70,10 +71,12 @@ static void print_metric(FILE *out, const struct mdl_metric *m, const char *buil
 
 static void list_metrics(const struct mdl_lib *lib)
 {
+	FILE *out = term_fitted(stdout); /* lines wrapped to a terminal */
 	uint32_t i;
 
 	for (i = 0; i < lib->nmetrics; i++)
-		print_metric(stdout, lib->metrics[i], lib->files[0]);
+		print_metric(out, lib->metrics[i], lib->files[0]);
+	term_fitted_close(out, stdout);
 }
 
 /* ---- a program's procedures, for --exe ---- */

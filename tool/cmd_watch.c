@@ -25,6 +25,7 @@
 #include "dyn/launch.h"
 #include "dyn/resources.h"
 #include "dyn/session.h"
+#include "term.h"
 #include "util.h"
 
 struct watch_opts {
@@ -267,13 +268,15 @@ static uint64_t mono_ns(void)
 static void render(FILE *out, const struct dyn_session *s, const struct watch_opts *o)
 {
 	struct shown u = shown_of(s->plan);
+	int width = term_columns(stdout); /* the bars fit the terminal: label, axis, bars */
 	char title[600];
 
 	snprintf(title, sizeof(title), "%s %s", s->plan->metric->name, s->plan->focus);
 	if (s->h)
 		hist_render(out, s->h, &(struct hist_view){ .title = title, .units = u.units,
 							    .divide = u.divide,
-							    .ascii = o->ascii });
+							    .ascii = o->ascii,
+							    .cols = width > 20 ? width - 10 : 0 });
 	else
 		fprintf(out, "%s  (no sample yet)\n", title);
 }

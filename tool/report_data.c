@@ -6,6 +6,7 @@
 
 #include "model_io.h"
 #include "report.h"
+#include "term.h"
 #include "util.h"
 
 static const char *const end_names[] = { "exit", "signal", "exec", "detach" };
@@ -313,30 +314,39 @@ static double sum_t_a(const struct model *m)
 	return t;
 }
 
+static const struct term_col diff_cols[] = {
+	{ "excl(c) A", 12, 0, 0, 0 }, { "excl(c) B", 12, 1, 0, 0 }, { "B - A", 12, 1, 0, 0 },
+	{ "change", 8, 1, 0, 3 },     { "calls A", 10, 1, 0, 2 },   { "calls B", 10, 1, 0, 1 },
+	{ "function", 24, 2, TC_NAME, 0 },
+};
+
 static void diff_text(FILE *out, const struct model *a, const struct model *b,
 		      const struct diff_row *rows, uint32_t n, int limit)
 {
-	char x[32], y[32], d[32];
+	char x[32], y[32];
+	struct term_table t;
 	uint32_t i;
 
-	fprintf(out, "sonde report --diff: A = %s, B = %s\n", a->dir, b->dir);
-	fprintf(out, "  T_a: A %s, B %s\n", fmt_time(x, sizeof(x), sum_t_a(a)),
-		fmt_time(y, sizeof(y), sum_t_a(b)));
-	fprintf(out, "%12s %12s %12s %8s %10s %10s  %s\n", "excl(c) A", "excl(c) B", "B - A",
-		"change", "calls A", "calls B", "function");
+	term_text(out, "sonde report --diff: A = %s, B = %s", a->dir, b->dir);
+	term_text(out, "  T_a: A %s, B %s", fmt_time(x, sizeof(x), sum_t_a(a)),
+		  fmt_time(y, sizeof(y), sum_t_a(b)));
+	term_table_init(&t, out, "", diff_cols, 7);
+	term_table_head(&t);
 	for (i = 0; i < n && (!limit || i < (uint32_t)limit); i++) {
 		const struct diff_row *r = &rows[i];
 		double delta = r->b - r->a;
 
-		fprintf(out, "%12s %12s %11s%s ", fmt_time(x, sizeof(x), r->a),
-			fmt_time(y, sizeof(y), r->b), delta < 0 ? "-" : "+",
-			fmt_time(d, sizeof(d), fabs(delta)));
+		term_cell(&t, "%s", fmt_time(x, sizeof(x), r->a));
+		term_cell(&t, "%s", fmt_time(x, sizeof(x), r->b));
+		term_cell(&t, "%s%s", delta < 0 ? "-" : "+", fmt_time(x, sizeof(x), fabs(delta)));
 		if (r->a > 0)
-			fprintf(out, "%7.1f%%", 100.0 * delta / r->a);
+			term_cell(&t, "%.1f%%", 100.0 * delta / r->a);
 		else
-			fprintf(out, "%8s", "new");
-		fprintf(out, " %10llu %10llu  %s\n", (unsigned long long)r->calls_a,
-			(unsigned long long)r->calls_b, r->name);
+			term_cell(&t, "new");
+		term_cell(&t, "%llu", (unsigned long long)r->calls_a);
+		term_cell(&t, "%llu", (unsigned long long)r->calls_b);
+		term_cell(&t, "%s", r->name);
+		term_row(&t);
 	}
 }
 

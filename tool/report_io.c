@@ -155,8 +155,8 @@ static void text_iophases(FILE *out, struct m_ext *x)
 
 /* The getrusage columns shared by the per-thread table and the intervals. */
 #define OS_VAL_COLS                                                                             \
-	{ "user", 11, 1, 0, 0 }, { "system", 11, 1, 0, 0 }, { "minflt", 9, 1, 0, 0 },          \
-		{ "majflt", 7, 1, 0, 0 }, { "vol.cs", 8, 1, 0, 5 }, { "invol.cs", 8, 1, 0, 4 }
+	{ "user", 11, 1, 0, 0 }, { "system", 11, 1, 0, 3 }, { "minflt", 9, 1, 0, 4 },          \
+		{ "majflt", 7, 1, 0, 5 }, { "vol.cs", 8, 1, 0, 7 }, { "invol.cs", 8, 1, 0, 6 }
 
 static void text_vals(struct term_table *t, const struct sprof_os_vals *v)
 {
@@ -171,8 +171,8 @@ static void text_vals(struct term_table *t, const struct sprof_os_vals *v)
 }
 
 static const struct term_col os_cols[] = {
-	{ "pid", 7, 0, 0, 0 },	  { "thread", 6, 1, 0, 0 }, { "tid", 8, 1, 0, 3 },
-	{ "wall", 11, 1, 0, 0 }, OS_VAL_COLS,		    { "cpu%", 6, 1, 0, 0 },
+	{ "pid", 7, 0, 0, 0 },	  { "thread", 6, 1, 0, 0 }, { "tid", 8, 1, 0, 8 },
+	{ "wall", 11, 1, 0, 2 }, OS_VAL_COLS,		    { "cpu%", 6, 1, 0, 0 },
 };
 
 static void text_os(FILE *out, const struct m_ext *x)
@@ -203,8 +203,8 @@ static void text_os(FILE *out, const struct m_ext *x)
 
 static const struct term_col osphase_cols[] = {
 	{ "phase", 20, 0, TC_NAME, 0 }, { "span", 11, 1, 0, 0 },     { "user", 11, 1, 0, 0 },
-	{ "system", 11, 1, 0, 0 },	{ "minflt", 9, 1, 0, 0 },    { "majflt", 7, 1, 0, 0 },
-	{ "vol.cs", 8, 1, 0, 4 },	{ "invol.cs", 8, 1, 0, 3 }, { "faults/s", 12, 1, 0, 2 },
+	{ "system", 11, 1, 0, 3 },	{ "minflt", 9, 1, 0, 4 },    { "majflt", 7, 1, 0, 5 },
+	{ "vol.cs", 8, 1, 0, 7 },	{ "invol.cs", 8, 1, 0, 6 }, { "faults/s", 12, 1, 0, 2 },
 };
 
 static void text_osphases(FILE *out, const struct m_ext *x)
@@ -245,7 +245,7 @@ static int cmp_interval_faults(const void *a, const void *b)
 }
 
 static const struct term_col interval_cols[] = {
-	{ "pid", 7, 0, 0, 6 },		     { "from", 11, 1, 0, 0 }, { "to", 11, 1, 0, 0 }, OS_VAL_COLS,
+	{ "pid", 7, 0, 0, 8 },		     { "from", 11, 1, 0, 0 }, { "to", 11, 1, 0, 2 }, OS_VAL_COLS,
 	{ "phase (thread 0)", 16, 2, TC_NAME, 0 },
 };
 

@@ -7,7 +7,8 @@
 #include "term.h"
 #include "util.h"
 
-/* The least a name at the end of a row keeps before other columns are dropped for it. */
+/* The least a name at the end of a row keeps (or its heading's width when wider) before other
+ * columns are dropped for it. */
 #define NAME_LEAST 16
 
 /* Columns s takes: one per UTF-8 character, none for an ANSI escape sequence "\033[...m". */
@@ -71,8 +72,8 @@ static int need(const struct term_table *t)
 		if (!(t->shown & (1u << i)))
 			continue;
 		n += c->gap;
-		if ((c->flags & TC_NAME) && is_last(t, i))
-			n += c->width < NAME_LEAST ? c->width : NAME_LEAST;
+		if ((c->flags & TC_NAME) && is_last(t, i)) /* its heading whole, 16 at least */
+			n += (int)width_of(c->head) > NAME_LEAST ? (int)width_of(c->head) : NAME_LEAST;
 		else
 			n += c->width;
 	}
@@ -144,18 +145,31 @@ static void put_cell(const struct term_table *t, struct line *l, int i, const ch
 		spaces(l, c->width - w);
 }
 
-/* l cut to the terminal's width, its last column "…". */
+/* l cut to the terminal's width, its last column "…" (escape sequences kept whole, and the
+ * attributes reset when there was one). */
 static void cut(const struct term_table *t, struct line *l)
 {
 	size_t i, n = 0;
+	int esc = 0;
 
 	if (!t->width || width_of(l->s) <= (size_t)t->width)
 		return;
-	for (i = 0; l->s[i]; i++)
+	for (i = 0; l->s[i]; i++) {
+		if (l->s[i] == '\033' && l->s[i + 1] == '[') {
+			esc = 1;
+			while (l->s[i] && l->s[i] != 'm')
+				i++;
+			if (!l->s[i])
+				break;
+			continue;
+		}
 		if (((unsigned char)l->s[i] & 0xc0) != 0x80 && ++n == (size_t)t->width)
 			break;
+	}
 	l->len = i;
 	l->s[i] = 0;
+	if (esc)
+		put(l, "\033[0m", 4);
 	put(l, "\xe2\x80\xa6", 3);
 }
 

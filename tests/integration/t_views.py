@@ -157,7 +157,8 @@ def t_terminal(o):
         rows = [ln for ln in out.decode().replace('\r', '').split('\n') if TABLE_ROW.match(ln)]
         expect(len(rows) >= 6, f'table rows: {rows}')
         eq([ln for ln in rows if len(ln) > 60], [], 'table rows wider than COLUMNS')
-        expect(any('\u2026' in ln for ln in rows), 'no name elided at 60 columns')
+        expect('(narrow terminal: some columns left out)' in out.decode(),
+               'no column left out at 60 columns')
     bt = build_example('consult_cpu')
     dt = trun(bt, tag='terminal-trace')
     with check('terminal: progress on a terminal stderr only, cleared at the end'):
@@ -172,3 +173,71 @@ def t_terminal(o):
             p = run(cmd, env=dict(os.environ, SONDE_PROGRESS_AFTER_MS='0'))
             expect(b'\x1b[K' not in p.stderr and b'\r' not in p.stdout,
                    f'{cmd[1]}: progress written to a pipe')
+
+
+def lines_of(out):
+    """A pty's output as lines, colour sequences and carriage returns removed."""
+    text = re.sub(rb'\x1b\[[0-9;]*[mK]', b'', out).decode().replace('\r', '')
+    return text.split('\n')
+
+
+@test()
+def t_terminal_widths(o):
+    """Every text table of report (all sections), report --diff, analyze, consult and metrics
+    fits COLUMNS on a terminal, exactly: no line wider, an elided line (…) exactly as wide;
+    columns dropped by priority; off a terminal COLUMNS changes nothing."""
+    b = build('wide', '-O0')
+    long_path = os.path.join(TMP, 'a_directory_name_long_enough_for_the_files_table_of_sonde')
+    p, d = srun(b, args=[long_path], opts=['--sync', '--io', '--os'], tag='wide')
+    expect(p.returncode == 0, f'sonde run wide: {describe(p)}')
+    pt, dt = srun(b, opts=['--trace', '--sync'], tag='wide-trace')
+    expect(pt.returncode == 0, f'sonde run --trace wide: {describe(pt)}')
+    cmds = {'report': [SONDE, 'report', d], 'diff': [SONDE, 'report', d, '--diff', d],
+            'analyze': [SONDE, 'analyze', dt], 'consult': [SONDE, 'consult', dt],
+            'metrics': [SONDE, 'metrics']}
+    for cols in (40, 60, 80, 100):
+        with check(f'terminal widths: every line of every command fits {cols} columns'):
+            for name, cmd in cmds.items():
+                st, out = in_pty(cmd, env={'COLUMNS': str(cols)}, cols=200)
+                eq(st, 0, f'{name} status')
+                lines = lines_of(out)
+                expect(len(lines) > 5, f'{name}: {lines}')
+                eq([ln for ln in lines if len(ln) > cols], [], f'{name}: lines wider than {cols}')
+                # a name elided at the end of its line fills it exactly
+                eq([ln for ln in lines if '\u2026' in ln and
+                    '  ' not in ln[ln.index('\u2026'):] and len(ln) != cols], [],
+                   f'{name}: lines ending in an elided name not exactly {cols} wide')
+    with check('terminal widths: the sections of report, names elided'):
+        st, out = in_pty(cmds['report'], env={'COLUMNS': '60'}, cols=200)
+        text = '\n'.join(lines_of(out))
+        for head in ('Flat profile', 'Call paths', 'Counters', 'Phases', 'Synchronization objects',
+                     'Shared-memory compensation', 'Files by I/O time', 'I/O by phase',
+                     'OS counters per thread', 'OS counters by phase'):
+            expect(head in text, f'section {head!r} missing at 60 columns')
+        for whole in ('a_function_whose_name_is_much_longer_than_what_a_narrow_terminal_leaves',
+                      'a_lock_with_a_rather_long_name_to_be_elided_on_narrow_terminals',
+                      'a_counter_with_a_long_name_that_does_not_fit_either',
+                      'a_phase_whose_name_is_long_enough_to_be_elided_too'):
+            expect(whole not in text and whole[:8] in text, f'{whole} not elided at 60')
+    with check('terminal widths: the flat table drops columns by priority, exactly'):
+        heads = {}
+        for cols in (60, 80, 100, 200):
+            st, out = in_pty([SONDE, 'report', '--flat', d], env={'COLUMNS': str(cols)}, cols=200)
+            heads[cols] = [ln for ln in lines_of(out) if 'excl(c)' in ln][0].split()
+        eq(heads[60], ['excl%', 'excl(c)', 'incl(c)', 'function', '(file:line)'], '60 columns')
+        eq(heads[80], ['excl%', 'excl(c)', 'incl(c)', 'incl', 'calls', 'function',
+                       '(file:line)'], '80 columns')
+        eq(heads[100], ['excl%', 'excl(c)', 'excl', 'incl(c)', 'incl', 'calls', 'function',
+                        '(file:line)'], '100 columns')
+        eq(heads[200], ['excl%', 'excl(c)', 'excl', 'incl(c)', 'incl', 'calls', 'call(c)',
+                        'function', '(file:line)'], '200 columns')
+    with check('terminal widths: off a terminal COLUMNS changes nothing (whole lines)'):
+        for name, cmd in cmds.items():
+            if name == 'consult':
+                cmd = cmd[:2] + ['-q'] + cmd[2:]
+            plain = run(cmd, env={k: v for k, v in os.environ.items() if k != 'COLUMNS'})
+            narrow = run(cmd, env=dict(os.environ, COLUMNS='40'))
+            eq(plain.returncode, 0, f'{name}: {describe(plain)}')
+            if name in ('report', 'diff', 'metrics'):
+                eq(narrow.stdout, plain.stdout, f'{name} in a pipe with COLUMNS=40')
+            expect('\u2026' not in narrow.stdout.decode(), f'{name}: elided in a pipe')
