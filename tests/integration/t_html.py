@@ -202,6 +202,19 @@ def t_html_trace(o):
         eq(got, want, 'bottlenecks')
         eq(len(nodes), len(js['nodes']), 'nodes')
         expect('Explanations' in text and 'where: ' in text, 'explanations')
+    with check('report --html trace: the time histograms the search used, per bottleneck'):
+        hists = re.findall(r'<div class="shg-hist" data-node="(\d+)" data-metric="([^"]*)" '
+                           r'data-steps="(\d+)" data-mean="([^"]*)">\n<svg class="chart" '
+                           r'[^>]*data-bars="(\d+)"', text)
+        want = {(i, m): v for i in js['bottlenecks'] for m, v in js['nodes'][i]['metrics'].items()}
+        eq({(int(i), m) for i, m, _, _, _ in hists}, set(want), 'a chart per metric of each '
+           'bottleneck')
+        for i, m, steps, mean, bars in hists:
+            # the engine's own average over the node's observation, from the steps kept
+            expect(abs(float(mean) - want[(int(i), m)]) <= 0.02 * max(1, abs(want[(int(i), m)])),
+                   f'node {i} {m}: chart mean {mean}, search {want[(int(i), m)]}')
+            expect(int(steps) >= 10 and 0 < int(bars) <= 200, f'node {i} {m}: {steps} steps, '
+                   f'{bars} bars')
     with check('report --html --no-consult --no-timeline: left out, said so'):
         _, text2, _ = html_report(d, '--no-consult', '--no-timeline', name='bare.html')
         eq(text2.count('Left out (--no-'), 2, 'notes')

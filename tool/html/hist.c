@@ -25,6 +25,8 @@ static void value_str(char *buf, size_t cap, double v, const char *unit)
 {
 	if (!strcmp(unit, "ns"))
 		fmt_time(buf, cap, v);
+	else if (unit[0] == '/') /* a rate: its metric per second */
+		snprintf(buf, cap, "%.3g %s", v, unit);
 	else
 		snprintf(buf, cap, "%.0f %s", v, unit);
 }

@@ -16,6 +16,7 @@
 #include "consult/trace_source.h"
 #include "consult/view.h"
 #include "html.h"
+#include "shg_hist.h"
 #include "trace_read.h"
 #include "util.h"
 
@@ -307,6 +308,7 @@ void html_consult(FILE *out, const char *path)
 	struct trace_source_info ti;
 	struct cs_params par;
 	struct hyp_lib *lib;
+	struct shg_rec *rec;
 	char err[256];
 
 	fputs("<h3>Search of <code>", out);
@@ -334,10 +336,15 @@ void html_consult(FILE *out, const char *path)
 	trace_source_info(src, &ti);
 	cs_params_default(&par);
 	e = cs_engine_new(lib, &par, src);
+	rec = shg_rec_new();
+	e->progress = shg_rec_step;
+	e->progress_arg = rec;
 	cs_engine_run(e);
 	summary(out, e, &ti);
 	graph(out, e);
 	when(out, e, ti.run_ns);
+	shg_histograms(out, e, rec, ti.run_ns, SHG_PERIOD_NS);
+	shg_rec_free(rec);
 	explanations(out, e, ti.run_ns, src);
 	fputs("<details><summary>Every node of the graph</summary>\n", out);
 	table(out, e, f->pid);
