@@ -355,6 +355,44 @@ def t_html_browser(o):
         names, _ = sorted_names(t, 'functions')
         eq(names, ['worker', 'work', 'main'], 'two clicks')
         expect('aria-sort="descending"' in t, 'header marked')
+    with check('html in chromium: a click zooms the icicle graph to a frame, reset undoes it'):
+        frames = flame_frames(dom(url))
+        expect({'main', 'worker', 'work'} <= set(frames), f'frames {sorted(frames)}')
+        eq({n: f['shown'] for n, f in frames.items()}, {n: True for n in frames}, 'all shown')
+        wk, w = frames['worker'], frames['work']
+        z = flame_frames(dom(url + '#zoom=flame-measured:worker'), 'worker')
+        eq((z['worker']['x'], z['worker']['w']), (0.0, 1200.0), 'worker: the whole width')
+        # (toFixed(1) in the page: a tenth of a pixel either way)
+        want = (w['dw'] * 1200 / wk['dw'], (w['dx'] - wk['dx']) * 1200 / wk['dw'])
+        expect(abs(z['work']['w'] - want[0]) <= 0.11 and abs(z['work']['x'] - want[1]) <= 0.11,
+               f'work at x {z["work"]["x"]} w {z["work"]["w"]}, expected {want} (in proportion '
+               f'below worker)')
+        eq(z['main']['shown'], False, 'main (not on the path) hidden')
+        z = flame_frames(dom(url + '#zoom=flame-measured:work'), 'work')
+        eq((z['work']['w'], z['worker']['w'], z['worker']['faded']), (1200.0, 1200.0, True),
+           'work zoomed, its caller full width above it, faded')
+        z = flame_frames(dom(url + '#zoom=flame-measured:work&zoom=flame-measured:'), '')
+        eq({n: (f['x'], f['w'], f['shown']) for n, f in z.items()},
+           {n: (f['dx'], f['dw'], True) for n, f in frames.items()}, 'reset: as drawn')
+
+
+def flame_frames(t, zoom=None):
+    """The measured icicle graph's frames in a dumped DOM: {name: drawn (dx, dw) and now (x, w),
+    shown, faded}; zoom: the svg's data-zoom expected."""
+    m = re.search(r'<svg id="flame-measured"[^>]*>(.*?)</svg>', t, re.S)
+    expect(m, 'no measured icicle graph in the DOM')
+    if zoom is not None:
+        expect(f'data-zoom="{zoom}"' in m.group(0)[:300], f'data-zoom is not "{zoom}": '
+               f'{m.group(0)[:200]}')
+    out = {}
+    for g in re.finditer(r'<g data-x="([\d.]+)" data-w="([\d.]+)" data-d="\d+"( style="[^"]*")?>'
+                         r'<title>([^\n<]*).*?<rect x="([\d.]+)" y="\d+" width="([\d.]+)"',
+                         m.group(1), re.S):
+        style = g.group(3) or ''
+        out.setdefault(g.group(4), {'dx': float(g.group(1)), 'dw': float(g.group(2)),
+                                    'x': float(g.group(5)), 'w': float(g.group(6)),
+                                    'shown': 'none' not in style, 'faded': 'opacity' in style})
+    return out
 
 
 @test()

@@ -3,7 +3,8 @@
  * Icicle graphs (flame graphs drawn downwards) as inline SVG: the measured call-path tree with
  * widths by compensated inclusive time, and the sampled call paths with widths by samples.
  * Bounded: frames narrower than half a pixel, deeper than FL_MAX_DEPTH levels or beyond
- * FL_MAX_RECTS are left out, and the page says how many.
+ * FL_MAX_RECTS are left out, and the page says how many (zooming cannot show them). Each frame
+ * carries where it is drawn (data-x, data-w, data-d): the page's script zooms with them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,8 @@ static void frame(struct fl_tree *t, const struct fl_node *n, double x, double w
 	int r, g, b;
 
 	colour(n->name, &r, &g, &b);
-	fputs("<g><title>", out);
+	/* where it is drawn, for the page's script to zoom (page.c) */
+	fprintf(out, "<g data-x=\"%.1f\" data-w=\"%.1f\" data-d=\"%u\"><title>", x, w, depth);
 	html_text(out, n->name);
 	if (t->timed)
 		fprintf(out, "\n%s inclusive (c), %.2f %%; %s exclusive (c); %llu calls",
@@ -153,8 +155,10 @@ static void render(FILE *out, struct fl_tree *t, const char *id, const char *cap
 	t->total = t->n[0].value > 0 ? t->n[0].value : 1;
 	draw(t, 0, 0, FL_WIDTH, 0);
 	fclose(t->body);
-	fprintf(out, "<p class=\"note\">%s Hover a frame for its figures.</p>\n", caption);
-	fprintf(out, "<svg id=\"%s\" class=\"flame\" "
+	fprintf(out, "<p class=\"note\">%s Hover a frame for its figures, click it to zoom to it "
+		     "(its callers above it, full width) <button type=\"button\" class=\"unzoom\" "
+		     "data-svg=\"%s\">reset zoom</button></p>\n", caption, id);
+	fprintf(out, "<svg id=\"%s\" class=\"flame\" data-zoom=\"\" "
 		     "width=\"%.0f\" height=\"%u\" viewBox=\"0 0 %.0f %u\" font-size=\"11\" "
 		     "font-family=\"sans-serif\" data-frames=\"%u\">\n",
 		id, FL_WIDTH, t->depth * FL_ROW + 2, FL_WIDTH, t->depth * FL_ROW + 2, t->rects);

@@ -25,7 +25,8 @@ static const char css[] =
 	"tr:hover td{background:#fafae0}.cut,.note{color:#666;font-size:.9em}"
 	"pre{background:#f8f8f8;padding:.6em;overflow:auto;font-size:12px;max-height:40em}"
 	"svg{display:block;margin:.4em 0;max-width:100%;height:auto}"
-	"svg text{pointer-events:none}.kv td:first-child{color:#555}"
+	"svg text{pointer-events:none}.kv td:first-child{color:#555}svg.flame g{cursor:pointer}"
+	"button.unzoom{font-size:.85em;margin-left:.5em}"
 	".unrel{color:#a00}.legend span{display:inline-block;width:.9em;height:.9em;"
 	"margin:0 .3em 0 1em;vertical-align:middle}";
 
@@ -61,6 +62,50 @@ static const char js[] =
 	"t.tHead.rows[0].cells[+m[2]].dispatchEvent(new MouseEvent('click',{bubbles:true}));}}\n"
 	"frag();window.addEventListener('hashchange',frag);"
 	"document.body.setAttribute('data-js','ran');})();\n";
+
+/* Zooming an icicle graph (flame.c): a click on a frame makes it the whole width, its callees
+ * in proportion below it, its callers full width above it (faded), the rest hidden; the reset
+ * button, or a second click on a zoomed top frame, undoes it. #zoom=SVG:NAME clicks the first
+ * frame of that name and #zoom=SVG: the reset button, in turn when several are joined by '&'
+ * (a headless browser, which cannot click, drives the same handlers so).
+ * The svg's data-zoom says which frame it is zoomed to. */
+static const char zoom_js[] =
+	"(function(){'use strict';var NS='http://www.w3.org/2000/svg',CH=6.6,ROW=17;\n"
+	"function nameOf(g){return g.querySelector('title').textContent.split('\\n')[0];}\n"
+	"function label(g,x,w){var t=g.querySelector('text'),n=nameOf(g),"
+	"fit=w>20?Math.floor((w-6)/CH):0;\n"
+	"if(!t){if(fit<3)return;t=document.createElementNS(NS,'text');t.setAttribute('y',"
+	"+g.getAttribute('data-d')*ROW+12);g.appendChild(t);}\n"
+	"t.setAttribute('x',(x+3).toFixed(1));t.textContent=fit<3?'':n.length>fit?n.slice(0,"
+	"fit-2)+'..':n;}\n"
+	"function zoom(s,f){var W=+s.getAttribute('width'),fx=f?+f.getAttribute('data-x'):0,"
+	"fw=f?+f.getAttribute('data-w'):W,fd=f?+f.getAttribute('data-d'):0,k=W/fw,e=0.05;\n"
+	"Array.prototype.forEach.call(s.querySelectorAll('g[data-x]'),function(g){"
+	"var x=+g.getAttribute('data-x'),w=+g.getAttribute('data-w'),"
+	"d=+g.getAttribute('data-d'),r=g.querySelector('rect'),nx,nw,show;\n"
+	"if(d<fd){show=x<=fx+e&&x+w>=fx+fw-e;nx=0;nw=W;}else{show=x>=fx-e&&x+w<=fx+fw+e;"
+	"nx=(x-fx)*k;nw=w*k;}\n"
+	"g.style.display=show?'':'none';if(!show)return;g.style.opacity=f&&d<fd?'0.6':'';\n"
+	"r.setAttribute('x',nx.toFixed(1));r.setAttribute('width',nw.toFixed(1));label(g,nx,"
+	"nw);});\n"
+	"s.setAttribute('data-zoom',f?nameOf(f):'');}\n"
+	"Array.prototype.forEach.call(document.querySelectorAll('svg.flame'),function(s){"
+	"s.addEventListener('click',function(ev){var g=ev.target.closest('g[data-x]');\n"
+	"if(g)zoom(s,+g.getAttribute('data-d')===0&&s.getAttribute('data-zoom')===nameOf(g)"
+	"?null:g);});});\n"
+	"Array.prototype.forEach.call(document.querySelectorAll('button.unzoom'),function(b){"
+	"b.addEventListener('click',function(){var s=document.getElementById(b.getAttribute('"
+	"data-svg'));if(s)zoom(s,null);});});\n"
+	"function click(x){x.dispatchEvent(new MouseEvent('click',{bubbles:true}));}\n"
+	"function frag(){var h=decodeURIComponent(location.hash),re=/zoom=([\\w-]+):([^&]*)/g,"
+	"m,s,g,b;\n"
+	"while((m=re.exec(h))){if(!(s=document.getElementById(m[1])))continue;\n"
+	"if(m[2]===''){b=document.querySelector('button.unzoom[data-svg=\"'+m[1]+'\"]');if(b)"
+	"click(b);continue;}\n"
+	"g=Array.prototype.filter.call(s.querySelectorAll('g[data-x]'),function(x){"
+	"return nameOf(x)===m[2];})[0];\n"
+	"if(g)click(g.querySelector('rect'));}}\n"
+	"frag();window.addEventListener('hashchange',frag);})();\n";
 
 static const struct { const char *id, *title; } parts[] = {
 	{ "run", "Run and calibration" },
@@ -143,6 +188,6 @@ int report_html(FILE *out, const struct model *m, const struct html_opts *o)
 	html_histograms(out, m);
 	html_resources(out, m, o->limit);
 	traces(out, m, o);
-	fprintf(out, "<script>%s</script>\n</body>\n</html>\n", js);
+	fprintf(out, "<script>%s%s</script>\n</body>\n</html>\n", zoom_js, js);
 	return ferror(out) ? -1 : 0;
 }
