@@ -15,6 +15,8 @@
 struct cmd_opts {
 	const char *dir, *diff, *out;
 	int json, csv, files, folded, html, no_consult, no_timeline;
+	const char *hist[8]; /* --hist METRIC[@FOCUS] */
+	uint32_t nhist;
 	struct report_opts r;
 	struct model_filter flt;
 	int rank; /* --rank N: one MPI rank; -1 all */
@@ -45,7 +47,10 @@ static void report_usage(FILE *out)
 		"                           histograms, trace timeline, Search History Graph\n"
 		"                           (docs/report-html.md; --limit N: rows, default 200)\n"
 		"  --no-consult             with --html: no post-mortem search of the traces\n"
-		"  --no-timeline            with --html: no trace timeline\n");
+		"  --no-timeline            with --html: no trace timeline\n"
+		"  --hist METRIC[@FOCUS]    with --html: a time histogram of that metric from the\n"
+		"                           traces (repeatable, 8 at most; default: cpu_time,\n"
+		"                           active_threads, sync_wait_time of the whole program)\n");
 }
 
 static int parse_int(const char *name, const char *v, int min, int *out)
@@ -118,6 +123,13 @@ static int parse_one(struct cmd_opts *o, int argc, char **argv, int *i)
 		return o->no_consult = 1;
 	if (!strcmp(argv[*i], "--no-timeline"))
 		return o->no_timeline = 1;
+	if ((r = opt_value(argc, argv, i, "--hist", &v))) {
+		if (r > 0 && o->nhist == sizeof(o->hist) / sizeof(o->hist[0]))
+			return error("report: --hist: %zu at most", sizeof(o->hist) / sizeof(o->hist[0]));
+		if (r > 0)
+			o->hist[o->nhist++] = v;
+		return r;
+	}
 	if ((r = opt_value(argc, argv, i, "-o", &o->out)) ||
 	    (r = opt_value(argc, argv, i, "--output", &o->out)))
 		return r;
@@ -172,8 +184,8 @@ static int parse_opts(struct cmd_opts *o, int argc, char **argv)
 		return error("report: choose one of --json, --csv, --folded and --html");
 	if (o->out && !o->html)
 		return error("report: -o goes with --html (the other reports go to stdout)");
-	if ((o->no_consult || o->no_timeline) && !o->html)
-		return error("report: --no-consult and --no-timeline go with --html");
+	if ((o->no_consult || o->no_timeline || o->nhist) && !o->html)
+		return error("report: --no-consult, --no-timeline and --hist go with --html");
 	if (o->html && o->diff)
 		return error("report: --html shows one run, not --diff");
 	if (o->html && !o->out && isatty(STDOUT_FILENO))
@@ -214,10 +226,13 @@ static int html(const struct cmd_opts *o, const struct model *m)
 {
 	struct html_opts ho = { .limit = o->r.limit ? o->r.limit : HTML_DEFAULT_ROWS,
 				.consult = !o->no_consult, .timeline = !o->no_timeline,
-				.flt = o->flt };
-	FILE *out = o->out ? fopen(o->out, "w") : stdout;
+				.flt = o->flt, .hist = o->hist, .nhist = o->nhist };
+	FILE *out;
 	int r;
 
+	if (html_hist_check(m, &ho) != 0) /* before a page is begun */
+		return EXIT_USAGE;
+	out = o->out ? fopen(o->out, "w") : stdout;
 	if (!out)
 		return error("report: %s: %s", o->out, strerror(errno)), 1;
 	r = report_html(out, m, &ho);

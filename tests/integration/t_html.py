@@ -5,6 +5,7 @@
 # Run by run.py in its own namespace.
 
 import html.parser
+import math
 import struct
 import zlib
 
@@ -196,7 +197,7 @@ def t_html_trace(o):
         expect(nodes, 'no node in the graph')
         eq(nodes[0][3:5], ('TopLevel', '/'), 'first node')
     with check('report --html trace: the same bottlenecks as sonde consult'):
-        _, js = consult(d)
+        ctext, js = consult(d)
         want = {(h, f, ph or '') for h, f, ph in findings(js)}
         got = {(h, html_unescape(f), html_unescape(ph)) for _, _, bn, h, f, ph in nodes if bn}
         eq(got, want, 'bottlenecks')
@@ -215,10 +216,51 @@ def t_html_trace(o):
                    f'node {i} {m}: chart mean {mean}, search {want[(int(i), m)]}')
             expect(int(steps) >= 10 and 0 < int(bars) <= 200, f'node {i} {m}: {steps} steps, '
                    f'{bars} bars')
+    with check('report --html trace: time histograms of the default metrics'):
+        hs = metric_hists(text)
+        eq(sorted(hs), [('active_threads', '/'), ('cpu_time', '/')], 'default charts (no --sync)')
+        run_s = js['run_ns'] / 1e9
+        steps = hs[('cpu_time', '/')][0]
+        eq(steps, math.ceil(js['run_ns'] / 50e6), '50 ms steps over the run')
+        for k in hs:  # one thread, always computing: a CPU and a thread all along
+            expect(abs(hs[k][1] - run_s) <= 0.02 * run_s, f'{k}: {hs[k][1]} s, run {run_s} s')
+    with check('report --html --hist: chosen metrics, exact counts'):
+        code = '/Code/consult_cpu.c/'
+        _, text3, pg3 = html_report(d, '--hist', f'calls@{code}tiny', '--hist',
+                                    f'calls@{code}hot_loop', '--hist', f'cpu_time@{code}hot_loop',
+                                    name='hist.html')
+        self_contained(text3, pg3)
+        hs = metric_hists(text3)
+        eq(sorted(hs), sorted([('calls', f'{code}tiny'), ('calls', f'{code}hot_loop'),
+                               ('cpu_time', f'{code}hot_loop')]), 'charts')
+        eq((hs[('calls', f'{code}tiny')][1], hs[('calls', f'{code}hot_loop')][1]), (40000, 20),
+           'calls of tiny (20 rounds of 2 x 1000) and hot_loop (20)')
+        prof = re.search(r'\*\s+([\d.]+)\s+[\d.]+\s+20\s+hot_loop', ctext)
+        expect(prof, f'no hot_loop row in the consult profile: {ctext[-600:]!r}')
+        expect(abs(hs[('cpu_time', f'{code}hot_loop')][1] - float(prof.group(1))) <= 0.002,
+               f'hot_loop cpu_time {hs[("cpu_time", f"{code}hot_loop")][1]}, consult\'s '
+               f'profile {prof.group(1)} s')
+    with check('report --html --hist: bad choices are one error line, no page'):
+        bad = os.path.join(TMP, 'bad-hist.html')
+        _, dp = srun(build('threads', '-O0'), tag='html-no-trace')
+        for args, msg in ((['--hist', 'bogus', d], b'not a metric the trace gives'),
+                          (['--hist', 'cpu_time@/Nowhere/x', d], b'not METRIC[@FOCUS]'),
+                          (['--hist', 'cpu_time', dp], b'has no trace')):
+            p = run([SONDE, 'report', '--html', '-o', bad] + args)
+            expect(p.returncode == 2 and p.stderr.startswith(b'sonde: report: --hist') and
+                   msg in p.stderr and p.stderr.count(b'\n') == 1 and not os.path.exists(bad),
+                   f'{args}: {describe(p)}')
     with check('report --html --no-consult --no-timeline: left out, said so'):
         _, text2, _ = html_report(d, '--no-consult', '--no-timeline', name='bare.html')
         eq(text2.count('Left out (--no-'), 2, 'notes')
         expect('shg-node' not in text2 and 'class="gantt"' not in text2, 'parts left out')
+
+
+def metric_hists(text):
+    """The page's charts of chosen metrics: {(metric, focus): (steps, total)}."""
+    return {(html_unescape(m), html_unescape(f)): (int(n), float(t)) for m, f, n, t in
+            re.findall(r'<div class="metric-hist" data-metric="([^"]*)" data-focus="([^"]*)" '
+                       r'data-steps="(\d+)" data-total="([^"]*)">', text)}
 
 
 def html_unescape(s):

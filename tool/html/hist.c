@@ -2,7 +2,8 @@
 /*
  * Time histograms as inline SVG bar charts: CPU time, page faults and context switches per
  * interval of `sonde run --os` (Paradyn's time histograms), the time in each phase, the I/O and
- * the CPU of each phase. At most HIST_MAX_BARS bars: more intervals are summed in pairs, fours...
+ * the CPU of each phase; from traces, chosen metrics (metric_hist.c). At most HIST_MAX_BARS bars:
+ * more intervals are summed in pairs, fours...
  */
 #include <stdlib.h>
 #include <string.h>
@@ -255,12 +256,19 @@ static void os_phases(FILE *out, const struct m_ext *x)
 	free(v);
 }
 
-void html_histograms(FILE *out, const struct model *m)
+void html_histograms(FILE *out, const struct model *m, const struct html_opts *o)
 {
 	const struct m_ext *x = m->ext;
-	int any = 0;
+	size_t ntraces = 0, i;
+	char **traces = trace_files(m->dir, o->flt.pid, &ntraces);
+	int any = ntraces > 0;
 
+	for (i = 0; i < ntraces; i++)
+		free(traces[i]);
+	free(traces);
 	html_section(out, "histograms", "Time histograms");
+	if (any)
+		html_metric_hists(out, m, o);
 	if (x && x->nintervals) {
 		os_intervals(out, x);
 		any = 1;
@@ -280,6 +288,7 @@ void html_histograms(FILE *out, const struct model *m)
 	if (!any)
 		fputs("<p class=\"note\">Nothing over time in this run: <code>sonde run --os</code> "
 		      "records intervals, <code>SONDE_PHASE</code> phases, <code>--io</code> I/O per "
-		      "phase; the Search History Graph below has the search's own.</p>\n", out);
+		      "phase, <code>--trace</code> chosen metrics (<code>--hist</code>); the Search "
+		      "History Graph below has the search's own.</p>\n", out);
 	html_section_end(out);
 }

@@ -21,6 +21,8 @@ struct html_opts {
 	int consult;      /* run the post-mortem search on the run's traces */
 	int timeline;     /* analyze the run's traces for the timeline */
 	int thread_limit; /* threads with a table of their own */
+	const char *const *hist; /* --hist METRIC[@FOCUS]: time histograms of these from the traces */
+	uint32_t nhist;
 	struct model_filter flt; /* what the model was loaded with (per-thread tables reload) */
 };
 
@@ -54,7 +56,14 @@ void html_profile(FILE *out, const struct model *m, const struct html_opts *o); 
 void html_func_table(FILE *out, const struct model *m, const char *id, int limit);
 void html_threads(FILE *out, const struct model *m, const struct html_opts *o); /* threads.c */
 void html_flame(FILE *out, const struct model *m);                      /* flame.c */
-void html_histograms(FILE *out, const struct model *m);                 /* hist.c */
+void html_histograms(FILE *out, const struct model *m, const struct html_opts *o); /* hist.c */
+/* The chosen metrics over time, from the run's traces (metric_hist.c). */
+void html_metric_hists(FILE *out, const struct model *m, const struct html_opts *o);
+/* Each --hist a pair the run's first trace can measure: 0, or -1 after an error line. */
+int html_hist_check(const struct model *m, const struct html_opts *o);
+struct cs_focus;
+/* "METRIC[@FOCUS]": 0, or -1 when the focus names no hierarchy (metric_hist.c). */
+int html_hist_parse(const char *spec, char **metric, struct cs_focus *f);
 void html_resources(FILE *out, const struct model *m, int limit);       /* resources.c */
 void html_timeline(FILE *out, const char *trace);                       /* timeline.c */
 void html_consult(FILE *out, const char *trace);                        /* shg.c */

@@ -185,7 +185,7 @@ int report_html(FILE *out, const struct model *m, const struct html_opts *o)
 	html_profile(out, m, o);
 	html_threads(out, m, o);
 	html_flame(out, m);
-	html_histograms(out, m);
+	html_histograms(out, m, o);
 	html_resources(out, m, o->limit);
 	traces(out, m, o);
 	fprintf(out, "<script>%s%s</script>\n</body>\n</html>\n", zoom_js, js);
