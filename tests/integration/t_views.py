@@ -164,7 +164,8 @@ def t_terminal(o):
     with check('terminal: progress on a terminal stderr only, cleared at the end'):
         env = {'SONDE_PROGRESS_AFTER_MS': '0'}
         for cmd in ([SONDE, 'analyze', dt], [SONDE, 'consult', '-q', dt],
-                    [SONDE, 'export', '--chrome', '-o', os.path.join(TMP, 'p.json'), dt]):
+                    [SONDE, 'export', '--chrome', '-o', os.path.join(TMP, 'p.json'), dt],
+                    [SONDE, 'report', '--html', '-o', os.path.join(TMP, 'p.html'), dt]):
             st, out = in_pty(cmd, env=env)
             eq(st, 0, f'{cmd[1]} status')
             expect(re.search(rb'\r\x1b\[Ksonde: ' + cmd[1].encode() + rb': ', out),

@@ -33,6 +33,9 @@ struct html_opts {
 
 /* The whole page to out; 0, or -1 after an error line. */
 int report_html(FILE *out, const struct model *m, const struct html_opts *o);
+/* The progress line of the page being written (after a second, on a terminal's stderr): what
+ * is being done now; long loops call it as they go (page.c). */
+void html_progress(const char *what);
 
 /* ---- escape.c: text from the program, and the small pieces every section writes ---- */
 void html_text(FILE *out, const char *s);            /* element text: & < > escaped */

@@ -96,6 +96,7 @@ static void measure(struct cs_source *src, struct series *s, uint32_t ns, uint32
 			s[i].rate[*steps] = dt > 0 ? x / dt : 0;
 		}
 		(*steps)++;
+		html_progress("chosen metrics over time");
 		if (st.last)
 			break;
 	}

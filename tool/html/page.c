@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "html.h"
+#include "term.h"
 #include "util.h"
 
 static const char css[] =
@@ -157,8 +158,10 @@ static void traces(FILE *out, const struct model *m, const struct html_opts *o)
 	if (!n)
 		fputs("<p class=\"note\">No trace in this run (record one with "
 		      "<code>sonde run --trace</code>).</p>\n", out);
-	for (i = 0; i < n && i < HTML_MAX_TRACES && o->timeline; i++)
+	for (i = 0; i < n && i < HTML_MAX_TRACES && o->timeline; i++) {
+		html_progress("the perturbation analysis of a trace");
 		html_timeline(out, paths[i]);
+	}
 	if (!o->timeline && n)
 		fputs("<p class=\"note\">Left out (--no-timeline).</p>\n", out);
 	html_cut_note(out, n < HTML_MAX_TRACES ? n : HTML_MAX_TRACES, n, "traces");
@@ -178,16 +181,34 @@ static void traces(FILE *out, const struct model *m, const struct html_opts *o)
 	free(paths);
 }
 
+static struct progress *page_progress; /* while report_html runs */
+
+void html_progress(const char *what)
+{
+	if (page_progress)
+		progress_update(page_progress, -1, what);
+}
+
 int report_html(FILE *out, const struct model *m, const struct html_opts *o)
 {
+	struct progress p;
+
+	progress_start(&p, "report");
+	page_progress = &p;
 	head(out, m);
 	html_meta(out, m);
+	html_progress("tables");
 	html_profile(out, m, o);
 	html_threads(out, m, o);
+	html_progress("call paths");
 	html_flame(out, m);
+	html_progress("time histograms");
 	html_histograms(out, m, o);
 	html_resources(out, m, o->limit);
+	html_progress("traces");
 	traces(out, m, o);
 	fprintf(out, "<script>%s%s</script>\n</body>\n</html>\n", zoom_js, js);
+	progress_end(&p);
+	page_progress = NULL;
 	return ferror(out) ? -1 : 0;
 }

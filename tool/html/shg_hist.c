@@ -20,6 +20,7 @@
 struct series {
 	uint64_t *t;  /* end of the step, ns */
 	double *rate; /* increase per second over the step */
+	double *dt;   /* the step's length, s */
 	uint32_t n, cap;
 	double last;  /* the pair's total at the previous step */
 	int was_on;   /* measured at the previous step */
@@ -45,19 +46,22 @@ void shg_rec_free(struct shg_rec *r)
 	for (i = 0; i < r->ns; i++) {
 		free(r->s[i].t);
 		free(r->s[i].rate);
+		free(r->s[i].dt);
 	}
 	free(r->s);
 	free(r);
 }
 
-static void append(struct series *s, uint64_t t, double rate)
+static void append(struct series *s, uint64_t t, double rate, double dt)
 {
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 64;
 		s->t = xrealloc(s->t, s->cap * sizeof(*s->t));
 		s->rate = xrealloc(s->rate, s->cap * sizeof(*s->rate));
+		s->dt = xrealloc(s->dt, s->cap * sizeof(*s->dt));
 	}
 	s->t[s->n] = t;
+	s->dt[s->n] = dt;
 	s->rate[s->n++] = rate;
 }
 
@@ -78,11 +82,12 @@ void shg_rec_step(struct cs_engine *e, void *arg)
 
 		/* a step's increase counts when the pair was measured over all of it */
 		if (on && s->was_on && dt > 0)
-			append(s, e->now, (e->reqs[i].total - s->last) / dt);
+			append(s, e->now, (e->reqs[i].total - s->last) / dt, dt);
 		s->last = e->reqs[i].total;
 		s->was_on = on;
 	}
 	r->prev_now = e->now;
+	html_progress("searching the trace");
 }
 
 static int find_req(const struct cs_engine *e, uint32_t metric, const struct cs_focus *f)
@@ -106,18 +111,19 @@ static int held_at(const struct cs_node *n, uint64_t t)
 	return on;
 }
 
-/* The mean rate over the node's observation, from the steps recorded. */
+/* The mean rate over the node's (last) observation, from the steps recorded: the increase over
+ * the seconds observed, as the engine's S / O. */
 static double mean_over(const struct series *s, const struct cs_node *n, uint64_t end)
 {
-	double sum = 0;
-	uint32_t i, k = 0;
+	double sum = 0, secs = 0;
+	uint32_t i;
 
 	for (i = 0; i < s->n; i++)
 		if (s->t[i] > n->t_start && s->t[i] <= end) {
-			sum += s->rate[i];
-			k++;
+			sum += s->rate[i] * s->dt[i];
+			secs += s->dt[i];
 		}
-	return k ? sum / k : 0;
+	return secs > 0 ? sum / secs : 0;
 }
 
 static void chart(FILE *out, const struct cs_engine *e, const struct shg_rec *r,
