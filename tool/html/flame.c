@@ -165,9 +165,9 @@ static void render(FILE *out, struct fl_tree *t, const char *id, const char *cap
 	fwrite(buf, 1, len, out);
 	fputs("</svg>\n", out);
 	if (t->hidden)
-		fprintf(out, "<p class=\"cut\">%u frames not drawn: narrower than half a pixel, "
+		fprintf(out, "<p class=\"cut\">%u frame%s not drawn: narrower than half a pixel, "
 			     "deeper than %d levels, or beyond %d frames.</p>\n",
-			t->hidden, FL_MAX_DEPTH, FL_MAX_RECTS);
+			t->hidden, t->hidden == 1 ? "" : "s", FL_MAX_DEPTH, FL_MAX_RECTS);
 	free(buf);
 }
 
