@@ -1,6 +1,7 @@
 #!/bin/sh
 # `make demo`: build the bundled example with sonde's instrumentation, run it under sonde, and
-# print the report. Everything goes to build/demo/.
+# print the report; then search a traced run of a planted bottleneck (examples/consult_phases.c).
+# Everything goes to build/demo/.
 set -e
 cd "$(dirname "$0")/.."
 sonde=build/bin/sonde
@@ -15,3 +16,13 @@ $sonde report $out/run --depth 4
 echo "== sonde report --html $out/run -o $out/report.html"
 $sonde report --html $out/run -o $out/report.html
 echo "$out/report.html: $(wc -c < $out/report.html) bytes, one self-contained page (open it in a browser)"
+# The bottleneck search over a trace: a planted bottleneck that changes mid-run (about 1.5 s).
+echo "== sonde cc -- gcc -O1 -g -o $out/phases examples/consult_phases.c"
+$sonde cc -- gcc -O1 -g -o $out/phases examples/consult_phases.c
+echo "== sonde run --trace -o $out/traced -- $out/phases"
+$sonde run --trace -o $out/traced -- $out/phases
+echo "== sonde consult $out/traced"
+$sonde consult $out/traced | sed -n '/^Bottlenecks/,$p'
+echo "== sonde report --html $out/traced -o $out/search.html"
+$sonde report --html $out/traced -o $out/search.html
+echo "$out/search.html: $(wc -c < $out/search.html) bytes: the same page for the traced run, with its timeline and search graph"
