@@ -343,8 +343,9 @@ static int dec_metric(struct rd *r, struct sproto_metric *m, char *err, size_t c
 
 	m->id = rd_u32(r);
 	m->n = rd_u16(r);
-	if (rd_u16(r) != 0 || r->bad || m->id >= SPROTO_MAX_METRICS)
-		return fail(err, cap, "METRIC_ENABLE: bad header or metric id", NULL);
+	m->flags = rd_u16(r);
+	if ((m->flags & ~SPROTO_M_FLAGS) || r->bad || m->id >= SPROTO_MAX_METRICS)
+		return fail(err, cap, "METRIC_ENABLE: bad header, flags or metric id", NULL);
 	if (!m->n || m->n > SPROTO_MAX_TERMS)
 		return fail(err, cap, "METRIC_ENABLE: 1 to 64 terms", NULL);
 	for (i = 0; i < m->n; i++) {
@@ -368,6 +369,7 @@ static int dec_metric_disable(struct rd *r, struct sproto_metric *m, char *err, 
 {
 	m->id = rd_u32(r);
 	m->n = 0;
+	m->flags = 0;
 	if (r->bad || m->id >= SPROTO_MAX_METRICS)
 		return fail(err, cap, "METRIC_DISABLE: bad metric id", NULL);
 	return 0;
@@ -735,7 +737,7 @@ size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metri
 	sproto_begin(&b, mem, cap, SPROTO_METRIC_ENABLE);
 	sproto_u32(&b, m->id);
 	sproto_u16(&b, m->n);
-	sproto_u16(&b, 0);
+	sproto_u16(&b, m->flags & SPROTO_M_FLAGS);
 	for (i = 0; i < m->n; i++) {
 		sproto_u8(&b, m->term[i].kind);
 		sproto_u8(&b, 0);

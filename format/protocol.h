@@ -17,9 +17,9 @@
 
 #define SPROTO_MAGIC 0x43444e53u /* "SNDC" in the byte stream */
 /* 2: COSTS (version 1 had no way to ask what the primitives cost); 3: ADD_RET, TADD_RET (the
- * return value added: bytes read or written) */
-#define SPROTO_VERSION 3
-#define SPROTO_VERSION_TEXT "3"
+ * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only) */
+#define SPROTO_VERSION 4
+#define SPROTO_VERSION_TEXT "4"
 #define SPROTO_HEADER_SIZE 12
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
@@ -190,9 +190,15 @@ struct sproto_range {
 	uint32_t first, count;
 };
 
+/* METRIC_ENABLE flags (version 4): a SAMPLE leaves the metric out when its value did not
+ * change since the previous sample (its first and last entries are always sent) */
+#define SPROTO_M_CHANGES 0x1u
+#define SPROTO_M_FLAGS SPROTO_M_CHANGES
+
 struct sproto_metric {
 	uint32_t id;
-	uint16_t n; /* 0 only in METRIC_DISABLE */
+	uint16_t n;     /* 0 only in METRIC_DISABLE */
+	uint16_t flags; /* SPROTO_M_*: METRIC_ENABLE only */
 	struct sproto_term term[SPROTO_MAX_TERMS];
 };
 

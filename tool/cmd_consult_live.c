@@ -129,7 +129,9 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 	v->pairs = e->st.foci_used;
 	v->pairs_available = (uint32_t)(li->metrics * foci *
 					(li->threads > 1 ? li->threads + 1 : 1));
-	v->full_samples = (uint64_t)v->pairs_available * e->st.steps;
+	/* every pair at every sample period (the search's steps are longer while it is settled) */
+	v->full_samples = (uint64_t)v->pairs_available *
+			  (li->period_ns ? (li->run_ns + li->period_ns - 1) / li->period_ns : e->st.steps);
 	v->full_bytes = (uint64_t)llround((double)v->full_samples * sample_bytes);
 	v->trace_events = 2 * li->full_calls; /* an ENTER and an EXIT, 8 bytes each */
 	v->trace_bytes = 8 * v->trace_events;
@@ -139,10 +141,11 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 			 uint64_t steps)
 {
 	printf("\nData: the search used %llu samples (%llu bytes at 24 bytes a sample; %llu bytes "
-	       "of SAMPLE messages received) of %u (metric, focus) pairs, over %llu periods of "
-	       "%.0f ms\n", (unsigned long long)v->samples, (unsigned long long)v->bytes,
+	       "of SAMPLE messages received) of %u (metric, focus) pairs, in %llu steps of %.0f ms "
+	       "or more (values that did not change are not sent; %.0f ms while only true nodes "
+	       "are re-tested)\n", (unsigned long long)v->samples, (unsigned long long)v->bytes,
 	       (unsigned long long)v->wire_bytes, v->pairs, (unsigned long long)steps,
-	       (double)li->period_ns / 1e6);
+	       (double)li->period_ns / 1e6, (double)li->period_ns * LIVE_RETEST / 1e6);
 	printf("      full periodic sampling of all %u pairs: %llu samples, %llu bytes "
 	       "(%.1fx more)\n",
 	       v->pairs_available, (unsigned long long)v->full_samples,

@@ -5,7 +5,9 @@
  * A metric is a sum over counters and timers. Each bucket the control thread reads every
  * enabled metric: counters as they are, timers summed over the threads (or one thread), a
  * running timer worth total + now - start, read under its sequence count. Values go out
- * cumulative, with the change since the previous sample; the tool keeps the histograms.
+ * cumulative, with the change since the previous sample; the tool keeps the histograms. A
+ * metric enabled "changes only" (SPROTO_M_CHANGES) is left out of a sample when its value did
+ * not change: a counter of a procedure not called, a timer no thread ran, send nothing.
  */
 #include "dyn.h"
 
@@ -13,7 +15,7 @@
 
 struct metric {
 	int on, first;
-	uint16_t n;
+	uint16_t n, flags;
 	struct sproto_term term[SPROTO_MAX_TERMS];
 	int64_t last;                         /* the value sent last (or at enable) */
 	uint64_t seen[SPROTO_MAX_TERMS];      /* timers: the largest value read */
@@ -131,6 +133,7 @@ int dyn_metric_enable(const struct sproto_metric *sm)
 		m->seen[i] = 0;
 	}
 	m->n = sm->n;
+	m->flags = sm->flags;
 	m->last = metric_value(m);
 	m->first = 1;
 	if (!m->on)
@@ -179,6 +182,8 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns, int
 		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0);
 		e.value = metric_value(m);
 		e.delta = (int64_t)((uint64_t)e.value - (uint64_t)m->last);
+		if (!e.delta && !e.flags && (m->flags & SPROTO_M_CHANGES))
+			continue;
 		m->last = e.value;
 		m->first = 0;
 		sproto_sample_add(&b, &e);

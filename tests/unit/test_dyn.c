@@ -417,6 +417,52 @@ static void *add_loop_thread(void *arg)
 	return NULL;
 }
 
+/* Decode one sample of dyn_sample into e[] (at most 4 entries): its entry count. */
+static uint32_t sample_entries(int last, struct sproto_sample_entry *e)
+{
+	static uint8_t msg[4096];
+	size_t n = dyn_sample(msg, sizeof(msg), 0, 1, last);
+	struct sproto_header h;
+	struct sproto_msg dm;
+	char err[100];
+	uint32_t i;
+
+	assert_true(n > 0);
+	assert_int_equal(sproto_frame(msg, n, &h, err, sizeof(err)), (long)n);
+	assert_int_equal(sproto_decode(&h, msg + SPROTO_HEADER_SIZE, &dm, err, sizeof(err)), 0);
+	for (i = 0; i < dm.u.sample.n && i < 4; i++)
+		sproto_sample_entry(&dm.u.sample, i, &e[i]);
+	return dm.u.sample.n;
+}
+
+/* A metric enabled "changes only" (protocol version 4) is left out of the samples in which
+ * its value did not change, never out of its first nor its last; the other one always comes. */
+static void test_sample_changes_only(void **state)
+{
+	struct sproto_metric every = { .id = 2, .n = 1, .term = { { SPROTO_TERM_COUNTER, 7, 0 } } };
+	struct sproto_metric changes = { .id = 3, .n = 1, .flags = SPROTO_M_CHANGES,
+					 .term = { { SPROTO_TERM_COUNTER, 8, 0 } } };
+	struct sproto_sample_entry e[4];
+
+	(void)state;
+	assert_int_equal(dyn_metric_enable(&every), 0);
+	assert_int_equal(dyn_metric_enable(&changes), 0);
+	assert_int_equal(sample_entries(0, e), 2); /* the first of each */
+	assert_true(e[1].metric == 3 && (e[1].flags & SPROTO_S_FIRST) && e[1].delta == 0);
+	assert_int_equal(sample_entries(0, e), 1); /* nothing changed: metric 2 only */
+	assert_int_equal(e[0].metric, 2);
+	atomic_fetch_add(&dyn_counters[8].v, 5);
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].metric == 3 && e[1].value == 5 && e[1].delta == 5 && !e[1].flags);
+	assert_int_equal(sample_entries(0, e), 1);
+	atomic_fetch_add(&dyn_counters[7].v, 1);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_true(e[0].metric == 2 && e[0].delta == 1);
+	assert_int_equal(sample_entries(1, e), 2); /* the last sample has every metric */
+	assert_true(e[1].metric == 3 && e[1].value == 5 && e[1].delta == 0 &&
+		    (e[1].flags & SPROTO_S_LAST));
+}
+
 /* The sampler's values of a busy timer never go back. */
 static void test_timer_samples_monotonic(void **state)
 {
@@ -1157,6 +1203,7 @@ int main(void)
 		cmocka_unit_test_setup(test_timer_unbalanced, setup),
 		cmocka_unit_test_setup(test_timer_consistent_reads, setup),
 		cmocka_unit_test_setup(test_timer_samples_monotonic, setup),
+		cmocka_unit_test_setup(test_sample_changes_only, setup),
 		cmocka_unit_test_setup(test_timer_threads, setup),
 		cmocka_unit_test_setup(test_counter_threads, setup),
 		cmocka_unit_test_setup(test_thread_counters, setup),

@@ -313,6 +313,14 @@ static void test_metric(void **state)
 	assert_int_equal(m.u.metric.term[1].index, 4095);
 	assert_int_equal(m.u.metric.term[1].tid, 1234);
 	assert_int_equal(m.u.metric.term[2].kind, SPROTO_TERM_PROC_CPU);
+	assert_int_equal(m.u.metric.flags, 0);
+	/* version 4: the flags travel; an unknown flag is refused */
+	mt.flags = SPROTO_M_CHANGES;
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.metric.flags, SPROTO_M_CHANGES);
+	buf[SPROTO_HEADER_SIZE + 6] = 0x2; /* the flags' low byte */
+	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
 static void test_error_text(void **state)
@@ -454,9 +462,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 2; /* version 2 of a versioned message: this codec speaks 3 only */
+	buf[4] = 3; /* version 3 of a versioned message: this codec speaks 4 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 4;
+	buf[4] = 5;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);

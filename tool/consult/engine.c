@@ -789,11 +789,15 @@ static void collect(struct cs_engine *e, const struct cs_step *st)
 	uint32_t i, k;
 
 	for (i = 0; i < e->nreqs; i++) {
+		int got;
+
 		if (e->reqs[i].src < 0)
 			continue;
 		e->reqs[i].total += e->src->ops->read(e->src, e->reqs[i].src);
-		e->reqs[i].samples++;
-		e->st.samples++;
+		got = !e->src->ops->fresh || e->src->ops->fresh(e->src, e->reqs[i].src);
+		e->reqs[i].samples += (uint64_t)got;
+		e->st.samples += (uint64_t)got;
+		e->reqs[i].fresh = got;
 	}
 	for (i = 0; i < e->nnodes; i++) {
 		struct cs_node *n = &e->nodes[i];
@@ -803,8 +807,19 @@ static void collect(struct cs_engine *e, const struct cs_step *st)
 		n->observed += dt;
 		n->load_obs += st->load * dt;
 		for (k = 0; k < CS_MAX_TERMS; k++)
-			n->samples += n->term_req[k] >= 0;
+			n->samples += n->term_req[k] >= 0 && e->reqs[n->term_req[k]].fresh;
 	}
+}
+
+/* Every node measured is a true one being re-tested: nothing under test, nothing waiting. */
+static int settled(const struct cs_engine *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nnodes; i++)
+		if (e->nodes[i].state == CS_TESTING || waiting(&e->nodes[i]))
+			return 0;
+	return 1;
 }
 
 int cs_engine_step(struct cs_engine *e)
@@ -833,6 +848,8 @@ int cs_engine_step(struct cs_engine *e)
 	}
 	grow(e);
 	launch(e);
+	if (e->src->ops->pace)
+		e->src->ops->pace(e->src, settled(e));
 	e->st.steps++;
 	e->st.t_now = e->now;
 	if (e->progress)

@@ -83,6 +83,7 @@ struct cs_req {
 	uint32_t users;
 	double total;    /* increase since it was requested */
 	uint64_t samples; /* samples delivered in all */
+	int fresh;        /* the last step's reading came as a sample (source.h: fresh) */
 	double cost;     /* predicted, CPUs */
 };
 

@@ -106,6 +106,7 @@ struct ent {
 	int id;        /* dyn_live's, -1: gone */
 	uint32_t refs;
 	double last;   /* increase over the last step (ns or a count) */
+	int fresh;     /* it came as a sample (a value that did not change is not sent) */
 };
 
 struct req {
@@ -116,6 +117,8 @@ struct req {
 	double scale;   /* to seconds (timers) or counts */
 	double prev;    /* tool-side readings: the cumulative value at the last step */
 	double last;
+	double alive;   /* K_ACTIVE: threads alive at the last step, -1: none yet */
+	int fresh;      /* the last step's reading counts as a sample (source.h: fresh) */
 };
 
 struct thr {
@@ -147,6 +150,7 @@ struct lsrc {
 	uint64_t files_read_ns;
 	double dt;      /* seconds of the last step */
 	int ended, last_done, memfd;
+	int coarse;     /* sampling at the re-test period (the search is settled) */
 	char error[256];
 };
 
@@ -840,7 +844,7 @@ static int new_ent(struct lsrc *ls, const char *key, const struct dyn_lspec *sp)
 	} else {
 		free(ls->ents[i].key);
 	}
-	ls->ents[i] = (struct ent){ xstrdup(key), id, 0, 0 };
+	ls->ents[i] = (struct ent){ xstrdup(key), id, 0, 0, 0 };
 	ls->live_reqs++;
 	ls->total_reqs++;
 	ls->max_reqs = ls->live_reqs > ls->max_reqs ? ls->live_reqs : ls->max_reqs;
@@ -860,6 +864,7 @@ static int new_req(struct lsrc *ls)
 	memset(&ls->reqs[i], 0, sizeof(ls->reqs[i]));
 	ls->reqs[i].used = 1;
 	ls->reqs[i].ent = -1;
+	ls->reqs[i].alive = -1;
 	ls->reqs[i].scale = 1;
 	return (int)i;
 }
@@ -1010,8 +1015,10 @@ static void take_all(struct lsrc *ls)
 	uint32_t i;
 
 	for (i = 0; i < ls->nents; i++)
-		if (ls->ents[i].id >= 0)
+		if (ls->ents[i].id >= 0) {
 			ls->ents[i].last = (double)dyn_live_take(ls->l, ls->ents[i].id);
+			ls->ents[i].fresh = dyn_live_fresh(ls->l, ls->ents[i].id);
+		}
 	read_threads(ls);
 	if (mono_now_ns() - ls->files_read_ns >= 1000000000ull)
 		read_files(ls);
@@ -1023,12 +1030,16 @@ static void take_all(struct lsrc *ls)
 			continue;
 		if (r->kind == K_DYN) {
 			r->last = r->ent >= 0 ? ls->ents[r->ent].last * r->scale : 0;
+			r->fresh = r->ent >= 0 && ls->ents[r->ent].fresh;
 		} else if (r->kind == K_ACTIVE) {
-			r->last = ls->dt * (r->tid ? (double)thread_alive(ls, r->tid)
-						   : (double)ls->alive);
+			now = r->tid ? (double)thread_alive(ls, r->tid) : (double)ls->alive;
+			r->last = ls->dt * now;
+			r->fresh = now != r->alive; /* stored when the count changes */
+			r->alive = now;
 		} else {
 			now = reading(ls, r);
 			r->last = now >= 0 && now >= r->prev ? now - r->prev : 0;
+			r->fresh = r->last != 0;
 			if (now >= 0)
 				r->prev = now;
 		}
@@ -1101,6 +1112,28 @@ static double ls_read(struct cs_source *src, int id)
 	return id >= 0 && (uint32_t)id < ls->nreqs && ls->reqs[id].used ? ls->reqs[id].last : 0;
 }
 
+static int ls_fresh(struct cs_source *src, int id)
+{
+	struct lsrc *ls = L(src);
+
+	return id >= 0 && (uint32_t)id < ls->nreqs && ls->reqs[id].used && ls->reqs[id].fresh;
+}
+
+/* Settled, the true nodes are re-tested every LIVE_RETEST periods (live_source.h): fewer
+ * samples, the same cumulative averages (a bucket's increase is the same whatever its width).
+ * Any node to test brings the sample period back. */
+static void ls_pace(struct cs_source *src, int settled)
+{
+	struct lsrc *ls = L(src);
+	char err[256];
+
+	if (settled == ls->coarse || ls->s->ended || ls->last_done)
+		return;
+	if (dyn_live_sampling(ls->l, ls->s->bucket_ns * (settled ? LIVE_RETEST : 1), err,
+			      sizeof(err)) == 0)
+		ls->coarse = settled;
+}
+
 static uint64_t ls_zero(struct cs_source *src)
 {
 	(void)src;
@@ -1122,7 +1155,7 @@ static const struct cs_source_ops live_ops = {
 	.supports = ls_supports, .children = ls_children, .request = ls_request,
 	.cancel = ls_cancel, .cost = ls_cost, .max_rate = ls_max_rate, .step = ls_step,
 	.read = ls_read, .run_end = ls_zero, .phase_end = ls_phase_end,
-	.generation = ls_generation,
+	.generation = ls_generation, .fresh = ls_fresh, .pace = ls_pace,
 	.sample_bytes = 24, /* an entry of a SAMPLE message */
 };
 

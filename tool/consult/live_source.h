@@ -15,6 +15,10 @@
 #include "../dyn/live.h"
 #include "source.h"
 
+/* While the search is settled (only true nodes re-tested) samples come every LIVE_RETEST
+ * periods. */
+#define LIVE_RETEST 5
+
 struct live_source_opts {
 	double seconds;              /* stop after this long (0: until the process ends) */
 	volatile sig_atomic_t *stop; /* set (Ctrl-C): the next step is the last */

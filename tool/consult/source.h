@@ -62,6 +62,14 @@ struct cs_source_ops {
 	uint64_t (*generation)(struct cs_source *s);
 	/* Bytes of one sample as the source delivers it (data volume figures). */
 	double sample_bytes;
+	/* Optional (NULL), last so that the sources written before them need not name them: */
+	/* Whether the last step's reading of a request came as a sample (a value that did not
+	 * change is not sent live: it counts in no data volume); NULL: always. */
+	int (*fresh)(struct cs_source *s, int req);
+	/* The search is settled (1: every node measured is a true one being re-tested, nothing
+	 * under test or waiting) or not (0): a source may sample less often while it is; NULL:
+	 * ignored. */
+	void (*pace)(struct cs_source *s, int settled);
 };
 
 struct cs_source {

@@ -198,6 +198,22 @@ static uint64_t tr_generation(struct cs_source *s)
 	return T(s)->in->ops->generation(T(s)->in);
 }
 
+static int tr_fresh(struct cs_source *s, int req)
+{
+	struct cs_source *in = T(s)->in;
+
+	return !in->ops->fresh || in->ops->fresh(in, req);
+}
+
+/* Until the trigger fires the source keeps its pace: the firing is seen within a period. */
+static void tr_pace(struct cs_source *s, int settled)
+{
+	struct cs_source *in = T(s)->in;
+
+	if (T(s)->fired && in->ops->pace)
+		in->ops->pace(in, settled);
+}
+
 struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, int known,
 				 char *err, size_t cap)
 {
@@ -205,7 +221,7 @@ struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, int 
 		.supports = tr_supports, .children = tr_children, .request = tr_request,
 		.cancel = tr_cancel, .cost = tr_cost, .max_rate = tr_max_rate, .step = tr_step,
 		.read = tr_read, .run_end = tr_run_end, .phase_end = tr_phase_end,
-		.generation = tr_generation,
+		.generation = tr_generation, .fresh = tr_fresh, .pace = tr_pace,
 	};
 	struct cs_source *src;
 	struct trig *t;

@@ -5,7 +5,9 @@
  * a point and have none are patched together (a new dyn_set whose point ids follow the last
  * one's, one stop of the world); every point whose requests changed gets its whole action
  * list again (POINT_SET), or is cleared and its patch taken out when none is left; then the
- * new requests' metrics are enabled. Samples give each metric's increase (their delta).
+ * new requests' metrics are enabled. Samples give each metric's increase (their delta). Every
+ * metric is enabled "changes only" (protocol version 4): a value that did not change over a
+ * bucket is not sent, and counts as no increase.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,8 @@ struct lreq {
 	uint32_t idx[DYN_LREQ_VARS];
 	uint32_t metric;
 	int64_t taken;
+	uint32_t got;    /* entries of its metric received at the last take */
+	int fresh;       /* some came between the last two takes */
 	int complete;
 };
 
@@ -58,8 +62,10 @@ struct dyn_live {
 	uint32_t next_timer[2], next_tc;
 	uint32_t *free_tc, nfree_tc;
 	uint8_t mkind[SPROTO_MAX_METRICS];
+	uint8_t mrun[SPROTO_MAX_METRICS]; /* MK_POINT: its first sample came (rates count) */
 	uint32_t mown[SPROTO_MAX_METRICS];
 	int64_t msum[SPROTO_MAX_METRICS], mval[SPROTO_MAX_METRICS];
+	uint32_t mgot[SPROTO_MAX_METRICS]; /* entries received */
 	/* per procedure: executions counted, over seconds measured (rates), cost observed */
 	double *execs, *secs, *obs_ns;
 	int started;
@@ -122,18 +128,23 @@ static void on_sample(void *arg, const struct sproto_sample *sm)
 	l->st.samples++;
 	l->st.entries += sm->n;
 	l->st.bytes += SPROTO_HEADER_SIZE + 32 + 24ull * sm->n;
+	/* a point's time measured counts every bucket since its first sample, sent or not */
+	for (i = 0; i < l->npt; i++)
+		if (l->pt[i].state == LP_IN && l->pt[i].metric != NONE && l->mrun[l->pt[i].metric])
+			l->secs[l->pt[i].proc] += dt;
 	for (i = 0; i < sm->n; i++) {
 		sproto_sample_entry(sm, i, &e);
 		if (e.metric >= SPROTO_MAX_METRICS || l->mkind[e.metric] == MK_FREE)
 			continue;
 		l->msum[e.metric] += e.delta;
 		l->mval[e.metric] = e.value;
+		l->mgot[e.metric]++;
 		if (l->mkind[e.metric] == MK_POINT) {
 			const struct lpt *p = &l->pt[l->mown[e.metric]];
 
 			l->execs[p->proc] += (double)e.delta;
-			l->secs[p->proc] += (e.flags & SPROTO_S_FIRST) ? 0 : dt;
 			l->obs_ns[p->proc] += (double)e.delta * p->ns_each;
+			l->mrun[e.metric] = 1;
 		}
 	}
 }
@@ -148,7 +159,22 @@ int64_t dyn_live_take(struct dyn_live *l, int id)
 	v = l->msum[r->metric];
 	d = v - r->taken;
 	r->taken = v;
+	r->fresh = l->mgot[r->metric] != r->got;
+	r->got = l->mgot[r->metric];
 	return d;
+}
+
+int dyn_live_fresh(const struct dyn_live *l, int id)
+{
+	return id >= 0 && (uint32_t)id < l->nreq && l->req[id].fresh;
+}
+
+int dyn_live_sampling(struct dyn_live *l, uint64_t bucket_ns, char *err, size_t n)
+{
+	uint8_t msg[64];
+
+	return dyn_session_send(l->s, msg, sproto_put_sampling(msg, sizeof(msg), bucket_ns), err,
+				n);
 }
 
 int dyn_live_complete(const struct dyn_live *l, int id)
@@ -251,6 +277,8 @@ static uint32_t metric_id(struct dyn_live *l, int kind, uint32_t owner)
 			l->mkind[i] = (uint8_t)kind;
 			l->mown[i] = owner;
 			l->msum[i] = l->mval[i] = 0;
+			l->mrun[i] = 0;
+			l->mgot[i] = 0;
 			return i;
 		}
 	return NONE;
@@ -370,7 +398,7 @@ static int send_metric(struct dyn_live *l, uint32_t id, const struct sproto_term
 		       char *err, size_t n)
 {
 	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_TERMS * 12];
-	struct sproto_metric m = { .id = id, .n = k };
+	struct sproto_metric m = { .id = id, .n = k, .flags = SPROTO_M_CHANGES };
 
 	memcpy(m.term, t, k * sizeof(*t));
 	return dyn_session_send(l->s, msg, sproto_put_metric_enable(msg, sizeof(msg), &m), err, n);

@@ -69,6 +69,11 @@ void dyn_live_remove(struct dyn_live *l, int id);
 int dyn_live_commit(struct dyn_live *l, char *err, size_t n);
 /* A request's increase since the last take (ns for timers, a count for counters). */
 int64_t dyn_live_take(struct dyn_live *l, int id);
+/* Whether the last take saw a sample of the request (a value that did not change is not sent:
+ * every metric is enabled "changes only", docs/protocol.md). */
+int dyn_live_fresh(const struct dyn_live *l, int id);
+/* The runtime's bucket width from now (SAMPLING). 0, or -1 with err. */
+int dyn_live_sampling(struct dyn_live *l, uint64_t bucket_ns, char *err, size_t n);
 /* Whether the request's points could all be patched (0: some point was refused). */
 int dyn_live_complete(const struct dyn_live *l, int id);
 
