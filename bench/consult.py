@@ -10,8 +10,14 @@ periodic sampling to them (seed 003 Figs. 4.2-4.7, chapter 8: 790x less than tra
 Live (`sonde consult -- PROGRAM`, the programs built by gcc alone): BENCH_LIVE_RUNS searches of
 each (medians): the program time at which the bottleneck was isolated, the perturbation — the
 program's wall time under the search against its uninstrumented runs (measured slowdown), beside
-the instrumentation's observed cost over the same time —, and the data the search used against a
-trace of the same work (`sonde run --trace` of the hooked build) and full periodic sampling.
+the instrumentation's observed cost over the same time —, and the data the search used against
+full tracing and full periodic sampling. Full tracing is measured, not estimated: the size of
+the trace files of `sonde run --trace --sync` of the same work (the hooked build: every call of
+the program's procedures, and the lock, condition, barrier, semaphore and join events the
+search's synchronization metrics need; I/O calls and page faults are not trace events, see
+docs/consult.md), recorded once per program. The search's side is counted twice: its samples at
+24 bytes (a SAMPLE entry; values that did not change are not sent and not counted), and every
+byte of the SAMPLE messages it received (headers and the runtime's own counters included).
 BENCH_LIVE=0 skips the live part.
 """
 import json
@@ -104,7 +110,8 @@ def live_one(tmp, name, arg, opts, want, i):
             found = n['decided_ns'] / 1e9
     dv = d['data']
     return {'wall': wall, 'found': found, 'samples': dv['samples'], 'bytes': dv['bytes'],
-            'cost': d['live']['observed_cost_s'], 'searched': d['run_ns'] / 1e9,
+            'wire': dv['wire_bytes'], 'cost': d['live']['observed_cost_s'],
+            'searched': d['run_ns'] / 1e9,
             'vs_full': dv['full_sampling_samples'] / max(1, dv['samples'])}
 
 
@@ -112,8 +119,8 @@ def live(tmp):
     print(f'\nsonde consult live (-- PROGRAM, built without hooks): {LIVE_RUNS} searches each, '
           'medians; slowdown: wall time under the search / the uninstrumented run just before - 1')
     print(f'{"program":16} {"plain s":>7} {"search s":>8} {"slowdown":>8} {"obs.cost":>8} '
-          f'{"found at s":>10} {"isolated":>9} {"bytes":>8} {"trace B":>10} {"trace/used":>10} '
-          f'{"full/used":>9}')
+          f'{"found at s":>10} {"isolated":>9} {"samples":>7} {"bytes":>7} {"wire B":>7} '
+          f'{"trace B":>10} {"trace/used":>10} {"trace/wire":>10} {"full/used":>9}')
     summary = []
     for name, arg, opts, want, counts in LIVE:
         src = os.path.join('examples', name + '.c')
@@ -121,8 +128,7 @@ def live(tmp):
         sh([os.environ.get('CC', 'gcc'), '-O1', '-g', '-fno-inline-functions-called-once',
             '-Iinclude', '-o', plain, src, '-lpthread'])
         rec = os.path.join(tmp, f'{name}-trace-{arg}')
-        sync = ['--sync'] if name == 'consult_locks' else []
-        sh([SONDE, 'run', '--trace'] + sync + ['-o', rec, '--', os.path.join(tmp, name), arg])
+        sh([SONDE, 'run', '--trace', '--sync', '-o', rec, '--', os.path.join(tmp, name), arg])
         trace = sum(os.path.getsize(os.path.join(rec, f)) for f in os.listdir(rec)
                     if f.endswith('.strc'))
         rows = []
@@ -136,15 +142,17 @@ def live(tmp):
         wall, base = med(rows, 'wall'), med(rows, 'plain')
         slow = med(rows, 'slow') if not opts else float('nan')  # --for: the program runs on
         cost = med(rows, 'cost') / med(rows, 'searched')
-        used = med(rows, 'bytes')
+        used, wire = med(rows, 'bytes'), med(rows, 'wire')
         print(f'{name:16} {base:7.2f} {wall:8.2f} {100 * slow:7.1f}% {100 * cost:7.1f}% '
               f'{f if f is not None else float("nan"):10.2f} {hits:>4}/{len(rows):<4} '
-              f'{used:8.0f} {trace:10.0f} {trace / max(1, used):10.0f} '
+              f'{med(rows, "samples"):7.0f} {used:7.0f} {wire:7.0f} {trace:10.0f} '
+              f'{trace / max(1, used):10.1f} {trace / max(1, wire):10.1f} '
               f'{med(rows, "vs_full"):9.1f}')
         summary.append(f'{name}: isolated {hits}/{len(rows)} at {f}s, slowdown '
                        f'{100 * slow:.1f}% (observed cost {100 * cost:.1f}%'
                        f'{"" if counts else ", the planted instrumentation bottleneck"}), '
-                       f'{trace / max(1, used):.0f}x less than the trace')
+                       f'{trace / max(1, used):.1f}x less than the trace '
+                       f'({trace / max(1, wire):.1f}x counting every byte received)')
     print('live figures: ' + '; '.join(summary))
 
 

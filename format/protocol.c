@@ -343,7 +343,8 @@ static int dec_metric(struct rd *r, struct sproto_metric *m, char *err, size_t c
 
 	m->id = rd_u32(r);
 	m->n = rd_u16(r);
-	m->flags = rd_u16(r);
+	m->flags = rd_u8(r);
+	m->every = rd_u8(r);
 	if ((m->flags & ~SPROTO_M_FLAGS) || r->bad || m->id >= SPROTO_MAX_METRICS)
 		return fail(err, cap, "METRIC_ENABLE: bad header, flags or metric id", NULL);
 	if (!m->n || m->n > SPROTO_MAX_TERMS)
@@ -370,6 +371,7 @@ static int dec_metric_disable(struct rd *r, struct sproto_metric *m, char *err, 
 	m->id = rd_u32(r);
 	m->n = 0;
 	m->flags = 0;
+	m->every = 0;
 	if (r->bad || m->id >= SPROTO_MAX_METRICS)
 		return fail(err, cap, "METRIC_DISABLE: bad metric id", NULL);
 	return 0;
@@ -737,7 +739,8 @@ size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metri
 	sproto_begin(&b, mem, cap, SPROTO_METRIC_ENABLE);
 	sproto_u32(&b, m->id);
 	sproto_u16(&b, m->n);
-	sproto_u16(&b, m->flags & SPROTO_M_FLAGS);
+	sproto_u8(&b, m->flags & SPROTO_M_FLAGS);
+	sproto_u8(&b, m->every);
 	for (i = 0; i < m->n; i++) {
 		sproto_u8(&b, m->term[i].kind);
 		sproto_u8(&b, 0);

@@ -198,7 +198,8 @@ struct sproto_range {
 struct sproto_metric {
 	uint32_t id;
 	uint16_t n;     /* 0 only in METRIC_DISABLE */
-	uint16_t flags; /* SPROTO_M_*: METRIC_ENABLE only */
+	uint8_t flags;  /* SPROTO_M_*: METRIC_ENABLE only (version 4) */
+	uint8_t every;  /* sent in every Nth bucket only (0, 1: each); version 4 */
 	struct sproto_term term[SPROTO_MAX_TERMS];
 };
 

@@ -7,7 +7,9 @@
  * running timer worth total + now - start, read under its sequence count. Values go out
  * cumulative, with the change since the previous sample; the tool keeps the histograms. A
  * metric enabled "changes only" (SPROTO_M_CHANGES) is left out of a sample when its value did
- * not change: a counter of a procedure not called, a timer no thread ran, send nothing.
+ * not change: a counter of a procedure not called, a timer no thread ran, send nothing. One
+ * enabled "every N" goes out in every Nth bucket only (changed or not), its delta covering the
+ * buckets since it last went.
  */
 #include "dyn.h"
 
@@ -15,7 +17,9 @@
 
 struct metric {
 	int on, first;
-	uint16_t n, flags;
+	uint16_t n;
+	uint8_t flags, every;
+	uint32_t skipped;                     /* buckets since it was last sent (every > 1) */
 	struct sproto_term term[SPROTO_MAX_TERMS];
 	int64_t last;                         /* the value sent last (or at enable) */
 	uint64_t seen[SPROTO_MAX_TERMS];      /* timers: the largest value read */
@@ -119,7 +123,21 @@ int64_t dyn_metric_value(uint32_t id)
 	return id < SPROTO_MAX_METRICS && metrics[id].on ? metric_value(&metrics[id]) : 0;
 }
 
-/* Enabling an enabled id replaces its terms. */
+static int same_terms(const struct metric *m, const struct sproto_metric *sm)
+{
+	uint16_t i;
+
+	if (m->n != sm->n)
+		return 0;
+	for (i = 0; i < sm->n; i++)
+		if (m->term[i].kind != sm->term[i].kind || m->term[i].index != sm->term[i].index ||
+		    m->term[i].tid != sm->term[i].tid)
+			return 0;
+	return 1;
+}
+
+/* Enabling an enabled id replaces its terms (its values start again), or with the same terms
+ * only changes how it is sent. */
 int dyn_metric_enable(const struct sproto_metric *sm)
 {
 	struct metric *m;
@@ -128,12 +146,16 @@ int dyn_metric_enable(const struct sproto_metric *sm)
 	if (sm->id >= SPROTO_MAX_METRICS || !sm->n || sm->n > SPROTO_MAX_TERMS)
 		return -1;
 	m = &metrics[sm->id];
+	m->flags = sm->flags;
+	m->every = sm->every;
+	m->skipped = 0;
+	if (m->on && same_terms(m, sm))
+		return 0; /* the same terms: its values go on, only how it is sent changes */
 	for (i = 0; i < sm->n; i++) {
 		m->term[i] = sm->term[i];
 		m->seen[i] = 0;
 	}
 	m->n = sm->n;
-	m->flags = sm->flags;
 	m->last = metric_value(m);
 	m->first = 1;
 	if (!m->on)
@@ -182,8 +204,10 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns, int
 		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0);
 		e.value = metric_value(m);
 		e.delta = (int64_t)((uint64_t)e.value - (uint64_t)m->last);
-		if (!e.delta && !e.flags && (m->flags & SPROTO_M_CHANGES))
+		if (!e.flags && m->every > 1 ? ++m->skipped < m->every
+		    : !e.flags && !e.delta && (m->flags & SPROTO_M_CHANGES))
 			continue;
+		m->skipped = 0;
 		m->last = e.value;
 		m->first = 0;
 		sproto_sample_add(&b, &e);

@@ -461,6 +461,20 @@ static void test_sample_changes_only(void **state)
 	assert_int_equal(sample_entries(1, e), 2); /* the last sample has every metric */
 	assert_true(e[1].metric == 3 && e[1].value == 5 && e[1].delta == 0 &&
 		    (e[1].flags & SPROTO_S_LAST));
+	/* every third bucket (changed or not), the delta since it last went; the same terms
+	 * enabled again change only that: the values go on */
+	changes.every = 3;
+	changes.flags = 0;
+	assert_int_equal(dyn_metric_enable(&changes), 0);
+	atomic_fetch_add(&dyn_counters[8].v, 2);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].metric == 3 && e[1].value == 7 && e[1].delta == 2 && !e[1].flags);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].metric == 3 && e[1].value == 7 && e[1].delta == 0);
 }
 
 /* The sampler's values of a busy timer never go back. */

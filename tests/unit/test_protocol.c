@@ -314,11 +314,13 @@ static void test_metric(void **state)
 	assert_int_equal(m.u.metric.term[1].tid, 1234);
 	assert_int_equal(m.u.metric.term[2].kind, SPROTO_TERM_PROC_CPU);
 	assert_int_equal(m.u.metric.flags, 0);
-	/* version 4: the flags travel; an unknown flag is refused */
+	/* version 4: the flags and the pace travel; an unknown flag is refused */
 	mt.flags = SPROTO_M_CHANGES;
+	mt.every = 10;
 	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.metric.flags, SPROTO_M_CHANGES);
+	assert_int_equal(m.u.metric.every, 10);
 	buf[SPROTO_HEADER_SIZE + 6] = 0x2; /* the flags' low byte */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 }

@@ -327,6 +327,8 @@ static void hold(struct cs_engine *e, struct cs_node *n)
 
 		if (r->src < 0) {
 			r->src = e->src->ops->request(e->src, e->lib->metrics[r->metric], &r->focus);
+			r->slow = 0;
+			r->current = 1;
 			r->cost = e->src->ops->cost(e->src, e->lib->metrics[r->metric], &r->focus);
 			e->st.cost_now += r->cost;
 			e->st.requests++;
@@ -798,6 +800,8 @@ static void collect(struct cs_engine *e, const struct cs_step *st)
 		e->reqs[i].samples += (uint64_t)got;
 		e->st.samples += (uint64_t)got;
 		e->reqs[i].fresh = got;
+		e->reqs[i].current = !e->src->ops->current ||
+				     e->src->ops->current(e->src, e->reqs[i].src);
 	}
 	for (i = 0; i < e->nnodes; i++) {
 		struct cs_node *n = &e->nodes[i];
@@ -809,6 +813,42 @@ static void collect(struct cs_engine *e, const struct cs_step *st)
 		for (k = 0; k < CS_MAX_TERMS; k++)
 			n->samples += n->term_req[k] >= 0 && e->reqs[n->term_req[k]].fresh;
 	}
+}
+
+/* Its data is complete: no metric of its test waits for a lump (source.h: current). */
+static int current(const struct cs_engine *e, const struct cs_node *n)
+{
+	uint32_t k;
+
+	for (k = 0; k < CS_MAX_TERMS; k++)
+		if (n->term_req[k] >= 0 && !e->reqs[n->term_req[k]].current)
+			return 0;
+	return 1;
+}
+
+/* The pairs no node under test reads (only concluded ones being re-tested: true, or true
+ * once and false now) are slow: the source may deliver them in lumps. */
+static void pace_reqs(struct cs_engine *e)
+{
+	uint8_t *busy = xcalloc(e->nreqs + 1, 1);
+	uint32_t i, k;
+
+	for (i = 0; i < e->nnodes; i++) {
+		const struct cs_node *n = &e->nodes[i];
+
+		for (k = 0; n->state == CS_TESTING && k < CS_MAX_TERMS; k++)
+			if (n->term_req[k] >= 0)
+				busy[n->term_req[k]] = 1;
+	}
+	for (i = 0; i < e->nreqs; i++) {
+		struct cs_req *r = &e->reqs[i];
+
+		if (r->src >= 0 && r->slow != !busy[i]) {
+			r->slow = !busy[i];
+			e->src->ops->pace_req(e->src, r->src, r->slow);
+		}
+	}
+	free(busy);
 }
 
 /* Every node measured is a true one being re-tested: nothing under test, nothing waiting. */
@@ -839,7 +879,7 @@ int cs_engine_step(struct cs_engine *e)
 	collect(e, &st);
 	e->now = st.t1;
 	for (i = 0; i < e->nnodes; i++)
-		if (holding(&e->nodes[i]))
+		if (holding(&e->nodes[i]) && current(e, &e->nodes[i]))
 			evaluate(e, i);
 	for (i = 0; i < st.nphase && i < CS_MAX_PHASE_EVENTS; i++) {
 		phase_close(e, st.phase[i].t);
@@ -850,6 +890,8 @@ int cs_engine_step(struct cs_engine *e)
 	launch(e);
 	if (e->src->ops->pace)
 		e->src->ops->pace(e->src, settled(e));
+	if (e->src->ops->pace_req)
+		pace_reqs(e);
 	e->st.steps++;
 	e->st.t_now = e->now;
 	if (e->progress)

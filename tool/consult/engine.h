@@ -84,6 +84,8 @@ struct cs_req {
 	double total;    /* increase since it was requested */
 	uint64_t samples; /* samples delivered in all */
 	int fresh;        /* the last step's reading came as a sample (source.h: fresh) */
+	int current;      /* ... and it is complete (source.h: current) */
+	int slow;         /* only true nodes read it (source.h: pace_req) */
 	double cost;     /* predicted, CPUs */
 };
 

@@ -107,6 +107,7 @@ struct ent {
 	uint32_t refs;
 	double last;   /* increase over the last step (ns or a count) */
 	int fresh;     /* it came as a sample (a value that did not change is not sent) */
+	uint32_t every_was; /* sent every N buckets during the last step */
 };
 
 struct req {
@@ -119,6 +120,7 @@ struct req {
 	double last;
 	double alive;   /* K_ACTIVE: threads alive at the last step, -1: none yet */
 	int fresh;      /* the last step's reading counts as a sample (source.h: fresh) */
+	int slow;       /* only true nodes read it (source.h: pace_req) */
 };
 
 struct thr {
@@ -844,7 +846,7 @@ static int new_ent(struct lsrc *ls, const char *key, const struct dyn_lspec *sp)
 	} else {
 		free(ls->ents[i].key);
 	}
-	ls->ents[i] = (struct ent){ xstrdup(key), id, 0, 0, 0 };
+	ls->ents[i] = (struct ent){ xstrdup(key), id, 0, 0, 0, 1 };
 	ls->live_reqs++;
 	ls->total_reqs++;
 	ls->max_reqs = ls->live_reqs > ls->max_reqs ? ls->live_reqs : ls->max_reqs;
@@ -1018,6 +1020,7 @@ static void take_all(struct lsrc *ls)
 		if (ls->ents[i].id >= 0) {
 			ls->ents[i].last = (double)dyn_live_take(ls->l, ls->ents[i].id);
 			ls->ents[i].fresh = dyn_live_fresh(ls->l, ls->ents[i].id);
+			ls->ents[i].every_was = dyn_live_every(ls->l, ls->ents[i].id);
 		}
 	read_threads(ls);
 	if (mono_now_ns() - ls->files_read_ns >= 1000000000ull)
@@ -1122,16 +1125,62 @@ static int ls_fresh(struct cs_source *src, int id)
 /* Settled, the true nodes are re-tested every LIVE_RETEST periods (live_source.h): fewer
  * samples, the same cumulative averages (a bucket's increase is the same whatever its width).
  * Any node to test brings the sample period back. */
+/* A request of dynamic instrumentation read only by slow requests is sent every LIVE_RETEST
+ * buckets — unless every bucket is that long already (settled). */
+static void pace_ent(struct lsrc *ls, int e)
+{
+	char err[256];
+	int slow = !ls->coarse;
+	uint32_t i;
+
+	for (i = 0; slow && i < ls->nreqs; i++)
+		if (ls->reqs[i].used && ls->reqs[i].kind == K_DYN && ls->reqs[i].ent == e &&
+		    !ls->reqs[i].slow)
+			slow = 0;
+	dyn_live_pace(ls->l, ls->ents[e].id, slow ? LIVE_RETEST : 1, err, sizeof(err));
+}
+
 static void ls_pace(struct cs_source *src, int settled)
 {
 	struct lsrc *ls = L(src);
 	char err[256];
+	uint32_t i;
 
 	if (settled == ls->coarse || ls->s->ended || ls->last_done)
 		return;
 	if (dyn_live_sampling(ls->l, ls->s->bucket_ns * (settled ? LIVE_RETEST : 1), err,
-			      sizeof(err)) == 0)
-		ls->coarse = settled;
+			      sizeof(err)) != 0)
+		return;
+	ls->coarse = settled;
+	for (i = 0; i < ls->nents; i++)
+		if (ls->ents[i].id >= 0)
+			pace_ent(ls, (int)i);
+}
+
+static void ls_pace_req(struct cs_source *src, int id, int slow)
+{
+	struct lsrc *ls = L(src);
+	struct req *r;
+
+	if (id < 0 || (uint32_t)id >= ls->nreqs || !ls->reqs[id].used)
+		return;
+	r = &ls->reqs[id];
+	r->slow = slow;
+	if (r->kind == K_DYN && r->ent >= 0 && !ls->s->ended && !ls->last_done)
+		pace_ent(ls, r->ent);
+}
+
+/* A request sent in lumps is complete when its lump came. */
+static int ls_current(struct cs_source *src, int id)
+{
+	struct lsrc *ls = L(src);
+	const struct req *r;
+
+	if (id < 0 || (uint32_t)id >= ls->nreqs || !ls->reqs[id].used)
+		return 1;
+	r = &ls->reqs[id];
+	return r->kind != K_DYN || r->ent < 0 || ls->ents[r->ent].every_was <= 1 ||
+	       ls->ents[r->ent].fresh;
 }
 
 static uint64_t ls_zero(struct cs_source *src)
@@ -1156,6 +1205,7 @@ static const struct cs_source_ops live_ops = {
 	.cancel = ls_cancel, .cost = ls_cost, .max_rate = ls_max_rate, .step = ls_step,
 	.read = ls_read, .run_end = ls_zero, .phase_end = ls_phase_end,
 	.generation = ls_generation, .fresh = ls_fresh, .pace = ls_pace,
+	.pace_req = ls_pace_req, .current = ls_current,
 	.sample_bytes = 24, /* an entry of a SAMPLE message */
 };
 

@@ -214,6 +214,21 @@ static void tr_pace(struct cs_source *s, int settled)
 		in->ops->pace(in, settled);
 }
 
+static void tr_pace_req(struct cs_source *s, int req, int slow)
+{
+	struct cs_source *in = T(s)->in;
+
+	if (in->ops->pace_req)
+		in->ops->pace_req(in, req, slow);
+}
+
+static int tr_current(struct cs_source *s, int req)
+{
+	struct cs_source *in = T(s)->in;
+
+	return !in->ops->current || in->ops->current(in, req);
+}
+
 struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, int known,
 				 char *err, size_t cap)
 {
@@ -222,6 +237,7 @@ struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, int 
 		.cancel = tr_cancel, .cost = tr_cost, .max_rate = tr_max_rate, .step = tr_step,
 		.read = tr_read, .run_end = tr_run_end, .phase_end = tr_phase_end,
 		.generation = tr_generation, .fresh = tr_fresh, .pace = tr_pace,
+		.pace_req = tr_pace_req, .current = tr_current,
 	};
 	struct cs_source *src;
 	struct trig *t;

@@ -46,6 +46,8 @@ struct lreq {
 	uint32_t metric;
 	int64_t taken;
 	uint32_t got;    /* entries of its metric received at the last take */
+	struct sproto_term term; /* its metric's */
+	uint32_t every;  /* sent every N buckets (1: each, when it changed) */
 	int fresh;       /* some came between the last two takes */
 	int complete;
 };
@@ -394,14 +396,22 @@ static void touch_points(struct dyn_live *l, const struct lreq *r, int delta)
 	}
 }
 
-static int send_metric(struct dyn_live *l, uint32_t id, const struct sproto_term *t, uint16_t k,
-		       char *err, size_t n)
+/* Every N buckets (N > 1: sent then, changed or not), or each bucket when it changed. */
+static int send_metric_every(struct dyn_live *l, uint32_t id, const struct sproto_term *t,
+			     uint16_t k, uint8_t every, char *err, size_t n)
 {
 	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_TERMS * 12];
-	struct sproto_metric m = { .id = id, .n = k, .flags = SPROTO_M_CHANGES };
+	struct sproto_metric m = { .id = id, .n = k, .every = every,
+				   .flags = every > 1 ? 0 : SPROTO_M_CHANGES };
 
 	memcpy(m.term, t, k * sizeof(*t));
 	return dyn_session_send(l->s, msg, sproto_put_metric_enable(msg, sizeof(msg), &m), err, n);
+}
+
+static int send_metric(struct dyn_live *l, uint32_t id, const struct sproto_term *t, uint16_t k,
+		       char *err, size_t n)
+{
+	return send_metric_every(l, id, t, k, 1, err, n);
 }
 
 static int disable_metric(struct dyn_live *l, uint32_t id, char *err, size_t n)
@@ -421,10 +431,35 @@ static int enable_request(struct dyn_live *l, struct lreq *r, uint32_t id, char 
 		t = (struct sproto_term){ SPROTO_TERM_PROC_CPU, 0, 0 };
 	else
 		t = (struct sproto_term){ kind[r->spec.var[0]], r->idx[0], r->spec.tid };
+	r->term = t;
+	r->every = 1;
 	r->metric = metric_id(l, MK_REQ, id);
 	if (r->metric == NONE)
 		return snprintf(err, n, "the runtime's metric ids are all used"), -1;
 	return send_metric(l, r->metric, &t, 1, err, n);
+}
+
+int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t n)
+{
+	struct lreq *r;
+
+	if (id < 0 || (uint32_t)id >= l->nreq)
+		return 0;
+	r = &l->req[id];
+	if (every > 255)
+		every = 255;
+	if (every < 1)
+		every = 1;
+	if (r->state != LR_LIVE || r->metric == NONE || r->every == every)
+		return 0;
+	r->every = every;
+	return send_metric_every(l, r->metric, &r->term, 1, (uint8_t)every, err, n);
+}
+
+uint32_t dyn_live_every(const struct dyn_live *l, int id)
+{
+	return id >= 0 && (uint32_t)id < l->nreq && l->req[id].state == LR_LIVE &&
+			       l->req[id].metric != NONE ? l->req[id].every : 1;
 }
 
 /* ---- points ---- */

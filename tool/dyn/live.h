@@ -72,6 +72,11 @@ int64_t dyn_live_take(struct dyn_live *l, int id);
 /* Whether the last take saw a sample of the request (a value that did not change is not sent:
  * every metric is enabled "changes only", docs/protocol.md). */
 int dyn_live_fresh(const struct dyn_live *l, int id);
+/* Have the request's value sent every N buckets only (changed or not: its increase comes in
+ * lumps), or (N = 1) each bucket when it changed. 0, or -1 with err. */
+int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t n);
+/* Its pace now: N (1 when not live). */
+uint32_t dyn_live_every(const struct dyn_live *l, int id);
 /* The runtime's bucket width from now (SAMPLING). 0, or -1 with err. */
 int dyn_live_sampling(struct dyn_live *l, uint64_t bucket_ns, char *err, size_t n);
 /* Whether the request's points could all be patched (0: some point was refused). */
