@@ -817,6 +817,95 @@ static void test_trigger_metric(void **state)
 	hyp_lib_free(lib);
 }
 
+/* ---- pacing (a live source: pairs only concluded nodes read come in lumps) ---- */
+
+#define LUMP 5
+
+static struct {
+	int slow[256];
+	uint32_t since[256]; /* steps since the lump of a slow request */
+	uint32_t slowed, fresh;
+} pz;
+
+/* Only busy is paced (live, active_threads is read from /proc each step). */
+static void pz_pace_req(struct cs_source *s, int id, int slow)
+{
+	slow = slow && !strcmp(S(s)->req[id].metric, "busy");
+	pz.slow[id] = slow;
+	pz.since[id] = 0;
+	pz.slowed += (uint32_t)slow;
+}
+
+/* A slow request's increase comes every LUMP steps, LUMP steps' worth. */
+static int pz_current(struct cs_source *s, int id)
+{
+	(void)s;
+	return !pz.slow[id] || pz.since[id] % LUMP == 0;
+}
+
+static int pz_fresh(struct cs_source *s, int id)
+{
+	int f = pz_current(s, id);
+
+	pz.fresh += (uint32_t)f;
+	return f;
+}
+
+static double pz_read(struct cs_source *s, int id)
+{
+	double v = syn_read(s, id);
+
+	if (!pz.slow[id])
+		return v;
+	return ++pz.since[id] % LUMP == 0 ? LUMP * v : 0;
+}
+
+static double rate_near(const char *metric, const char *code, uint32_t step)
+{
+	(void)code;
+	(void)step;
+	return !strcmp(metric, "busy") ? 0.22 : 0;
+}
+
+/* Hot at / is true at 0.22 (threshold 0.2, 0.18 with hysteresis); its pair, then read by no
+ * node under test, comes in lumps: read between two lumps its average would fall to about
+ * 0.22 x 6/10 = 0.13 and turn false; the engine waits for each lump instead, and counts as
+ * samples only the readings that came. */
+static void test_pacing(void **state)
+{
+	static struct cs_source_ops ops;
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *n;
+
+	(void)state;
+	memset(&pz, 0, sizeof(pz));
+	ops = syn_ops;
+	ops.read = pz_read;
+	ops.pace_req = pz_pace_req;
+	ops.current = pz_current;
+	ops.fresh = pz_fresh;
+	cs_params_default(&p);
+	syn_init(&y, 60, rate_near);
+	y.pub.ops = &ops;
+	y.known_end = 0;
+	e = search(&y, lib, &p);
+	n = node_at(e, "Hot", "/", NULL);
+	assert_int_equal(n->state, CS_TRUE);
+	assert_int_equal(step_of(n->t_decided), 5);
+	assert_int_equal(n->transitions, 1);
+	assert_true(pz.slowed >= 1);
+	assert_true(fabs(n->values[0] - 0.22) < 1e-9); /* on complete data */
+	assert_int_equal(e->st.samples, pz.fresh);
+	/* active_threads each of the 60 steps, busy each step until true (6), then a lump every
+	 * 5: fewer than 80, where 120 came before */
+	assert_true(n->samples >= 60 && n->samples < 80);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
 static void test_focus(void **state)
 {
 	struct cs_focus f, g;
@@ -854,6 +943,7 @@ int main(void)
 		cmocka_unit_test(test_threads_last),
 		cmocka_unit_test(test_trigger_call),
 		cmocka_unit_test(test_trigger_metric),
+		cmocka_unit_test(test_pacing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
