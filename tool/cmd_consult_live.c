@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "consult/live_profile.h"
 #include "consult/live_source.h"
 #include "consult/trigger.h"
 #include "consult/view.h"
@@ -225,7 +226,7 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 	fflush(stdout);
 	fitted = term_fitted(stdout); /* lines fitted to a terminal */
 	cs_view_tree(fitted, e);
-	cs_view_explain(fitted, e, e->now, NULL, NULL);
+	cs_view_explain_live(fitted, e, e->now, live_profile, src);
 	term_fitted_close(fitted, stdout);
 	volume_of(e, &li, src->ops->sample_bytes, &v);
 	print_volume(&v, &li, e->st.steps);

@@ -3484,6 +3484,12 @@ def t_consult_live_cpu(o):
         live_checks(js)
         # instrumentation followed the search: the module's and procedures' timers came and went
         expect(js['live']['removals'] >= 1, f'nothing removed {js["live"]}')
+        # the explanation's profile table: the module's procedures as measured, hot_loop marked
+        out = p.stdout.decode()
+        expect('profile of /Code/consult_cpu.c as the search measured it' in out, out[-1500:])
+        expect(re.search(r'\n    \* +[0-9.]+ +[0-9.]+ +[0-9.]+ +\S+ +hot_loop\n', out) and
+               re.search(r'\n      +[0-9.]+ +[0-9.]+ +[0-9.]+ +\S+ +prepare\n', out),
+               f'profile rows: {out[-1500:]}')
 
 
 @test()

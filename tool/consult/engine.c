@@ -796,6 +796,7 @@ static void collect(struct cs_engine *e, const struct cs_step *st)
 		if (e->reqs[i].src < 0)
 			continue;
 		e->reqs[i].total += e->src->ops->read(e->src, e->reqs[i].src);
+		e->reqs[i].secs += dt;
 		got = !e->src->ops->fresh || e->src->ops->fresh(e->src, e->reqs[i].src);
 		e->reqs[i].samples += (uint64_t)got;
 		e->st.samples += (uint64_t)got;

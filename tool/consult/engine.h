@@ -83,6 +83,7 @@ struct cs_req {
 	uint32_t users;
 	double total;    /* increase since it was requested */
 	uint64_t samples; /* samples delivered in all */
+	double secs;      /* seconds measured in all (total / secs: its rate while measured) */
 	int fresh;        /* the last step's reading came as a sample (source.h: fresh) */
 	int current;      /* ... and it is complete (source.h: current) */
 	int slow;         /* only true nodes read it (source.h: pace_req) */

@@ -1311,3 +1311,14 @@ void live_source_info(struct cs_source *src, struct live_source_info *out)
 	out->ended = ls->ended || s->ended;
 	snprintf(out->error, sizeof(out->error), "%s", ls->error);
 }
+
+double live_source_call_rate(struct cs_source *src, const char *module, const char *proc)
+{
+	struct lsrc *ls = L(src);
+	uint32_t i;
+
+	for (i = 0; i < ls->s->nprocs; i++)
+		if (in_code(ls->s, i, module, proc))
+			return dyn_live_rate(ls->l, i);
+	return -1;
+}

@@ -43,5 +43,7 @@ struct live_source_info {
 	char error[256];                      /* why the search stopped early, "" */
 };
 void live_source_info(struct cs_source *src, struct live_source_info *out);
+/* Entries per second of the procedure MODULE/PROC counted where it had a point; -1: none. */
+double live_source_call_rate(struct cs_source *src, const char *module, const char *proc);
 
 #endif

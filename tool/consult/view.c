@@ -124,6 +124,14 @@ static void context_focus(const struct cs_node *n, struct cs_focus *f)
 		*slash = 0;
 }
 
+/* Whether a table row is the bottleneck's own procedure (or the head of its call path). */
+static int is_here(const char *proc, const char *name)
+{
+	size_t k = strlen(name);
+
+	return proc && !strncmp(proc, name, k) && (proc[k] == 0 || proc[k] == '/');
+}
+
 static void profile_table(FILE *out, const struct cs_node *n, uint64_t t0, uint64_t t1,
 			  cs_profile_fn profile, void *arg)
 {
@@ -143,8 +151,7 @@ static void profile_table(FILE *out, const struct cs_node *n, uint64_t t0, uint6
 		fs);
 	fprintf(out, "        seconds  %%interval      calls  procedure\n");
 	for (i = 0; i < nr; i++) {
-		int here = proc && !strncmp(proc, rows[i].name, strlen(rows[i].name)) &&
-			   (proc[strlen(rows[i].name)] == 0 || proc[strlen(rows[i].name)] == '/');
+		int here = is_here(proc, rows[i].name);
 
 		fprintf(out, "    %s %9.3f  %8.1f  %10llu  %s (%s)\n", here ? "*" : " ", rows[i].secs,
 			total > 0 ? 100 * rows[i].secs / total : 0,
@@ -153,8 +160,48 @@ static void profile_table(FILE *out, const struct cs_node *n, uint64_t t0, uint6
 	cs_focus_free(&f);
 }
 
+static void live_table(FILE *out, const struct cs_engine *e, const struct cs_node *n,
+		       cs_live_profile_fn profile, void *arg)
+{
+	struct cs_live_row rows[12];
+	struct cs_focus f;
+	char fs[4096];
+	const char *proc = NULL;
+	uint32_t nr, i;
+
+	context_focus(n, &f);
+	nr = profile(arg, e, &f, rows, 12);
+	cs_focus_str(fs, sizeof(fs), &f);
+	if (n->focus.part[H_CODE] && strchr(n->focus.part[H_CODE] + 6, '/'))
+		proc = strchr(n->focus.part[H_CODE] + 6, '/') + 1;
+	if (!nr) {
+		fprintf(out, "    profile: no procedure of %s was measured by the search\n", fs);
+		cs_focus_free(&f);
+		return;
+	}
+	fprintf(out, "    profile of %s as the search measured it (CPU time, callees' included, "
+		"each procedure over the time it was measured; threads summed):\n", fs);
+	fprintf(out, "         %%CPU    cpu s  measured s     calls/s  procedure\n");
+	for (i = 0; i < nr; i++) {
+		fprintf(out, "    %s %6.1f %8.3f  %10.2f  ", is_here(proc, rows[i].name) ? "*" : " ",
+			rows[i].measured_s > 0 ? 100 * rows[i].cpu_s / rows[i].measured_s : 0,
+			rows[i].cpu_s, rows[i].measured_s);
+		if (rows[i].calls_per_s >= 0)
+			fprintf(out, "%10.3g  %s\n", rows[i].calls_per_s, rows[i].name);
+		else
+			fprintf(out, "%10s  %s\n", "-", rows[i].name);
+	}
+	cs_focus_free(&f);
+}
+
+struct tables {
+	cs_profile_fn profile;
+	cs_live_profile_fn live;
+	void *arg;
+};
+
 static void explain_one(FILE *out, const struct cs_engine *e, const struct cs_node *n,
-			uint32_t k, uint64_t run_ns, cs_profile_fn profile, void *arg)
+			uint32_t k, uint64_t run_ns, const struct tables *tb)
 {
 	const struct hypothesis *h = &e->lib->hyps[n->hyp];
 	char focus[4096], test[256];
@@ -187,20 +234,38 @@ static void explain_one(FILE *out, const struct cs_engine *e, const struct cs_no
 			"(%.2f s of it), about %.1f %% of the run\n", 100 * n->share, n->observed,
 			100 * run_share);
 	}
-	if (profile)
-		profile_table(out, n, t0, t1, profile, arg);
+	if (tb->profile)
+		profile_table(out, n, t0, t1, tb->profile, tb->arg);
+	else if (tb->live)
+		live_table(out, e, n, tb->live, tb->arg);
 }
 
-uint32_t cs_view_explain(FILE *out, const struct cs_engine *e, uint64_t run_ns,
-			 cs_profile_fn profile, void *arg)
+static uint32_t explain_all(FILE *out, const struct cs_engine *e, uint64_t run_ns,
+			    const struct tables *tb)
 {
 	uint32_t i, k = 0;
 
 	fprintf(out, "\nBottlenecks (true nodes none of whose refinements was true):\n");
 	for (i = 0; i < e->nnodes; i++)
 		if (cs_node_is_bottleneck(e, &e->nodes[i]))
-			explain_one(out, e, &e->nodes[i], ++k, run_ns, profile, arg);
+			explain_one(out, e, &e->nodes[i], ++k, run_ns, tb);
 	if (!k)
 		fprintf(out, "  none found: no hypothesis held at any focus\n");
 	return k;
+}
+
+uint32_t cs_view_explain(FILE *out, const struct cs_engine *e, uint64_t run_ns,
+			 cs_profile_fn profile, void *arg)
+{
+	struct tables tb = { profile, NULL, arg };
+
+	return explain_all(out, e, run_ns, &tb);
+}
+
+uint32_t cs_view_explain_live(FILE *out, const struct cs_engine *e, uint64_t run_ns,
+			      cs_live_profile_fn profile, void *arg)
+{
+	struct tables tb = { NULL, profile, arg };
+
+	return explain_all(out, e, run_ns, &tb);
 }

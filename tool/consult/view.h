@@ -28,4 +28,17 @@ typedef uint32_t (*cs_profile_fn)(void *arg, const struct cs_focus *f, uint64_t 
 uint32_t cs_view_explain(FILE *out, const struct cs_engine *e, uint64_t run_ns,
 			 cs_profile_fn profile, void *arg);
 
+/* Live: what the search measured of a module's procedures (consult/live_profile.c). */
+struct cs_live_row {
+	const char *name;   /* the procedure (the engine's) */
+	double cpu_s;       /* CPU time measured, callees' included */
+	double measured_s;  /* over this many seconds */
+	double calls_per_s; /* entries counted where it had a point, -1: none */
+};
+typedef uint32_t (*cs_live_profile_fn)(void *arg, const struct cs_engine *e,
+				       const struct cs_focus *module, struct cs_live_row *rows,
+				       uint32_t max);
+uint32_t cs_view_explain_live(FILE *out, const struct cs_engine *e, uint64_t run_ns,
+			      cs_live_profile_fn profile, void *arg);
+
 #endif
