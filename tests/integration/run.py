@@ -3493,6 +3493,25 @@ def t_consult_live_cpu(o):
 
 
 @test()
+def t_consult_live_smallio(o):
+    """Live io_bytes: 16-byte writes in a loop are TooManySmallIOOps, at 16 bytes a call."""
+    b = os.path.join(TMP, 'bin', 'consult_smallio-plain')
+    os.makedirs(os.path.dirname(b), exist_ok=True)
+    cmd = [CC, '-O1', '-g', '-o', b, os.path.join(ROOT, 'tests', 'programs', 'consult_smallio.c')]
+    with check('build consult_smallio (plain gcc)'):
+        p = run(cmd, cwd=ROOT)
+        expect(p.returncode == 0, f'{shlex.join(cmd)}: {describe(p)}')
+    with check('consult live smallio: TooManySmallIOOps, io_bytes measured'):
+        p, js = consult_live(['--', b, '4'])
+        expect(b'consult_smallio: 1' in p.stdout, 'the program\'s output')
+        n = shg_node(js, 'TooManySmallIOOps', '/')
+        expect(n['was_true'], f'TooManySmallIOOps at / {n}')
+        per_call = n['metrics']['io_bytes'] / n['metrics']['io_ops']
+        expect(15 < per_call < 17, f'bytes per I/O call {per_call} {n["metrics"]}')
+        live_checks(js)
+
+
+@test()
 def t_consult_live_attach(o):
     """Live, attached: the same finding; the process runs on untouched and ends as it would."""
     b = build_plain_example('consult_cpu')

@@ -14,21 +14,20 @@
 #include "live_profile.h"
 #include "live_source.h"
 
-/* The rows' focus: the module's procedures, with the focus's other parts (its thread). */
+/* A row: a procedure's cpu_time pair in the module (any module when the focus has no Code
+ * part: "MODULE/PROC"), of the focus's thread (CPU time is not per object or file). */
 static const char *proc_of(const struct cs_req *r, const struct cs_focus *module)
 {
 	const char *code = r->focus.part[H_CODE], *mod = module->part[H_CODE];
-	size_t k = mod ? strlen(mod) : 0;
-	int h;
+	const char *ta = r->focus.part[H_THREADS], *tb = module->part[H_THREADS];
+	size_t k = mod ? strlen(mod) : 5;
 
-	if (!code || !mod || strncmp(code, mod, k) || code[k] != '/' || strchr(code + k + 1, '/'))
+	if (!code || strncmp(code, mod ? mod : "/Code", k) || code[k] != '/' ||
+	    !!strchr(code + k + 1, '/') != !mod)
 		return NULL;
-	for (h = 0; h < H_COUNT; h++) {
-		const char *a = r->focus.part[h], *b = module->part[h];
-
-		if (h != H_CODE && (a || b) && (!a || !b || strcmp(a, b)))
-			return NULL;
-	}
+	if (r->focus.part[H_SYNC] || r->focus.part[H_FILES] || r->focus.part[H_MACHINE] ||
+	    ((ta || tb) && (!ta || !tb || strcmp(ta, tb))))
+		return NULL;
 	return code + k + 1;
 }
 
@@ -51,15 +50,22 @@ uint32_t live_profile(void *arg, const struct cs_engine *e, const struct cs_focu
 
 	if (!all)
 		return 0;
-	snprintf(mod, sizeof(mod), "%s", module->part[H_CODE] ? module->part[H_CODE] + 6 : "");
 	for (i = 0; i < e->nreqs; i++) {
 		const struct cs_req *r = &e->reqs[i];
-		const char *proc = proc_of(r, module);
+		const char *proc = proc_of(r, module), *slash;
 
 		if (!proc || r->secs <= 0 || strcmp(e->lib->metrics[r->metric], "cpu_time"))
 			continue;
+		if (module->part[H_CODE]) {
+			snprintf(mod, sizeof(mod), "%s", module->part[H_CODE] + 6);
+			slash = proc;
+		} else {
+			slash = strchr(proc, '/');
+			snprintf(mod, sizeof(mod), "%.*s", (int)(slash - proc), proc);
+			slash++;
+		}
 		all[n++] = (struct cs_live_row){ proc, r->total, r->secs,
-						 live_source_call_rate(src, mod, proc) };
+						 live_source_call_rate(src, mod, slash) };
 	}
 	qsort(all, n, sizeof(*all), by_share);
 	if (n > max)

@@ -13,6 +13,7 @@
  *   io_time,        wall timers around read, write, their p/v forms, fsync, open, close;
  *   io_wait_time,   io_ops: their calls
  *   io_ops
+ *   io_bytes        the return values of read, write and their p/v forms (TADD_RET at exit)
  *   page_faults     /proc/PID/stat (minor + major), /proc/PID/task/TID/stat for a thread
  *   active_threads  the program's threads alive (/proc/PID/task, the runtime's control thread
  *                   left out) x the period; 1 x the period at /Threads/TID while it lives
@@ -38,13 +39,14 @@
 #include "live_source.h"
 #include "util.h"
 
-enum lm { LM_CPU, LM_ACTIVE, LM_SYNC, LM_SYNC_OPS, LM_IO, LM_IO_OPS, LM_FAULTS, LM_COST,
-	  LM_CALLS, LM_NONE };
+enum lm { LM_CPU, LM_ACTIVE, LM_SYNC, LM_SYNC_OPS, LM_IO, LM_IO_OPS, LM_IO_BYTES, LM_FAULTS,
+	  LM_COST, LM_CALLS, LM_NONE };
 
 static const struct { const char *name; enum lm m; } metric_names[] = {
 	{ "cpu_time", LM_CPU }, { "active_threads", LM_ACTIVE }, { "sync_time", LM_SYNC },
 	{ "sync_wait_time", LM_SYNC }, { "sync_ops", LM_SYNC_OPS }, { "io_time", LM_IO },
-	{ "io_wait_time", LM_IO }, { "io_ops", LM_IO_OPS }, { "page_faults", LM_FAULTS },
+	{ "io_wait_time", LM_IO }, { "io_ops", LM_IO_OPS }, { "io_bytes", LM_IO_BYTES },
+	{ "page_faults", LM_FAULTS },
 	{ "observed_cost", LM_COST }, { "calls", LM_CALLS },
 };
 #define NMETRICS (sizeof(metric_names) / sizeof(metric_names[0]))
@@ -86,6 +88,11 @@ static const struct {
 static const char *const io_fd_calls[] = {
 	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
 	"fsync", "fdatasync", "close", NULL
+};
+
+/* The calls that move data: their return value is the bytes moved (io_bytes). */
+static const char *const io_data_calls[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", NULL
 };
 
 /* The objects a /SyncObject or /Files focus narrows the calls to: their functions, and the
@@ -709,6 +716,37 @@ static void calls_spec(struct dyn_lspec *sp, const struct dyn_session *s, const 
 	}
 }
 
+/*
+ * io_bytes: the return value of the data calls added at their exits (TADD_RET: a positive
+ * return only). Narrowed to a Code focus by its flag (var 1); to a file by a flag of the call
+ * (var 1) raised at entry when the descriptor is the file's, tested and lowered at exit. Not
+ * both (a file inside a procedure): -1.
+ */
+static int bytes_spec(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
+		      const char *proc, const struct narrow *nw)
+{
+	struct dyn_lact a[DYN_LREQ_ACTS];
+	uint32_t k = 0, i;
+
+	if (nw->on && mod)
+		return -1;
+	sp->nvars = mod || nw->on ? 2 : 1;
+	sp->var[0] = DYN_LV_TCOUNTER;
+	sp->var[1] = DYN_LV_TCOUNTER;
+	for (i = 0; nw->on && i < nw->nval && k < 4; i++)
+		a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TADD, 1, 1, nw->val[i]);
+	a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_TADD_RET, 0, mod || nw->on ? 1 : -1, 0);
+	if (nw->on)
+		a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1);
+	add_procs(sp, s, io_data_calls, a, k);
+	if (mod) {
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, 1);
+		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1);
+		add_focus(sp, s, mod, proc, a, 2);
+	}
+	return 0;
+}
+
 /* The instrumentation of (metric, focus): 0 with sp filled and key named, -1 when none. */
 static int dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,
 		    char *key, size_t cap)
@@ -751,6 +789,10 @@ static int dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct
 			return -1;
 		calls_spec(sp, ls->s, mod, proc, &nw, m == LM_SYNC_OPS || m == LM_IO_OPS);
 		break;
+	case LM_IO_BYTES:
+		if (narrow_of(ls, LM_IO, f, &nw) != 0 || bytes_spec(sp, ls->s, mod, proc, &nw) != 0)
+			return -1;
+		break;
 	default:
 		return -1;
 	}
@@ -775,7 +817,7 @@ static int ls_supports(struct cs_source *src, const char *metric, const struct c
 	if (m == LM_ACTIVE) /* not narrowed by Code, SyncObject or Files */
 		return 1;
 	if ((f->part[H_SYNC] || f->part[H_FILES]) && m != LM_SYNC && m != LM_SYNC_OPS &&
-	    m != LM_IO && m != LM_IO_OPS)
+	    m != LM_IO && m != LM_IO_OPS && m != LM_IO_BYTES)
 		return 0; /* CPU time, faults, cost are not per object */
 	switch (m) {
 	case LM_FAULTS:
@@ -1302,7 +1344,7 @@ void live_source_info(struct cs_source *src, struct live_source_info *out)
 		if (own_proc(s, i) && rate > 0)
 			out->full_calls += (uint64_t)llround(rate * (double)ls->t_prev / 1e9);
 	}
-	out->metrics = 9; /* cpu_time ... observed_cost, calls (io_bytes is not measured) */
+	out->metrics = 10; /* cpu_time ... observed_cost, calls */
 	out->period_ns = s->bucket_ns;
 	out->requests = ls->total_reqs;
 	out->requests_max = ls->max_reqs;
