@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Between the files of the live source (live_source.h): its state, and what each file gives
+ * the others — live_code.c the Code hierarchy (the executable's modules, procedures and their
+ * callees), live_objects.c the SyncObject and Files hierarchies (and which calls and arguments
+ * a focus narrows to), live_proc.c the threads and the readings from /proc, live_spec.c the
+ * instrumentation of a (metric, focus), live_source.c the source itself (requests, steps,
+ * the pace of the samples).
+ */
+#ifndef SONDE_CONSULT_LIVE_INT_H
+#define SONDE_CONSULT_LIVE_INT_H
+
+#include <stdint.h>
+
+#include "../dyn/resources.h"
+#include "../dyn/session_int.h"
+#include "live_source.h"
+
+enum lm { LM_CPU, LM_ACTIVE, LM_SYNC, LM_SYNC_OPS, LM_IO, LM_IO_OPS, LM_IO_BYTES, LM_FAULTS,
+	  LM_COST, LM_CALLS, LM_NONE };
+
+/* The objects a /SyncObject or /Files focus narrows the calls to: their functions, and the
+ * first argument's values (an object's address, a file's descriptors; none: every object of
+ * the kind). */
+struct narrow {
+	const char *const *timed, *const *more;
+	int64_t val[4];
+	uint32_t nval;
+	int on; /* a SyncObject or Files focus */
+};
+
+enum { K_DYN, K_ACTIVE, K_TCPU, K_FAULTS, K_COST };
+
+/* A dynamic-instrumentation request, shared by the source's requests of the same key. */
+struct ent {
+	char *key;
+	int id;        /* dyn_live's, -1: gone */
+	uint32_t refs;
+	double last;   /* increase over the last step (ns or a count) */
+	int fresh;     /* it came as a sample (a value that did not change is not sent) */
+	uint32_t every_was; /* sent every N buckets during the last step */
+};
+
+struct req {
+	int used, kind;
+	int ent;        /* K_DYN */
+	uint32_t tid;   /* 0: every thread */
+	uint8_t *keep;  /* K_COST at a Code focus: its procedures */
+	double scale;   /* to seconds (timers) or counts */
+	double prev;    /* tool-side readings: the cumulative value at the last step */
+	double last;
+	double alive;   /* K_ACTIVE: threads alive at the last step, -1: none yet */
+	int fresh;      /* the last step's reading counts as a sample (source.h: fresh) */
+	int slow;       /* only true nodes read it (source.h: pace_req) */
+};
+
+struct thr {
+	uint32_t tid;
+	int alive;
+	double wait_ns; /* time waiting for a CPU so far (schedstat), -1: not read yet */
+};
+
+struct lsrc {
+	struct dyn_session *s;
+	struct dyn_live *l;
+	struct live_source_opts o;
+	uint64_t origin, t_prev; /* CLOCK_MONOTONIC of t = 0; the last step's end (since origin) */
+	uint64_t nsamples_seen;
+	struct ent *ents;
+	uint32_t nents;
+	struct req *reqs;
+	uint32_t nreqs, live_reqs, max_reqs, total_reqs;
+	struct thr *thr;
+	uint32_t nthr, alive;
+	uint64_t generation, phases_seen;
+	/* the executable's procedures by address (callees) and their callees, read once */
+	uint32_t *by_addr, nby_addr;
+	uint32_t **callees, *ncallees;
+	uint8_t *callees_read;
+	/* /SyncObject (the program's variables, read once) and /Files (open now, read again
+	 * every second) resources (tool/dyn/resources.h) */
+	struct dyn_resources objs, files;
+	uint64_t files_read_ns;
+	double dt;      /* seconds of the last step */
+	int ended, last_done, memfd;
+	int coarse;     /* sampling at the re-test period (the search is settled) */
+	char error[256];
+};
+
+#define L(src) ((struct lsrc *)(src)->impl)
+
+/* live_code.c */
+int lv_own_proc(const struct dyn_session *s, uint32_t i);
+int lv_code_parts(const char *path, char *buf, size_t cap, const char **mod, const char **proc);
+int lv_in_code(const struct dyn_session *s, uint32_t i, const char *mod, const char *proc);
+uint32_t lv_thread_of(const struct cs_focus *f);
+void lv_push_name(char ***out, uint32_t *n, const char *name);
+uint32_t lv_code_children(struct lsrc *ls, const char *path, char ***out);
+void lv_code_init(struct lsrc *ls);
+void lv_code_free(struct lsrc *ls);
+
+/* live_objects.c */
+extern const char *const lv_io_data_calls[];
+void lv_own_objects(struct lsrc *ls);
+void lv_read_files(struct lsrc *ls);
+int lv_narrow_of(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct narrow *nw);
+uint32_t lv_sync_children(struct lsrc *ls, const char *part, char ***out);
+
+/* live_proc.c */
+void lv_read_threads(struct lsrc *ls);
+int lv_thread_alive(const struct lsrc *ls, uint32_t tid);
+double lv_load_factor(struct lsrc *ls);
+double lv_reading(struct lsrc *ls, const struct req *r);
+
+/* live_spec.c */
+int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,
+		char *key, size_t cap);
+
+#endif

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live source's SyncObject and Files hierarchies (live_int.h): the calls that block and
+ * release by kind of object, the I/O calls, the program's own synchronization variables
+ * (tool/dyn/resources.c) and its open files, and which calls and first arguments a focus
+ * narrows a request to.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "live_int.h"
+#include "util.h"
+
+/* Calls that block (timed), and the releases (counted as operations too). */
+static const char *const sync_waits[] = {
+	"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_cond_wait",
+	"pthread_cond_timedwait", "pthread_cond_clockwait", "pthread_barrier_wait",
+	"pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_timedrdlock",
+	"pthread_rwlock_timedwrlock", "sem_wait", "sem_timedwait", "sem_clockwait",
+	"pthread_join", "pthread_timedjoin_np", NULL
+};
+static const char *const sync_releases[] = {
+	"pthread_mutex_unlock", "pthread_mutex_trylock", "pthread_cond_signal",
+	"pthread_cond_broadcast", "pthread_rwlock_unlock", "sem_post", NULL
+};
+static const char *const io_calls[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+	"fsync", "fdatasync", "open", "open64", "openat", "close", NULL
+};
+
+/* The same by the kind of object they act on (/SyncObject/KIND), waits then releases. */
+static const struct {
+	const char *kind;
+	const char *const waits[5], *const releases[3];
+} sync_kinds[] = {
+	{ "mutex", { "pthread_mutex_lock", "pthread_mutex_timedlock", NULL },
+	  { "pthread_mutex_unlock", "pthread_mutex_trylock", NULL } },
+	{ "rwlock", { "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+		      "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", NULL },
+	  { "pthread_rwlock_unlock", NULL } },
+	{ "cond", { "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait", NULL },
+	  { "pthread_cond_signal", "pthread_cond_broadcast", NULL } },
+	{ "barrier", { "pthread_barrier_wait", NULL }, { NULL } },
+	{ "sem", { "sem_wait", "sem_timedwait", "sem_clockwait", NULL }, { "sem_post", NULL } },
+};
+#define NKINDS (sizeof(sync_kinds) / sizeof(sync_kinds[0]))
+/* The I/O calls whose first argument is a descriptor (a /Files focus). */
+static const char *const io_fd_calls[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev",
+	"fsync", "fdatasync", "close", NULL
+};
+
+/* The calls that move data: their return value is the bytes moved (io_bytes). */
+const char *const lv_io_data_calls[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", NULL
+};
+
+/* ---- sync objects and files ---- */
+
+static int kind_index(const char *kind, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < NKINDS; k++)
+		if (strlen(sync_kinds[k].kind) == len && !strncmp(sync_kinds[k].kind, kind, len))
+			return (int)k;
+	return -1;
+}
+
+/* The executable's own sync objects only: the C library's internal locks (its aio, getaddrinfo,
+ * timer threads') are no refinement a program's author can act on. */
+void lv_own_objects(struct lsrc *ls)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < ls->objs.n; i++) {
+		struct dyn_resource *r = &ls->objs.v[i];
+
+		if (r->module && !strcmp(r->module, ls->s->exe)) {
+			ls->objs.v[k++] = *r;
+		} else {
+			free(r->path);
+			free(r->module);
+		}
+	}
+	ls->objs.n = k;
+}
+
+/* The files open now; a new one is a new resource (generation). */
+void lv_read_files(struct lsrc *ls)
+{
+	struct dyn_resources now = { 0 };
+	char err[256];
+	size_t i, j;
+
+	ls->files_read_ns = mono_now_ns();
+	if (dyn_resources_list(ls->s->pid, DYN_RES_WANT_FILES, &now, err, sizeof(err)) != 0)
+		return;
+	for (i = 0; i < now.n; i++) {
+		for (j = 0; j < ls->files.n && strcmp(ls->files.v[j].path, now.v[i].path); j++)
+			;
+		if (j == ls->files.n)
+			ls->generation++;
+	}
+	dyn_resources_free(&ls->files);
+	ls->files = now;
+}
+
+/* Which calls, and which first arguments, a focus's SyncObject or Files part means. */
+int lv_narrow_of(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct narrow *nw)
+{
+	const char *so = f->part[H_SYNC], *fi = f->part[H_FILES];
+	int sync = m == LM_SYNC || m == LM_SYNC_OPS, k;
+	size_t i;
+
+	memset(nw, 0, sizeof(*nw));
+	nw->timed = sync ? sync_waits : io_calls;
+	nw->more = sync ? sync_releases : NULL;
+	if ((so && !sync) || (fi && sync) || (so && fi))
+		return -1;
+	if (so) {
+		const char *kind = so + 12, *slash;
+
+		if (strncmp(so, "/SyncObject/", 12))
+			return -1;
+		slash = strchr(kind, '/');
+		k = kind_index(kind, slash ? (size_t)(slash - kind) : strlen(kind));
+		if (k < 0)
+			return -1;
+		nw->on = 1;
+		nw->timed = sync_kinds[k].waits;
+		nw->more = sync_kinds[k].releases;
+		for (i = 0; slash && i < ls->objs.n; i++)
+			if (!strcmp(ls->objs.v[i].path, so))
+				nw->val[nw->nval++] = ls->objs.v[i].value;
+		return slash && !nw->nval ? -1 : 0;
+	}
+	if (fi) {
+		nw->on = 1;
+		nw->timed = io_fd_calls;
+		for (i = 0; i < ls->files.n && nw->nval < 4; i++)
+			if (!strcmp(ls->files.v[i].path, fi))
+				nw->val[nw->nval++] = ls->files.v[i].value;
+		return nw->nval ? 0 : -1; /* closed now: nothing to measure */
+	}
+	return 0;
+}
+
+uint32_t lv_sync_children(struct lsrc *ls, const char *part, char ***out)
+{
+	char name[300];
+	uint32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < ls->objs.n; i++) {
+		const char *kind = ls->objs.v[i].path + 12, *slash = strchr(kind, '/');
+
+		if (!slash || kind_index(kind, (size_t)(slash - kind)) < 0)
+			continue;
+		if (!part) {
+			snprintf(name, sizeof(name), "/SyncObject/%.*s", (int)(slash - kind), kind);
+			lv_push_name(out, &n, name);
+		} else if (!strncmp(ls->objs.v[i].path, part, strlen(part)) &&
+			   ls->objs.v[i].path[strlen(part)] == '/') {
+			lv_push_name(out, &n, ls->objs.v[i].path);
+		}
+	}
+	return n;
+}

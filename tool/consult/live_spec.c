@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The instrumentation of a (metric, focus) for the live source (live_int.h): the actions of
+ * dynamic instrumentation (tool/dyn/live.h) at procedures' entries and exits that make its
+ * value — CPU timers, wall timers around the blocking calls, counters of calls, the bytes the
+ * data calls return — narrowed to a Code focus by a thread flag, to objects and files by the
+ * calls' first argument.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "live_int.h"
+#include "util.h"
+
+/* ---- requests ---- */
+
+static void add_procs(struct dyn_lspec *sp, const struct dyn_session *s,
+		      const char *const *names, const struct dyn_lact *act, uint32_t nact)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < s->nprocs; i++) {
+		if (!s->procs[i].library || s->pinfo[i].ifunc)
+			continue;
+		for (k = 0; names[k] && strcmp(names[k], s->procs[i].name); k++)
+			;
+		if (!names[k])
+			continue;
+		sp->pt = xrealloc(sp->pt, (sp->npt + 1) * sizeof(*sp->pt));
+		sp->pt[sp->npt] = (struct dyn_lpoint){ .proc = i, .nact = nact };
+		memcpy(sp->pt[sp->npt++].act, act, nact * sizeof(*act));
+	}
+}
+
+/* Actions at the focus's procedures: both forms of a timer, the value counter, or the flag. */
+static void add_focus(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
+		      const char *proc, const struct dyn_lact *act, uint32_t nact)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nprocs; i++) {
+		if (!lv_in_code(s, i, mod, proc))
+			continue;
+		sp->pt = xrealloc(sp->pt, (sp->npt + 1) * sizeof(*sp->pt));
+		sp->pt[sp->npt] = (struct dyn_lpoint){ .proc = i, .nact = nact };
+		memcpy(sp->pt[sp->npt++].act, act, nact * sizeof(*act));
+	}
+}
+
+/* An action; guarded by thread counter pv > 0 when pv >= 0. */
+#define ACT(w, p, v, pv, x) ((struct dyn_lact){ .when = (w), .prim = (p), .var = (v), \
+						.pred_var = (pv), .pred_arg = -1, .op = SPROTO_GT, \
+						.value = (x) })
+/* An action guarded by the first argument == c, or by thread counter pv >= c. */
+#define ACT_ARG(w, p, v, x, c) ((struct dyn_lact){ .when = (w), .prim = (p), .var = (v), \
+						   .pred_var = -1, .pred_arg = 0, .op = SPROTO_EQ, \
+						   .value = (x), .k = (c) })
+#define ACT_GE(w, p, v, pv, x, c) ((struct dyn_lact){ .when = (w), .prim = (p), .var = (v), \
+						      .pred_var = (pv), .pred_arg = -1, \
+						      .op = SPROTO_GE, .value = (x), .k = (c) })
+
+/*
+ * Timed calls (sync or I/O) or their count. Narrowed to a Code focus by a flag (var 1, raised
+ * at its procedures' entries, lowered at their exits); to objects by their first argument
+ * (an object's address, a file's descriptors). Both (one predicate per action): the flag is
+ * lifted by OBJ while the argument is the object's, the timer starts (or the count adds) when
+ * it is above OBJ, then it is lowered again — four actions a call.
+ */
+#define OBJ (INT64_C(1) << 40)
+static void calls_spec(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
+		       const char *proc, const struct narrow *nw, int count)
+{
+	int8_t flag = mod ? 1 : -1;
+	struct dyn_lact a[DYN_LREQ_ACTS];
+	uint32_t k = 0, i;
+
+	if (nw->on && nw->nval && !mod && !count) { /* one object: its calls, timed */
+		sp->nvars = 1;
+		sp->var[0] = DYN_LV_WALL;
+		for (i = 0; i < nw->nval && k < 4; i++)
+			a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, 0, nw->val[i]);
+		a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0);
+		add_procs(sp, s, nw->timed, a, k);
+		return;
+	}
+	if (nw->on && nw->nval) { /* an object's calls counted, or inside a Code focus */
+		sp->nvars = mod ? 2 : 1;
+		sp->var[0] = count ? DYN_LV_TCOUNTER : DYN_LV_WALL;
+		sp->var[1] = DYN_LV_TCOUNTER;
+		if (!mod) {
+			for (i = 0; i < nw->nval && k < 4; i++)
+				a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TADD, 0, 1, nw->val[i]);
+		} else {
+			/* the Code flag (var 1, its procedures' entries) lifted above OBJ for the
+			 * moment of the test when the argument is the object's */
+			for (i = 0; i < nw->nval && i < 2; i++)
+				a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TADD, 1, OBJ, nw->val[i]);
+			a[k++] = ACT_GE(SPROTO_AT_ENTRY, count ? SPROTO_TADD : SPROTO_START_WALL, 0, 1,
+					count ? 1 : 0, OBJ + 1);
+			for (i = 0; i < nw->nval && i < 2; i++)
+				a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TSUB, 1, OBJ, nw->val[i]);
+			if (!count) /* a stop whose start was not seen does nothing */
+				a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0);
+		}
+		add_procs(sp, s, nw->timed, a, k);
+		if (count && nw->more)
+			add_procs(sp, s, nw->more, a, k);
+		if (mod) {
+			a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, 1);
+			a[1] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1);
+			add_focus(sp, s, mod, proc, a, 2);
+		}
+		return;
+	}
+
+	sp->nvars = mod ? 2 : 1;
+	sp->var[0] = count ? DYN_LV_TCOUNTER : DYN_LV_WALL;
+	sp->var[1] = DYN_LV_TCOUNTER;
+	if (count)
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 0, flag, 1);
+	else {
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, flag, 0);
+		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, flag, 0);
+	}
+	add_procs(sp, s, nw->timed, a, count ? 1 : 2);
+	if (count && nw->more)
+		add_procs(sp, s, nw->more, a, 1);
+	if (mod) {
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, 1);
+		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1); /* never below 0: a call entered
+								     * before the request */
+		add_focus(sp, s, mod, proc, a, 2);
+	}
+}
+
+/*
+ * io_bytes: the return value of the data calls added at their exits (TADD_RET: a positive
+ * return only). Narrowed to a Code focus by its flag (var 1); to a file by a flag of the call
+ * (var 1) raised at entry when the descriptor is the file's, tested and lowered at exit. Not
+ * both (a file inside a procedure): -1.
+ */
+static int bytes_spec(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
+		      const char *proc, const struct narrow *nw)
+{
+	struct dyn_lact a[DYN_LREQ_ACTS];
+	uint32_t k = 0, i;
+
+	if (nw->on && mod)
+		return -1;
+	sp->nvars = mod || nw->on ? 2 : 1;
+	sp->var[0] = DYN_LV_TCOUNTER;
+	sp->var[1] = DYN_LV_TCOUNTER;
+	for (i = 0; nw->on && i < nw->nval && k < 4; i++)
+		a[k++] = ACT_ARG(SPROTO_AT_ENTRY, SPROTO_TADD, 1, 1, nw->val[i]);
+	a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_TADD_RET, 0, mod || nw->on ? 1 : -1, 0);
+	if (nw->on)
+		a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1);
+	add_procs(sp, s, lv_io_data_calls, a, k);
+	if (mod) {
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, 1);
+		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1);
+		add_focus(sp, s, mod, proc, a, 2);
+	}
+	return 0;
+}
+
+/* The instrumentation of (metric, focus): 0 with sp filled and key named, -1 when none. */
+int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,
+		    char *key, size_t cap)
+{
+	const char *code = f->part[H_CODE], *mod = NULL, *proc = NULL;
+	char buf[4096], fs[8192];
+	struct dyn_lact a[2];
+	struct narrow nw;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->tid = lv_thread_of(f);
+	if (code && lv_code_parts(code, buf, sizeof(buf), &mod, &proc) != 0)
+		return -1;
+	cs_focus_str(fs, sizeof(fs), f);
+	switch (m) {
+	case LM_CPU:
+		if (!code) {
+			sp->proc_cpu = 1;
+			break;
+		}
+		sp->nvars = 1;
+		sp->var[0] = DYN_LV_CPU;
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_START_CPU, 0, -1, 0);
+		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_CPU, 0, -1, 0);
+		add_focus(sp, ls->s, mod, proc, a, 2);
+		break;
+	case LM_CALLS:
+		if (!code)
+			return -1;
+		sp->nvars = 1;
+		sp->var[0] = DYN_LV_TCOUNTER;
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 0, -1, 1);
+		add_focus(sp, ls->s, mod, proc, a, 1);
+		break;
+	case LM_SYNC:
+	case LM_SYNC_OPS:
+	case LM_IO:
+	case LM_IO_OPS:
+		if (lv_narrow_of(ls, m, f, &nw) != 0)
+			return -1;
+		calls_spec(sp, ls->s, mod, proc, &nw, m == LM_SYNC_OPS || m == LM_IO_OPS);
+		break;
+	case LM_IO_BYTES:
+		if (lv_narrow_of(ls, LM_IO, f, &nw) != 0 || bytes_spec(sp, ls->s, mod, proc, &nw) != 0)
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	if (!sp->proc_cpu && !sp->npt) {
+		free(sp->pt);
+		return -1;
+	}
+	snprintf(key, cap, "%d %s", (int)m, fs);
+	return 0;
+}
