@@ -300,7 +300,7 @@ static int dec_point_set(struct rd *r, struct sproto_point_set *p, char *err, si
 	if (p->point >= SPROTO_MAX_POINTS)
 		return fail(err, cap, "POINT_SET: point id out of range", NULL);
 	if (!p->n || p->n > SPROTO_MAX_ACTIONS)
-		return fail(err, cap, "POINT_SET: 1 to 16 actions", NULL);
+		return fail(err, cap, "POINT_SET: 1 to 32 actions", NULL);
 	for (i = 0; i < p->n; i++)
 		if (dec_action(r, &p->act[i], err, cap) != 0)
 			return -1;

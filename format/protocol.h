@@ -17,7 +17,7 @@
 
 #define SPROTO_MAGIC 0x43444e53u /* "SNDC" in the byte stream */
 /* 2: COSTS (version 1 had no way to ask what the primitives cost); 3: ADD_RET, TADD_RET (the
- * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only) */
+ * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only, every N), 32 actions a point */
 #define SPROTO_VERSION 4
 #define SPROTO_VERSION_TEXT "4"
 #define SPROTO_HEADER_SIZE 12
@@ -26,7 +26,7 @@
 
 /* Limits, the same for every runtime of this version (HELLO_REPLY repeats them). */
 #define SPROTO_MAX_POINTS (1u << 18)   /* point ids: 0 .. MAX_POINTS-1 */
-#define SPROTO_MAX_ACTIONS 16          /* per point, entry and exit together */
+#define SPROTO_MAX_ACTIONS 32          /* per point, entry and exit together (16 before version 4) */
 #define SPROTO_MAX_COUNTERS (1u << 16) /* counter indices */
 #define SPROTO_MAX_TIMERS 4096         /* wall timer indices; CPU timers have as many */
 #define SPROTO_MAX_TCOUNTERS 1024      /* thread counter indices (each thread has its own) */

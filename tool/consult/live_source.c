@@ -256,7 +256,7 @@ static double ls_cost(struct cs_source *src, const char *metric, const struct cs
 		free(sp.pt);
 		return 0;
 	}
-	/* no room on a point (16 actions): as if it cost far more than any budget, so the
+	/* no room on a point (SPROTO_MAX_ACTIONS): as if it cost far more than any budget, so the
 	 * search defers it until other requests there are gone */
 	ns = find_ent(ls, key) >= 0 ? 0 : !dyn_live_room(ls->l, &sp) ? 1e12
 	   : dyn_live_predict(ls->l, &sp);

@@ -83,7 +83,7 @@ int dyn_live_sampling(struct dyn_live *l, uint64_t bucket_ns, char *err, size_t 
 int dyn_live_complete(const struct dyn_live *l, int id);
 
 /* Whether the request's actions fit on its points beside those of the requests there now (a
- * point has room for 16 actions, one its execution counter). */
+ * point has room for SPROTO_MAX_ACTIONS, one its execution counter). */
 int dyn_live_room(const struct dyn_live *l, const struct dyn_lspec *spec);
 /* Executions per second of the procedure's entry so far (-1: not measured yet). */
 double dyn_live_rate(const struct dyn_live *l, uint32_t proc);
