@@ -50,7 +50,8 @@ static int program_path(const char *name, char *path, char *exe)
 static int open_session(const struct co_opts *o, struct dyn_session *s, pid_t *child)
 {
 	struct dyn_session_opts so = { 0 };
-	char rt[PATH_MAX], found[PATH_MAX], path[PATH_MAX], exe[PATH_MAX], err[512];
+	static char rt[PATH_MAX]; /* the session keeps a pointer to it (so.runtime) */
+	char found[PATH_MAX], path[PATH_MAX], exe[PATH_MAX], err[512];
 	unsigned long long pid = 0;
 
 	*child = 0;

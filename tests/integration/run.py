@@ -3535,6 +3535,30 @@ def t_consult_live_attach(o):
 
 
 @test()
+def t_consult_live_attach_phases(o):
+    """Attached: the program's sonde.h markers (its sonde__phase unresolved at start) reach the
+    runtime once it is in: the phase solve is searched, and the process ends as it would."""
+    b = build_plain_example('consult_phases')
+    with check('consult live attach phases: the marker after the attach is seen'):
+        # 6: about 6 s of CPU idle; attached in the first phase, the search runs to the end
+        sp = subprocess.Popen([b, '6'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            time.sleep(0.3)
+            p, js = consult_live([str(sp.pid)])
+            out, err = sp.communicate(timeout=600)
+        finally:
+            if sp.poll() is None:
+                sp.kill()
+                sp.wait()
+        eq(sp.returncode, 0, 'the program\'s status')
+        expect(b'consult_phases: 1.000' in out, f'the program\'s output {out!r}')
+        names = [ph['name'] for ph in js['phases']]
+        expect('solve' in names, f'phases {names}')
+        expect(('CPUBound', '/Code/consult_phases.c/solve', 'solve') in findings(js),
+               f'findings {findings(js)}')
+
+
+@test()
 def t_consult_live_locks(o):
     """Live: the time waiting in pthread_mutex_lock on the hot mutex (its variable, found in
     the program's DWARF), in update_shared; never a quiet lock, never update_own."""

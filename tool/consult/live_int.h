@@ -5,7 +5,7 @@
  * callees), live_objects.c the SyncObject and Files hierarchies (and which calls and arguments
  * a focus narrows to), live_proc.c the threads and the readings from /proc, live_spec.c the
  * instrumentation of a (metric, focus), live_source.c the source itself (requests, steps,
- * the pace of the samples).
+ * the pace of the samples), live_phase.c an attached program's phase markers.
  */
 #ifndef SONDE_CONSULT_LIVE_INT_H
 #define SONDE_CONSULT_LIVE_INT_H
@@ -84,6 +84,7 @@ struct lsrc {
 	double dt;      /* seconds of the last step */
 	int ended, last_done, memfd;
 	int coarse;     /* sampling at the re-test period (the search is settled) */
+	uint32_t phase_linked; /* sonde__phase slots pointed at the runtime (live_phase.c) */
 	char error[256];
 };
 
@@ -111,6 +112,11 @@ void lv_read_threads(struct lsrc *ls);
 int lv_thread_alive(const struct lsrc *ls, uint32_t tid);
 double lv_load_factor(struct lsrc *ls);
 double lv_reading(struct lsrc *ls, const struct req *r);
+
+/* live_phase.c: point an attached program's unresolved sonde__phase at the runtime's; the
+ * slots so linked (0: none, or resolved at start already) */
+#define LV_PHASE_SLOTS 4
+uint32_t lv_phase_link(struct lsrc *ls);
 
 /* live_spec.c */
 int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,

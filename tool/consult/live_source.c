@@ -527,6 +527,8 @@ struct cs_source *live_source_new(struct dyn_session *s, const struct live_sourc
 		return NULL;
 	}
 	lv_read_threads(ls);
+	if (!s->o.launched)
+		lv_phase_link(ls); /* an attached program's markers: to the runtime from now */
 	ls->nsamples_seen = s->nsamples;
 	ls->t_prev = mono_now_ns() - ls->origin;
 	return src;
