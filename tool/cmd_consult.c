@@ -537,7 +537,7 @@ int cmd_consult(int argc, char **argv)
 	else if (o.argv || is_pid(o.path))
 		rc = consult_live(&o, lib);
 	else if ((paths = trace_paths(&o, &npaths)))
-		rc = search(&o, lib, paths, npaths);
+		rc = search(&o, lib, paths, npaths) != 0; /* 1 for a bad trace, as documented */
 	free_paths(paths, npaths);
 	hyp_lib_free(lib);
 	free(o.thresholds);

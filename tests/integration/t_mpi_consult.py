@@ -123,3 +123,13 @@ def t_consult_mpi_pair(o):
         expect(n['share'] > 0.5, f'rank 0 waits {n["share"]} of its time')
         expect(f'where: {late[1]}' in text, 'explanation: ' + text[-1500:])
     mpi_consult_common(d, js, text, 'consult mpi pair')
+    with check('consult mpi: two traces of one rank, or a trace of another program: one line'):
+        dup = new_dir('consult-mpi-dup')
+        shutil.copytree(d, dup)
+        first = traces(dup)[0]
+        shutil.copy(os.path.join(dup, first), os.path.join(dup, 'trace.1.strc'))
+        expect_error(run([SONDE, 'consult', dup, '-q']), 'are of MPI rank', 1)
+        os.remove(os.path.join(dup, 'trace.1.strc'))
+        other = trun(build_example('consult_cpu'), tag='consult-mpi-other')
+        shutil.copy(os.path.join(other, traces(other)[0]), os.path.join(dup, 'trace.2.strc'))
+        expect_error(run([SONDE, 'consult', dup, '-q']), 'choose one with --pid P', 1)
