@@ -3,8 +3,9 @@
  * A planted MPI bottleneck for `sonde consult` (docs/consult.md, docs/mpi.md): a hot peer pair
  * with a late sender on one tag. Every round rank 1 computes (`produce`) and then sends its
  * result to rank 0 with tag 42; rank 0 posts the receive at once (`consume`) and waits for it.
- * Ranks 2 and 3 compute as long and swap results with tag 7 (MPI_Sendrecv): they never wait
- * long. The consultant should find, over 4 ranks: ExcessiveCommWait -> LateSender at rank 0,
+ * Ranks 2 and 3 compute as long and swap results with tag 7, each two rounds ahead of the
+ * other's need (two messages sent before the first round): they never wait, however their
+ * wake-ups jitter. The consultant should find, over 4 ranks: ExcessiveCommWait -> LateSender at rank 0,
  * in `consume`, from peer rank 1 on tag 42 (on MPI_COMM_WORLD), and no wait at tag 7 nor at
  * ranks 1, 2, 3. Rank 0 computes nothing: CPUBound and LoadImbalance (each of the other three
  * computes a third more than the ranks' mean) hold at ranks 1, 2 and 3 in `produce`.
@@ -56,11 +57,25 @@ static __attribute__((noinline)) void consume(void)
 	sink += other[0];
 }
 
+/* This round's result to the peer (its need two rounds on), the peer's of two rounds ago. */
 static __attribute__((noinline)) void swap(int peer)
 {
-	MPI_Sendrecv(buf, N, MPI_DOUBLE, peer, 7, other, N, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD,
-		     MPI_STATUS_IGNORE);
+	MPI_Send(buf, N, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD);
+	MPI_Recv(other, N, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	sink += other[0];
+}
+
+/* The head start (before the first round) or the last two (after the last). */
+static __attribute__((noinline)) void swap_ends(int peer, int sending)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (sending)
+			MPI_Send(buf, N, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD);
+		else
+			MPI_Recv(other, N, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
 }
 
 int main(int argc, char **argv)
@@ -71,6 +86,8 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	rounds = (int)(ROUNDS * (scale > 0 ? scale : 1.0));
+	if (rank >= 2)
+		swap_ends(5 - rank, 1);
 	for (r = 0; r < rounds; r++) {
 		if (rank == 0) {
 			consume();
@@ -82,6 +99,8 @@ int main(int argc, char **argv)
 			swap(5 - rank);
 		}
 	}
+	if (rank >= 2)
+		swap_ends(5 - rank, 0);
 	MPI_Finalize();
 	return sink < 0; /* 0 */
 }
