@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dyn/launch.h"
 #include "live_int.h"
 #include "util.h"
 
@@ -348,9 +349,13 @@ static int stop_now(const struct lsrc *ls)
 	       (ls->o.seconds > 0 && (double)ls->t_prev / 1e9 >= ls->o.seconds);
 }
 
-/* Wait for a sample newer than the last step: 0; 1 when the process ended meanwhile. */
+/* Wait for a sample newer than the last step: 0; 1 when the process ended meanwhile. The end
+ * is seen when the connection closes; every second without a sample the process's state is
+ * looked at too, so that a connection that stays open (a descriptor kept by another process)
+ * cannot keep the search waiting for a program that has ended. */
 static int wait_sample(struct lsrc *ls)
 {
+	uint64_t look = mono_now_ns() + 1000000000ull;
 	char err[256];
 
 	while (ls->s->nsamples == ls->nsamples_seen && !ls->s->ended) {
@@ -360,6 +365,11 @@ static int wait_sample(struct lsrc *ls)
 			snprintf(ls->error, sizeof(ls->error), "%s", err);
 			ls->ended = 1;
 			return 1;
+		}
+		if (ls->s->nsamples == ls->nsamples_seen && mono_now_ns() >= look) {
+			look = mono_now_ns() + 1000000000ull;
+			if (dyn_process_gone(ls->s->pid))
+				ls->s->ended = 1;
 		}
 	}
 	return ls->s->ended;

@@ -138,28 +138,6 @@ static int pending(const sigset_t *wake)
 	return sig > 0 ? sig : 0;
 }
 
-/* The connection closes when the process ends; it may take a moment to be gone. */
-static int process_gone(pid_t pid)
-{
-	struct timespec ms5 = { 0, 5000000 };
-	char path[64], buf[512], *p;
-	int i, gone = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (i = 0; i < 400 && !gone; i++) {
-		FILE *f = fopen(path, "r");
-
-		gone = !f;
-		if (f && fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-			gone = p[2] == 'Z' || p[2] == 'X';
-		if (f)
-			fclose(f);
-		if (!gone)
-			nanosleep(&ms5, NULL);
-	}
-	return gone;
-}
-
 void attach_profile_wait(struct attach_profile *a, double seconds, const sigset_t *wake)
 {
 	uint64_t t0 = mono_now_ns(), end = t0 + (uint64_t)(seconds * 1e9);
@@ -170,7 +148,7 @@ void attach_profile_wait(struct attach_profile *a, double seconds, const sigset_
 		int r = ctl_recv(&a->c, &m, 50, err, sizeof(err));
 
 		if (r < 0)
-			a->ended = process_gone(a->pid);
+			a->ended = dyn_gone_soon(a->pid);
 		if (r < 0 && !a->ended)
 			break; /* the connection broke, the process lives: end as usual */
 	}

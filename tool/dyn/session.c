@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "resources.h"
 #include "session_int.h"
 #include "symbols.h"
@@ -508,34 +509,6 @@ static void on_sample(struct dyn_session *s, const struct sproto_sample *sm)
 	s->nsamples++;
 }
 
-static int process_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	int gone = 1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		gone = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return gone;
-}
-
-/* The connection closed: the process is ending. It may take a moment to be gone (its files are
- * closed before it becomes a zombie): 1 when gone within 2 s. */
-static int gone_soon(pid_t pid)
-{
-	struct timespec ms5 = { 0, 5000000 };
-	int i;
-
-	for (i = 0; i < 400 && !process_gone(pid); i++)
-		nanosleep(&ms5, NULL);
-	return process_gone(pid);
-}
-
 /* ---- a file's descriptors change: the predicates follow ---- */
 
 /* The same requests at the same procedures and points, only other values of $object. */
@@ -614,7 +587,7 @@ int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 		if (r == 1)
 			break;
 		if (r < 0) {
-			if (!gone_soon(s->pid))
+			if (!dyn_gone_soon(s->pid))
 				return -1;
 			s->ended = 1;
 		} else if (m.h.type == SPROTO_SAMPLE) {
@@ -625,12 +598,12 @@ int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 	    mono_now_ns() - s->t_refresh >= DYN_REFRESH_NS) {
 		s->t_refresh = mono_now_ns();
 		if (dyn_session_refresh(s, err, n) < 0)
-			return process_gone(s->pid) ? (s->ended = 1) : -1;
+			return dyn_process_gone(s->pid) ? (s->ended = 1) : -1;
 	}
 	if (!s->ended && s->h && s->h->width > s->bucket_ns) { /* folded: sample less often */
 		s->bucket_ns = s->h->width;
 		if (sampling(s, s->bucket_ns, err, n) != 0)
-			return process_gone(s->pid) ? (s->ended = 1) : -1;
+			return dyn_process_gone(s->pid) ? (s->ended = 1) : -1;
 	}
 	return s->ended;
 }
@@ -768,7 +741,7 @@ static void undo(struct dyn_session *s)
 	if (s->connected)
 		ctl_close(&s->c);
 	s->connected = 0;
-	if (!process_gone(s->pid))
+	if (!dyn_process_gone(s->pid))
 		unpatch(s, &pause, e, sizeof(e));
 }
 
@@ -846,12 +819,12 @@ int dyn_session_finish(struct dyn_session *s, char *err, size_t n)
 	t0 = mono_now_ns();
 	if (!s->ended &&
 	    simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_DETACH), err, n) != 0)
-		r = process_gone(s->pid) ? 0 : -1;
+		r = dyn_process_gone(s->pid) ? 0 : -1;
 	else if (!s->ended)
 		ctl_wait_end(&s->c, 2000);
 	ctl_close(&s->c);
 	s->connected = 0;
-	if (process_gone(s->pid))
+	if (dyn_process_gone(s->pid))
 		s->ended = 1;
 	else if (unpatch(s, &s->detach_pause_ms, r ? e2 : err, r ? sizeof(e2) : n) != 0)
 		r = -1; /* the patches come out even when DETACH failed */
