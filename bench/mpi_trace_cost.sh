@@ -7,14 +7,9 @@
 #   BENCH_CPU (taskset pinning, default the last CPU; none: no pinning).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-B=$BUILD/bench
-SONDE=$BUILD/bin/sonde
-CC=${CC:-gcc}
+. bench/lib.sh
 N=${BENCH_MPI_CALLS:-200000}
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] ||
-	{ echo "mpi_trace_cost.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
-mkdir -p "$B"
+bench_setup mpi_trace_cost.sh
 "$SONDE" cc -- $CC -O2 -o "$B/mpi_trace_cost" bench/mpi_trace_cost.c
 CPU=${BENCH_CPU:-$(($(nproc) - 1))}
 PIN=""

@@ -11,13 +11,8 @@
 #   from its in-run calibration batches).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-B=$BUILD/bench
-SONDE=$BUILD/bin/sonde
-CC=${CC:-gcc}
-[ -x "$SONDE" ] && [ -f "$BUILD/lib/libsonde.so" ] ||
-	{ echo "sync.sh: run 'make BUILD=$BUILD all' first" >&2; exit 1; }
-mkdir -p "$B"
+. bench/lib.sh
+bench_setup sync.sh
 "$SONDE" cc -- $CC -O2 -o "$B/sync_pair" bench/sync_pair.c -lpthread
 $CC -O2 -o "$B/sync_comp.base" bench/sync_comp.c -lpthread
 "$SONDE" cc -- $CC -O2 -o "$B/sync_comp.inst" bench/sync_comp.c -lpthread
