@@ -170,8 +170,10 @@ static uint64_t syn_generation(struct cs_source *s)
 }
 
 static const struct cs_source_ops syn_ops = {
-	syn_supports, syn_children, syn_request, syn_cancel, syn_cost, syn_max_rate, syn_step,
-	syn_read, syn_run_end, syn_phase_end, syn_generation, 12,
+	.supports = syn_supports, .children = syn_children, .request = syn_request,
+	.cancel = syn_cancel, .cost = syn_cost, .max_rate = syn_max_rate, .step = syn_step,
+	.read = syn_read, .run_end = syn_run_end, .phase_end = syn_phase_end,
+	.generation = syn_generation, .sample_bytes = 12,
 };
 
 static void syn_init(struct syn *y, uint32_t nsteps,
