@@ -156,8 +156,12 @@ def t_mpi_delay(o):
         with check(f'{n}: rank 0 inherits rank 1 delay at its receive (MODELS 2.4)'):
             # x_0' = min(x_0 + w, x_1): rank 1's delay, or, when rank 0 reached its receive late
             # (a loaded machine staggers the ranks), only what it waited there
+            # rank 1's delay as its runtime priced it (what travelled on the message), not its
+            # overhead as the report prices it at the run's final costs: a loaded machine can
+            # set the two calibrations 10-20 % apart
+            x1 = rk[1]['delay_ns']
             recv = routine(rk[0], 'MPI_Recv')
-            inherit = min(recv['ns'], o1)
+            inherit = min(recv['ns'], x1)
             x0 = rk[0]['delay_ns']
             between(x0, 0.8 * inherit, 1.02 * inherit + rk[0]['overhead_ns'] + 50000,
                     f'rank 0 delay (its receive waited {recv["ns"]} ns)')
@@ -168,8 +172,8 @@ def t_mpi_delay(o):
         with check(f'{n}: the barrier hands the delay on to ranks 2 and 3'):
             x0 = rk[0]['delay_ns']
             for r in (2, 3):
-                between(rk[r]['delay_ns'], 0.8 * min(x0, o1) - 50000,
-                        1.02 * max(x0, o1) + rk[r]['overhead_ns'] + 50000, f'rank {r} delay')
+                between(rk[r]['delay_ns'], 0.8 * min(x0, x1) - 50000,
+                        1.02 * max(x0, x1) + rk[r]['overhead_ns'] + 50000, f'rank {r} delay')
 
 
 @test('')
