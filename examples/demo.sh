@@ -22,7 +22,8 @@ $sonde cc -- gcc -O1 -g -o $out/phases examples/consult_phases.c
 echo "== sonde run --trace -o $out/traced -- $out/phases"
 $sonde run --trace -o $out/traced -- $out/phases
 echo "== sonde consult $out/traced"
-$sonde consult $out/traced | sed -n '/^Bottlenecks/,$p'
+$sonde consult $out/traced > $out/consult.txt
+sed -n '/^Bottlenecks/,$p' $out/consult.txt
 echo "== sonde report --html $out/traced -o $out/search.html"
 $sonde report --html $out/traced -o $out/search.html
 echo "$out/search.html: $(wc -c < $out/search.html) bytes: the same page for the traced run, with its timeline and search graph"
