@@ -104,6 +104,15 @@ $(UNIT_RESOURCES): tests/unit/test_resources.c tool/dyn/resources.c tool/dyn/syn
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
 
+# Whether a measured process has ended (tool/dyn/proc_state.c): children, threads, /proc.
+UNIT_PROC_STATE := $(TEST_BUILD)/test_proc_state
+UNIT_BINS += $(UNIT_PROC_STATE)
+UNIT_CMDS += --unit "$(UNIT_PROC_STATE)"
+
+$(UNIT_PROC_STATE): tests/unit/test_proc_state.c tool/dyn/proc_state.c tool/dyn/proc_state.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
+
 # Which procedure a call instruction reaches (tool/dyn/callees.c: symbols, PLT stubs, GOT).
 UNIT_CALLEES := $(TEST_BUILD)/test_callees
 UNIT_BINS += $(UNIT_CALLEES)

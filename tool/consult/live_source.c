@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../dyn/launch.h"
+#include "../dyn/proc_state.h"
 #include "live_int.h"
 #include "util.h"
 
@@ -368,7 +368,7 @@ static int wait_sample(struct lsrc *ls)
 		}
 		if (ls->s->nsamples == ls->nsamples_seen && mono_now_ns() >= look) {
 			look = mono_now_ns() + 1000000000ull;
-			if (dyn_process_gone(ls->s->pid))
+			if (dyn_program_ended(ls->s->pid))
 				ls->s->ended = 1;
 		}
 	}

@@ -10,6 +10,7 @@
 #include "../inject/session.h"
 #include "attach_profile.h"
 #include "launch.h"
+#include "proc_state.h"
 #include "util.h"
 
 

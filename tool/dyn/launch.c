@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -156,30 +155,4 @@ int dyn_wait_program(pid_t pid)
 		if (errno != EINTR)
 			return -1;
 	return status;
-}
-
-int dyn_process_gone(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	int gone = 1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		gone = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return gone;
-}
-
-int dyn_gone_soon(pid_t pid)
-{
-	struct timespec ms5 = { 0, 5000000 };
-	int i;
-
-	for (i = 0; i < 400 && !dyn_process_gone(pid); i++)
-		nanosleep(&ms5, NULL);
-	return dyn_process_gone(pid);
 }

@@ -24,8 +24,6 @@ pid_t dyn_start_held(const char *cmd, const char *dir, const char *path, char *c
 		     const char *rt);
 /* waitpid for it, through EINTR: its status, or -1. */
 int dyn_wait_program(pid_t pid);
-/* 1 when process pid is gone or a zombie (an ended child its parent has not waited for yet). */
-int dyn_process_gone(pid_t pid);
 /* The control connection closed: the process is ending, and it may take a moment to be gone
  * (its files are closed before it becomes a zombie): 1 when gone within 2 s. */
 int dyn_gone_soon(pid_t pid);

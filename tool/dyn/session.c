@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "proc_state.h"
 #include "resources.h"
 #include "session_int.h"
 #include "symbols.h"
