@@ -143,8 +143,14 @@ def t_sample_folded(o):
         eq(p.returncode, 0, f'exit status ({first_line(p.stderr)})')
         lines = folded(d)
         s = sampled(report(d))
+        # libc has no frame pointers: a tick inside it (printf's buffer, the exit's flush) can
+        # end the walk there, rooting the stack at that libc function (docs/runtime.md)
+        own = ('main', 'solve', 'hot_a', 'hot_b')
         for path in lines:
-            eq(path.split(';')[0], 'main', f'root of {path!r}')
+            expect(path.split(';')[0] == 'main' or not set(path.split(';')) & set(own),
+                   f'{path!r}: rooted at main, or at a library frame with none of the program\'s')
+        outside = sum(n for pth, n in lines.items() if not pth.startswith('main'))
+        expect(outside * 50 <= s['stored'], f'{outside} of {s["stored"]} samples not under main')
         eq(sum(lines.values()), s['stored'], 'folded counts add up to the samples')
         fs = sfuncs(s)
         eq(lines.get('main;solve;hot_a'), fs['hot_a']['self'], 'main;solve;hot_a')
@@ -155,7 +161,8 @@ def t_sample_folded(o):
         tree = s['callpath']
         mains = [c for c in tree['children'] if c['name'] == 'main']
         eq(len(mains), 1, 'one main under the root of the sampled call paths')
-        eq(len(tree['children']), 1, 'nothing but main at the root')
+        eq(sum(c['total'] for c in tree['children'] if c['name'] != 'main'), outside,
+           'beside main at the root: the library-rooted stacks of the folded lines')
 
 
 @test()
