@@ -48,11 +48,17 @@ def workers(out):
     return sum(c for c, _ in w), [q for _, q in w]
 
 
-def compensated(out):
+def shared(out):
+    """The share of rounds in which a worker found the other on its own CPU (the larger of the
+    two workers' counts over the rounds): the threads took turns on one CPU."""
+    return max(int(v) for v in re.findall(r"shared (\d+)", out)) / float(ROUNDS)
+
+
+def compensated(out, run_dir=RUN_DIR):
     """The instrumented run's output, with a line from the report: main's own elapsed time
     compensated as the process is, elapsed - (T_m - T) with T the fork-join T_a or T_par, and
     the overhead the model removed from the workers (the sum of their o)."""
-    p = subprocess.run([SONDE, "report", "--json", RUN_DIR], capture_output=True, text=True)
+    p = subprocess.run([SONDE, "report", "--json", run_dir], capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit("sync.py: sonde report failed: " + p.stderr)
     rep = json.loads(p.stdout)
@@ -61,9 +67,20 @@ def compensated(out):
     cal = rep["processes"][0]["calibration"]
     o = sum(t["overhead_ns"] for t in sy["threads"] if t["thread"] != 0)
     e = elapsed(out)
-    return out + "\ncomp %d %d %d\ncalib %.3f %d\n" % (
+    return out + "\ncomp %d %d %d\ncalib %.3f %d\nremoved %d\n" % (
         e - (pr["T_m_ns"] - pr["T_a_ns"]), e - (pr["T_m_ns"] - pr["T_par_ns"]), o,
-        cal["o_full_ns"], cal["batches"])
+        cal["o_full_ns"], cal["batches"], pr["T_m_ns"] - pr["T_par_ns"])
+
+
+def round_ns(out):
+    """The median of worker 0's rounds (ns), as sync_comp.c prints it."""
+    return int(re.search(r"round_ns (\d+)", out).group(1))
+
+
+def round_par(out):
+    """The instrumented run's median round less the delay removed per round: the compensation
+    per round, on the rounds no descheduling stretched."""
+    return round_ns(out) - int(re.search(r"removed (-?\d+)", out).group(1)) / float(ROUNDS)
 
 
 def runq(out):
@@ -92,6 +109,12 @@ def comp_row(mode, res):
                             for (_, o), c in zip(inst, comp)),
             "o_full": med(float(re.search(r"calib (\S+)", o).group(1)) for _, o in inst),
             "batches": med(int(re.search(r"calib \S+ (\d+)", o).group(1)) for _, o in inst),
+            "r_t": med(round_ns(o) for _, o in plain),
+            "r_h": med(round_ns(o) for _, o in hooks),
+            "r_m": med(round_ns(o) for _, o in inst),
+            "r_par": med(round_par(o) for _, o in inst),
+            "sh_t": med(shared(o) for _, o in plain),
+            "sh_par": med(shared(o) for _, o in inst),
             "q_t": med(runq(o) for _, o in plain),
             "q_par": med(runq(o) for _, o in inst),
             "t_q": med(elapsed(o) - runq(o) for _, o in plain),
@@ -102,9 +125,16 @@ def pct(a, b):
     return 100 * (a - b) / b
 
 
-def print_comp(rows):
-    print("\nShared-memory compensation, main's elapsed time in ms (medians of %d rounds)"
-          % benchlib.runs())
+PLACEMENTS = {
+    "none": "threads placed by the scheduler",
+    "apart": "each worker pinned to its own CPU (SYNC_COMP_PIN=apart)",
+    "together": "both workers pinned to one CPU (SYNC_COMP_PIN=together)",
+}
+
+
+def print_comp(rows, pin):
+    print("\nShared-memory compensation, main's elapsed time in ms (medians of %d rounds; %s)"
+          % (benchlib.runs(), PLACEMENTS[pin]))
     print("(hooks: the instrumented build run without sonde, its hooks glibc's empty ones: the code"
           "\n perturbation, which no removal of probe costs can undo; MODELS §2.2 eq. 6)")
     print("%-8s %9s %9s %9s %9s %9s %9s %9s %9s %9s" % (
@@ -122,45 +152,85 @@ def print_comp(rows):
           "\nand parallel-compensated times without it, a rough correction for the load; o_full: the"
           "\nrun's probe pair cost in ns, and the calibration batches it came from: 400 are the"
           "\nstart-up and end calibrations, any other count the in-run batches)")
-    print("%-8s %7s %9s %9s %9s %9s %9s %9s %7s %7s" % (
+    print("%-8s %7s %9s %9s %9s %9s %9s %9s %7s %7s %7s %7s" % (
         "program", "situ/o", "par@situ", "runq plain", "runq sync", "plain-rq", "par-rq",
-        "err -runq", "o_full", "batches"))
+        "err -runq", "o_full", "batches", "shr pl", "shr sy"))
     for r in rows:
-        print("%-8s %7.3f %8.1f%% %10.2f %9.2f %9.2f %9.2f %8.1f%% %7.2f %7d" % (
+        print("%-8s %7.3f %8.1f%% %10.2f %9.2f %9.2f %9.2f %8.1f%% %7.2f %7d %6.0f%% %6.0f%%" % (
             r["mode"], r["ratio"], pct(r["par_situ"], r["t"]), r["q_t"] / 1e6, r["q_par"] / 1e6,
             r["t_q"] / 1e6, r["par_q"] / 1e6, pct(r["par_q"], r["t_q"]), r["o_full"],
-            r["batches"]))
+            r["batches"], 100 * r["sh_t"], 100 * r["sh_par"]))
+    print("(shr: the share of rounds in which the two workers were seen on one CPU, plain and"
+          "\n sync runs: taking turns on a CPU, which the model, one CPU per runnable thread, does"
+          "\n not cover)")
+    print("\nPer round (worker 0's median round in us; parallel: the sync run's median round less"
+          "\nthe delay removed per round, main's final delay over the rounds; robust to the rare"
+          "\nrounds a loaded machine stretches, which the elapsed times above are not)")
+    print("%-8s %9s %9s %9s %9s %9s %9s" % ("program", "plain", "hooks", "measured", "parallel",
+                                            "err par", "vs hooks"))
+    for r in rows:
+        print("%-8s %9.2f %9.2f %9.2f %9.2f %8.1f%% %8.1f%%" % (
+            r["mode"], r["r_t"] / 1e3, r["r_h"] / 1e3, r["r_m"] / 1e3, r["r_par"] / 1e3,
+            pct(r["r_par"], r["r_t"]), pct(r["r_par"], r["r_h"])))
 
 
-def comp_errors():
-    rows = []
+def comp_errors(pin):
+    """One placement's rows: every program plain, hooks and sync, side by side (and sync with
+    the runtime BENCH_SYNC_COMPARE names, when it names one: its rows come second)."""
+    rows, other = [], []
+    cmp_rt = os.environ.get("BENCH_SYNC_COMPARE")
     saved = os.environ.get("BENCH_CPU")
     os.environ["BENCH_CPU"] = "none"  # the threads must run in parallel
+    env = {"SYNC_COMP_PIN": pin}
     for mode in ("handoff", "barrier", "lock"):
         args = [mode, ROUNDS, WORK]
-        base = benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args)
-        hooks = benchlib.Variant("hooks", [os.path.join(B, "sync_comp.inst")] + args)
+        base = benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env)
+        hooks = benchlib.Variant("hooks", [os.path.join(B, "sync_comp.inst")] + args, env=env)
         inst = benchlib.Variant(
             "sync", [SONDE, "run", "--sync", "--throttle", "off", "-o", RUN_DIR, "--",
                      os.path.join(B, "sync_comp.inst")] + args,
-            after=compensated)
-        rows.append(comp_row(mode, benchlib.rounds([base, hooks, inst])))
+            env=env, after=compensated)
+        variants = [base, hooks, inst]
+        if cmp_rt:
+            variants.append(benchlib.Variant(
+                "sync2", [SONDE, "run", "--sync", "--throttle", "off", "-o", RUN_DIR + "-2",
+                          "--", os.path.join(B, "sync_comp.inst")] + args,
+                env=dict(env, SONDE_RUNTIME=cmp_rt),
+                after=lambda out: compensated(out, RUN_DIR + "-2")))
+        res = benchlib.rounds(variants)
+        rows.append(comp_row(mode, res))
+        if cmp_rt:
+            other.append(comp_row(mode, dict(res, sync=res["sync2"])))
     if saved is None:
         del os.environ["BENCH_CPU"]
     else:
         os.environ["BENCH_CPU"] = saved
-    print_comp(rows)
+    print_comp(rows, pin)
+    if cmp_rt:
+        print("\nThe same rounds with the runtime %s:" % cmp_rt)
+        print_comp(other, pin)
     return rows
 
 
-figs = pair_costs()
-rows = comp_errors()
-print("\nsync: mutex pair +%.1f ns, spin pair +%.1f ns (--sync), +%.1f ns without --sync; "
-      "compensation error %s" % (
-          figs["sonde run --sync"][0] - figs["alone"][0],
-          figs["sonde run --sync"][1] - figs["alone"][1],
-          figs["sonde run"][0] - figs["alone"][0],
-          ", ".join("%s %+.1f%% (%+.1f%% vs hooks, %+.1f%% at in-situ cost, %+.1f%% without "
-                    "run-queue delay)" % (r["mode"], pct(r["par"], r["t"]), pct(r["par"], r["h"]),
-                                          pct(r["par_situ"], r["t"]), pct(r["par_q"], r["t_q"]))
-                    for r in rows)))
+def summary(rows):
+    return ", ".join("%s %+.1f%% (%+.1f%% vs hooks, %+.1f%% at in-situ cost, %+.1f%% without "
+                     "run-queue delay, %.0f/%.0f%% of rounds on one CPU; per round %+.1f%%)" % (
+                         r["mode"], pct(r["par"], r["t"]), pct(r["par"], r["h"]),
+                         pct(r["par_situ"], r["t"]), pct(r["par_q"], r["t_q"]), 100 * r["sh_t"],
+                         100 * r["sh_par"], pct(r["r_par"], r["r_t"])) for r in rows)
+
+
+# BENCH_SYNC_PIN: the placements compared, comma-separated (none, apart, together)
+pins = [p for p in os.environ.get("BENCH_SYNC_PIN", "none,apart").split(",") if p]
+for p in pins:
+    if p not in PLACEMENTS:
+        raise SystemExit("sync.py: BENCH_SYNC_PIN: unknown placement '%s'" % p)
+figs = {} if os.environ.get("BENCH_SYNC_PAIR") == "0" else pair_costs()
+results = [(p, comp_errors(p)) for p in pins]
+if figs:
+    print("\nsync: mutex pair +%.1f ns, spin pair +%.1f ns (--sync), +%.1f ns without --sync" % (
+        figs["sonde run --sync"][0] - figs["alone"][0],
+        figs["sonde run --sync"][1] - figs["alone"][1],
+        figs["sonde run"][0] - figs["alone"][0]))
+for p, rows in results:
+    print("sync, compensation error (%s): %s" % (PLACEMENTS[p], summary(rows)))

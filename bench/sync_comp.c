@@ -6,17 +6,26 @@
  * own time) and a checksum, then each worker's CPU time and the time it spent runnable but
  * waiting for a CPU (the run-queue delay of /proc/thread-self/schedstat): bench/sync.py uses
  * them to tell the probes' cost in situ from the calibrated one, and to see the machine's load.
+ * Worker 0 also notes when each of its rounds ends, and main prints the median round ("round_ns":
+ * robust to the few rounds a loaded machine stretches by milliseconds, unlike the elapsed time).
+ * Each worker also counts the rounds in which it found the other worker last seen on its own
+ * CPU ("shared": the two threads took turns on one CPU instead of running in parallel, which
+ * the compensation's model does not cover). SYNC_COMP_PIN=apart pins worker i to CPU i,
+ * SYNC_COMP_PIN=together both to the last CPU (bench/sync.py compares the placements).
  * Each thread calls a short function `step` many times, so probes cost a good share of the run,
  * and synchronizes with the others:
  *   handoff   2 threads take turns through one mutex (a token passed with a condition variable)
  *   barrier   2 threads, one with 3x the work of the other, meet at a barrier each round
  *   lock      2 threads update shared state under one mutex, much work outside it
  */
+#define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define THREADS 2
 
@@ -28,6 +37,54 @@ static pthread_barrier_t barrier;
 static int turn;
 static unsigned long shared_sum;
 static long long cpu_ns[THREADS], runq_ns[THREADS];
+static long shared_rounds[THREADS];
+static long long *round_end; /* worker 0's, ns */
+static volatile int last_cpu[THREADS] = { -1, -1 };
+
+/* CLOCK_MONOTONIC in ns; not instrumented, so that the instrumented build has no more probes. */
+__attribute__((no_instrument_function)) static long long now_ns(void)
+{
+	struct timespec c;
+
+	clock_gettime(CLOCK_MONOTONIC, &c);
+	return (long long)c.tv_sec * 1000000000ll + c.tv_nsec;
+}
+
+/* Once per round: whether the other worker was last seen on this worker's CPU. */
+static void note_cpu(int id)
+{
+	int c = sched_getcpu();
+
+	last_cpu[id] = c;
+	if (c >= 0 && last_cpu[(id + 1) % THREADS] == c)
+		shared_rounds[id]++;
+}
+
+static void round_done(int id, long r)
+{
+	if (id == 0 && round_end)
+		round_end[r] = now_ns();
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of worker 0's rounds (the time from one round's end to the next), ns. */
+static long long median_round(void)
+{
+	long i;
+
+	if (!round_end || rounds < 2)
+		return 0;
+	for (i = rounds - 1; i > 0; i--)
+		round_end[i] -= round_end[i - 1];
+	qsort(round_end + 1, (size_t)(rounds - 1), sizeof(*round_end), cmp_ll);
+	return round_end[1 + (rounds - 1) / 2];
+}
 
 __attribute__((noinline)) static unsigned long step(unsigned long x)
 {
@@ -55,10 +112,12 @@ static void handoff(int id)
 		pthread_mutex_lock(&lock);
 		while (turn != id)
 			pthread_cond_wait(&turn_cond, &lock);
+		note_cpu(id);
 		shared_sum += compute(work, (unsigned long)r);
 		turn = (id + 1) % THREADS;
 		pthread_cond_broadcast(&turn_cond);
 		pthread_mutex_unlock(&lock);
+		round_done(id, r);
 	}
 }
 
@@ -69,7 +128,9 @@ static void barrier_rounds(int id)
 
 	for (r = 0; r < rounds; r++) {
 		x = compute(id == 0 ? 3 * work : work, x);
+		note_cpu(id);
 		pthread_barrier_wait(&barrier);
+		round_done(id, r);
 	}
 	pthread_mutex_lock(&lock);
 	shared_sum += x;
@@ -83,9 +144,11 @@ static void lock_rounds(int id)
 
 	for (r = 0; r < rounds; r++) {
 		x = compute(work, x);
+		note_cpu(id);
 		pthread_mutex_lock(&lock);
 		shared_sum += compute(work / 4, x);
 		pthread_mutex_unlock(&lock);
+		round_done(id, r);
 	}
 }
 
@@ -103,11 +166,33 @@ static long long runq_delay(void)
 	return wait;
 }
 
+/* SYNC_COMP_PIN: the worker's CPU, or none (the scheduler's choice). */
+static void pin(int id)
+{
+	const char *how = getenv("SYNC_COMP_PIN");
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (!how || n < 1)
+		return;
+	CPU_ZERO(&set);
+	if (!strcmp(how, "apart"))
+		CPU_SET(id % n, &set);
+	else if (!strcmp(how, "together"))
+		CPU_SET(n - 1, &set);
+	else
+		return;
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg;
-	long long q0 = runq_delay();
+	long long q0;
 	struct timespec c;
+
+	pin(id);
+	q0 = runq_delay();
 
 	if (!strcmp(mode, "handoff"))
 		handoff(id);
@@ -134,6 +219,8 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	rounds = atol(argv[2]);
 	work = atol(argv[3]);
+	if (rounds > 0)
+		round_end = calloc((size_t)rounds, sizeof(*round_end));
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	pthread_barrier_init(&barrier, NULL, THREADS);
 	for (i = 0; i < THREADS; i++)
@@ -141,9 +228,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("elapsed_ns %lld sum %lu\n",
-	       (long long)(b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec), shared_sum);
+	printf("elapsed_ns %lld sum %lu round_ns %lld\n",
+	       (long long)(b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec), shared_sum,
+	       median_round());
 	for (i = 0; i < THREADS; i++)
-		printf("worker %ld cpu_ns %lld runq_ns %lld\n", i, cpu_ns[i], runq_ns[i]);
+		printf("worker %ld cpu_ns %lld runq_ns %lld shared %ld\n", i, cpu_ns[i], runq_ns[i],
+		       shared_rounds[i]);
 	return 0;
 }

@@ -18,7 +18,8 @@
 struct rt_sync_thread {
 	uint64_t ops;        /* wrapped calls made: each cost o_sync */
 	int64_t x0;          /* delay inherited from the creator at pthread_create */
-	int64_t shift;       /* sum over waits of (w' - w): x = o - shift */
+	int64_t shift;       /* sum over waits of (w' - w), less the wrappers' own time measured
+			      * after waits (rt_sync_own): x = x0 + o - shift */
 	int64_t x0q, shiftq; /* the parts of x0 and shift that are probe costs (xq below) */
 	uint64_t waits;      /* waits that took a releaser's delay into account */
 	uint64_t wait;       /* their measured time */
@@ -55,6 +56,7 @@ struct rt_sync_obj {
 	_Atomic uint64_t late_a[2];   /* barrier: generation << 56 | latest approximated arrival */
 	_Atomic int64_t late_q[2];    /* barrier: xq of the thread whose arrival is in late_a */
 	_Atomic uint64_t ended;       /* thread: ticks when it ended (its delay is in x) */
+	_Atomic uint64_t released;    /* mutex: ticks of the last unlock that found waiters */
 } __attribute__((aligned(64)));
 
 #define RT_SYNC_DEAD ((uintptr_t)1)
@@ -86,9 +88,11 @@ void rt_sync_init(void);
 int64_t rt_sync_x(const struct rt_thread *t);
 int64_t rt_sync_xq(const struct rt_thread *t);
 void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t g);
+void rt_sync_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s);
 void rt_sync_thread_start(struct rt_thread *t, int64_t x0, int64_t x0q);
 void rt_sync_thread_exit(struct rt_thread *t);
 void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1);
+void rt_sync_own(struct rt_thread *t, uint64_t t1);
 int rt_sync_hold_sample(struct rt_thread *t);
 void rt_sync_after_fork(struct rt_thread *t);
 extern double rt_sync_o_ns; /* calibrated cost of one wrapped call */

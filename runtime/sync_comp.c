@@ -27,6 +27,7 @@ double rt_sync_o_ns, rt_sync_full_ns;
 
 /* Costs in ticks, fixed point with 16 fraction bits: x costs three multiplications. */
 uint64_t rt_sync_full_fp, rt_sync_skip_fp, rt_sync_op_fp;
+static int64_t clock_ticks; /* one clock read, calibrated */
 
 static uint64_t to_fp(double ns)
 {
@@ -45,11 +46,11 @@ int64_t rt_sync_xq(const struct rt_thread *t)
 	return rt_sync_delay_q(t);
 }
 
-/* A wait of w ticks that ended g ticks after a releaser whose delay was x_s (xq_s of it probe
- * costs) released (g = 0: the release ended the wait). */
-void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t g)
+/* The delay a wait leaves (x_new, by one of the rules of sync_rule.h), its probe-cost part and
+ * the wait's counts. */
+static void waited(struct rt_thread *t, uint64_t w, int64_t x_r, int64_t x_new, int64_t w_c,
+		   int64_t xq_s)
 {
-	int64_t x_r = rt_sync_x(t), w_c, x_new = sync_rule_late(x_r, w, x_s, g, &w_c);
 	int64_t q_r = rt_sync_xq(t);
 
 	t->sync.shift += x_r - x_new;
@@ -57,6 +58,33 @@ void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s,
 	t->sync.waits++;
 	t->sync.wait += w;
 	t->sync.wait_c += w_c;
+}
+
+/* A wait of w ticks that ended g ticks after a releaser whose delay was x_s (xq_s of it probe
+ * costs) released (g = 0: the release ended the wait). */
+void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t g)
+{
+	int64_t x_r = rt_sync_x(t), w_c, x_new = sync_rule_late(x_r, w, x_s, g, &w_c);
+
+	waited(t, w, x_r, x_new, w_c, xq_s);
+}
+
+/* A sleep of w ticks on a mutex, released d ticks after it began (sync_rule_woken). */
+void rt_sync_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s)
+{
+	int64_t x_r = rt_sync_x(t), w_c, x_new = sync_rule_woken(x_r, w, d, x_s, &w_c);
+
+	waited(t, w, x_r, x_new, w_c, xq_s);
+}
+
+/*
+ * At the end of a wrapper whose real call waited (or timed out) and returned at t1: its own
+ * bookkeeping since then, measured, adds to the thread's delay (sync_rule_own). Only calls that
+ * read the clock anyway come here: an uncontended acquisition reads none, and costs o_sync.
+ */
+void rt_sync_own(struct rt_thread *t, uint64_t t1)
+{
+	t->sync.shift -= sync_rule_own(t1, rt_now(), clock_ticks);
 }
 
 /* A new thread starts as late as its creator was when it created it. */
@@ -94,12 +122,13 @@ void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1
 	t->sync.ops++;
 	atomic_fetch_add_explicit(&o->acquires, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&o->wait, w, memory_order_relaxed);
-	if (!(atomic_load_explicit(&o->flags, memory_order_acquire) & RT_SYNC_EXITED))
-		return;
-	ended = atomic_load_explicit(&o->ended, memory_order_relaxed);
-	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, memory_order_relaxed),
-			atomic_load_explicit(&o->xq, memory_order_relaxed),
-			ended < t0 && t1 > ended ? t1 - ended : 0);
+	if (atomic_load_explicit(&o->flags, memory_order_acquire) & RT_SYNC_EXITED) {
+		ended = atomic_load_explicit(&o->ended, memory_order_relaxed);
+		rt_sync_inherit(t, w, atomic_load_explicit(&o->x, memory_order_relaxed),
+				atomic_load_explicit(&o->xq, memory_order_relaxed),
+				ended < t0 && t1 > ended ? t1 - ended : 0);
+	}
+	rt_sync_own(t, t1);
 }
 
 /* Whether this acquisition's hold time is measured: about one in 32, at random intervals so
@@ -144,6 +173,7 @@ void rt_sync_init(void)
 	rt_sync_full_fp = to_fp(rt_calib.o_full);
 	rt_sync_skip_fp = to_fp(rt_calib.o_skip);
 	rt_sync_op_fp = to_fp(rt_sync_o_ns);
+	clock_ticks = (int64_t)(rt_calib.clock_ns * rt_ticks_per_ns());
 }
 
 /* A forked child starts its delays afresh, as it starts its profile. */

@@ -36,6 +36,24 @@ static inline int64_t sync_rule_late(int64_t x_r, uint64_t w, int64_t x_s, uint6
 }
 
 /*
+ * A wait that a wake-up ended: released d after the wait began (0 <= d <= w), the waiter ran
+ * again w - d later (the wake-up latency). Without measurement the waiter arrived at its start
+ * less x_r and the release came at its time less x_s. Only if it arrived first did it sleep, and
+ * pay the same latency: x_r' = x_s. Otherwise it found the lock free, and its whole measured wait,
+ * the latency too, is delay: x_r' = x_r + w. sync_rule_wait (d = w) cannot tell the second case
+ * within the latency after the release, and keeps the latency as a wait there
+ * (docs/measurement.md, "Wake-ups").
+ */
+static inline int64_t sync_rule_woken(int64_t x_r, uint64_t w, uint64_t d, int64_t x_s,
+				      int64_t *w_c)
+{
+	int64_t x_new = x_r + (int64_t)(d < w ? d : w) > x_s ? x_s : x_r + (int64_t)w;
+
+	*w_c = (int64_t)w + x_r - x_new;
+	return x_new;
+}
+
+/*
  * The probe-cost part of the new delay x_new that sync_rule_wait or sync_rule_late gave to a
  * thread whose delay was x_r (of it q_r probe costs) after a wait of w: its own when the rule
  * kept x_r + w (w is time, not probe costs), else the releaser's q_s. The report prices these
@@ -57,11 +75,27 @@ static inline double sync_reprice(double v, double q, double k)
 
 /*
  * A barrier's releaser delay: the barrier opened at the latest measured arrival m; without
- * measurement it would open at the latest approximated arrival (arrival - delay) a.
+ * measurement it would open at the latest approximated arrival (arrival - delay) a. A measured
+ * arrival is taken when the thread enters the real call, after the wrapper's own bookkeeping at
+ * arrival (the barrier cannot open before it); an approximated one at the wrapper's entry, with
+ * the delay the thread had then (an unmeasured run does no bookkeeping).
  */
 static inline int64_t sync_rule_barrier(int64_t latest_m, int64_t latest_a)
 {
 	return latest_m - latest_a;
+}
+
+/*
+ * The wrapper's own time after a call that waited and returned at t1: its bookkeeping until
+ * t_end (shared counters, the rule above: cache lines another CPU wrote last) and one clock read
+ * (the parts of the reads at the wait's start and at t_end that fall outside the measured
+ * spans). No calibrated cost covers it (o_sync is half an uncontended lock/unlock pair on a
+ * private mutex), so it is measured where it happens and added to the thread's delay after the
+ * rule: shift -= own (docs/measurement.md, "What a wrapped call costs").
+ */
+static inline int64_t sync_rule_own(uint64_t t1, uint64_t t_end, int64_t clock)
+{
+	return (t_end > t1 ? (int64_t)(t_end - t1) : 0) + clock;
 }
 
 #endif

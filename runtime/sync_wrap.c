@@ -11,7 +11,9 @@
  * real call (a lock that becomes taken between the look and the call is timed as uncontended:
  * its wait is missed, not invented). rwlocks and semaphores try first and time only when the
  * try fails. Hold times are measured on a random sample of about one acquisition in 32 (two
- * clock reads would cost more than the whole lock/unlock pair) and scaled by the tool.
+ * clock reads would cost more than the whole lock/unlock pair) and scaled by the tool. A call
+ * that waited reads the clock once more at its end: its bookkeeping after the wait adds to the
+ * thread's delay (rt_sync_own), since no calibrated cost covers it.
  */
 #include "rt.h"
 #include "sync_inline.h"
@@ -160,6 +162,22 @@ static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 			atomic_load_explicit(&o->xq, RELAXED), 0);
 }
 
+/*
+ * After a mutex wait from t0 to t1: the same, with the time of the unlock that woke it when the
+ * releaser noted one within the wait (mutex_released), so that a waiter that would have found
+ * the lock free without measurement does not keep its wake-up latency (sync_rule_woken).
+ */
+static void mutex_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0, uint64_t t1)
+{
+	uint64_t rel = atomic_load_explicit(&o->released, RELAXED);
+
+	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
+	own_add(&o->contended, 1);
+	note_wait(o, t1 - t0);
+	rt_sync_woken(t, t1 - t0, rel > t0 && rel <= t1 ? rel - t0 : t1 - t0,
+		      atomic_load_explicit(&o->x, RELAXED), atomic_load_explicit(&o->xq, RELAXED));
+}
+
 /* An exclusive release, still holding the lock; `count`: an unlock (not a condition wait). */
 static inline void excl_release(struct rt_thread *t, struct rt_sync_obj *o, int count)
 {
@@ -219,6 +237,23 @@ static inline int word_taken(const void *lock)
 	return __atomic_load_n((const int *)lock, __ATOMIC_RELAXED) != 0;
 }
 
+/* Whether a held mutex may have sleepers: 2 for the plain types, the FUTEX_WAITERS bit for the
+ * robust and priority-inheriting ones (their word is the owner's TID). */
+static inline int word_waiters(const void *lock)
+{
+	unsigned v = (unsigned)__atomic_load_n((const int *)lock, __ATOMIC_RELAXED);
+
+	return v == 2 || (v & 0x80000000u);
+}
+
+/* At an unlock: when it will wake a sleeper, when (a clock read only then, beside the system
+ * call that wakes it), for the waiter's rule (mutex_waited). */
+static inline void mutex_released(struct rt_sync_obj *o, const pthread_mutex_t *m)
+{
+	if (unlikely(word_waiters(m)))
+		atomic_store_explicit(&o->released, rt_now(), RELAXED);
+}
+
 RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	init_site(m, SPROF_SYNC_MUTEX, SITE);
@@ -237,8 +272,9 @@ static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uint
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
 		excl_acquired(t, o);
-		excl_waited(t, o, t1 - t0);
+		mutex_waited(t, o, t0, t1);
 	}
+	rt_sync_own(t, t1);
 	return r;
 }
 
@@ -311,10 +347,11 @@ static int mutex_timed(struct rt_thread *t, pthread_mutex_t *m, struct deadline 
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
 		excl_acquired(t, o);
-		excl_waited(t, o, t1 - t0);
+		mutex_waited(t, o, t0, t1);
 	} else if (r == ETIMEDOUT) {
 		timed_out(o, t1 - t0);
 	}
+	rt_sync_own(t, t1);
 	return r;
 }
 
@@ -350,8 +387,12 @@ RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct rt_thread *t = measuring();
 
-	if (t)
-		excl_release(t, rt_sync_get(m, SPROF_SYNC_MUTEX, SITE), 1);
+	if (t) {
+		struct rt_sync_obj *o = rt_sync_get(m, SPROF_SYNC_MUTEX, SITE);
+
+		excl_release(t, o, 1);
+		mutex_released(o, m);
+	}
 	return REAL(pthread_mutex_unlock)(m);
 }
 
@@ -373,7 +414,7 @@ RT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
 	struct rt_thread *t = measuring();
 	struct rt_sync_obj *o;
-	uint64_t t0 = 0;
+	uint64_t t0 = 0, t1;
 	int r, waited;
 
 	if (!t)
@@ -389,8 +430,11 @@ RT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 		return r;
 	o = rt_sync_get((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE);
 	excl_acquired(t, o);
-	if (unlikely(waited))
-		excl_waited(t, o, rt_now() - t0);
+	if (unlikely(waited)) {
+		t1 = rt_now();
+		excl_waited(t, o, t1 - t0);
+		rt_sync_own(t, t1);
+	}
 	return r;
 }
 
@@ -461,7 +505,7 @@ static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, struct d
 		   uintptr_t site)
 {
 	struct rt_sync_obj *o;
-	uint64_t t0, w;
+	uint64_t t0, t1;
 	int r = rw_try_real(l, write);
 
 	if (r != 0 && r != EBUSY)
@@ -474,13 +518,14 @@ static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, struct d
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
 	r = rw_block_real(l, write, d);
-	w = rt_now() - t0;
+	t1 = rt_now();
 	if (r == 0) {
 		rw_acquired(t, o, write);
-		shared_waited(t, o, w);
+		shared_waited(t, o, t1 - t0);
 	} else if (r == ETIMEDOUT) {
-		timed_out(o, w);
+		timed_out(o, t1 - t0);
 	}
+	rt_sync_own(t, t1);
 	return r;
 }
 
@@ -622,7 +667,7 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 	struct rt_sync_obj *oc = rt_sync_get(c, SPROF_SYNC_COND, site);
 	struct rt_sync_obj *om = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
 	uint32_t depth;
-	uint64_t t0, w;
+	uint64_t t0, t1, w;
 	int r;
 
 	add(&oc->contended, 1);
@@ -632,7 +677,8 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 	TRACE(t, oc, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
 	r = cond_wait_real(c, m, d);
-	w = rt_now() - t0;
+	t1 = rt_now();
+	w = t1 - t0;
 	om->depth = depth + 1; /* ours again */
 	if (r == 0) {
 		TRACE(t, oc, STRC_SYNC_DONE, ld(&oc->releases) + ld(&oc->broadcasts));
@@ -643,6 +689,7 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 	} else if (r == ETIMEDOUT) {
 		timed_out(oc, w);
 	}
+	rt_sync_own(t, t1);
 	return r;
 }
 
@@ -722,7 +769,8 @@ RT_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 /*
  * MPI_Barrier's rule: gather, then broadcast. Without measurement the barrier opens when the
  * last thread arrives there, at A = max over threads of (arrival - delay); measured, it opened at
- * M = max of the measured arrivals. A thread that leaves at t1 left t1 - M after the opening,
+ * M = max of the measured arrivals, each taken as the thread enters the real call (after this
+ * bookkeeping, which delays the opening too; sync_rule_barrier). A thread that leaves at t1 left t1 - M after the opening,
  * and without measurement would leave as long after A: its delay becomes M - A (the x_s of the
  * rule, which also keeps min(x + w, .)). Each generation (arrivals / count) has its two maxima in
  * cells tagged with the generation; two sets of cells suffice, since a generation starts only
@@ -751,12 +799,14 @@ static int64_t barrier_arrive(struct rt_thread *t, struct rt_sync_obj *o, uint64
 	gen = full & 0xff;
 	TRACE(t, o, STRC_SYNC_RELEASE, full);
 	a = (int64_t)(now - rt_start_ticks) - rt_sync_x(t);
-	atomic_max_tagged(&o->late_m[gen & 1], gen, now - rt_start_ticks);
 	/* The latest approximated arrival's probe-cost part, for the report's pricing: two threads
 	 * that raise the maximum at the same moment may store theirs in the other order, which
 	 * only misprices the difference of their parts by the in-run recalibration's change. */
 	if (atomic_max_tagged(&o->late_a[gen & 1], gen, (uint64_t)(a > 0 ? a : 0)))
 		atomic_store_explicit(&o->late_q[gen & 1], rt_sync_xq(t), RELAXED);
+	TRACE(t, o, STRC_SYNC_WAIT, 0);
+	/* measured arrival: now, after this bookkeeping, as the thread enters the real call */
+	atomic_max_tagged(&o->late_m[gen & 1], gen, rt_now() - rt_start_ticks);
 	return (int64_t)full;
 }
 
@@ -789,13 +839,12 @@ RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	t->sync.ops++;
 	t0 = rt_now();
 	gen = barrier_arrive(t, o, t0);
-	if (gen >= 0)
-		TRACE(t, o, STRC_SYNC_WAIT, 0);
 	r = REAL(pthread_barrier_wait)(b);
 	t1 = rt_now();
 	add(&o->acquires, 1);
 	note_wait(o, t1 - t0);
 	barrier_leave(t, o, gen, t1 - t0);
+	rt_sync_own(t, t1);
 	return r;
 }
 
@@ -820,7 +869,7 @@ static int sem_wait_measured(struct rt_thread *t, sem_t *s, struct deadline d, u
 {
 	struct rt_sync_obj *o = rt_sync_get(s, SPROF_SYNC_SEM, site);
 	int saved = errno, r;
-	uint64_t t0, w;
+	uint64_t t0, t1;
 
 	t->sync.ops++;
 	if (REAL(sem_trywait)(s) == 0) {
@@ -833,13 +882,14 @@ static int sem_wait_measured(struct rt_thread *t, sem_t *s, struct deadline d, u
 	errno = saved;
 	t0 = rt_now();
 	r = sem_wait_real(s, d);
-	w = rt_now() - t0;
+	t1 = rt_now();
 	if (r == 0) {
 		add(&o->acquires, 1);
-		shared_waited(t, o, w);
+		shared_waited(t, o, t1 - t0);
 	} else if (errno == ETIMEDOUT) {
-		timed_out(o, w);
+		timed_out(o, t1 - t0);
 	}
+	rt_sync_own(t, t1);
 	return r;
 }
 

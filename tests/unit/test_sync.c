@@ -82,6 +82,62 @@ static void test_barrier(void **state)
 	assert_int_equal(260 - sync_rule_wait(10, 150, x_s, &w_c), 210); /* latency 10 kept */
 }
 
+/*
+ * The wrapper's bookkeeping at a barrier. True: F arrives at 100, L at 300, the barrier opens at
+ * 300; L returns at 301 (the real call), F at 310 (a wake-up of 10). Measured: F's probes add 20
+ * (arrives at 120), L's 60 (arrives at 360); L's arrival bookkeeping takes 5, so the barrier
+ * opens at 365; F returns at 375, L at 366; each then spends 4 in the wrapper (F leaves at 379,
+ * L at 370). Compensated leaving times must be the true 310 and 301.
+ */
+static void test_barrier_own(void **state)
+{
+	int64_t a = 360 - 60 > 120 - 20 ? 360 - 60 : 120 - 20, w_c;
+	int64_t x_s = sync_rule_barrier(365, a); /* measured at entry into the real call */
+	int64_t x_f = sync_rule_wait(20, 375 - 120, x_s, &w_c) + sync_rule_own(375, 379, 0);
+	int64_t x_l = sync_rule_wait(60, 366 - 360, x_s, &w_c) + sync_rule_own(366, 370, 0);
+
+	(void)state;
+	assert_int_equal(x_s, 65);
+	assert_int_equal(379 - x_f, 310);
+	assert_int_equal(370 - x_l, 301);
+	/* measured at arrival and without the wrappers' own time (before 2026-11-22 08:10): F
+	 * leaves 9 late, the bookkeeping's 5 + 4 */
+	assert_int_equal(379 - sync_rule_wait(20, 375 - 120, sync_rule_barrier(360, a), &w_c), 319);
+	/* the clock read adds; a clock that did not advance gives the read alone */
+	assert_int_equal(sync_rule_own(375, 379, 20), 24);
+	assert_int_equal(sync_rule_own(375, 375, 20), 20);
+	assert_int_equal(sync_rule_own(375, 370, 20), 20);
+}
+
+/*
+ * A mutex and the wake-up latency. A holds the lock from 1000 (delay 100) to 1047 (delay 129:
+ * its probes added 29 to a hold of 18); a sleeper runs again 75 after the release. B (delay 100)
+ * arrives at 1030, after the release in approximated time (930 against 918): without
+ * measurement it takes the lock at once, at 930, so its delay must become 1122 - 930 = 192, its
+ * whole wait. Arriving at 1010 (910, before 918) it waits in both runs and wakes as late after
+ * the release: its delay becomes A's, 129.
+ */
+static void test_lock_woken(void **state)
+{
+	int64_t w_c;
+
+	(void)state;
+	assert_int_equal(sync_rule_woken(100, 1122 - 1030, 1047 - 1030, 129, &w_c), 192);
+	assert_int_equal(w_c, 0);
+	assert_int_equal(sync_rule_wait(100, 1122 - 1030, 129, &w_c), 129); /* 63 too little */
+	assert_int_equal(sync_rule_woken(100, 1122 - 1010, 1047 - 1010, 129, &w_c), 129);
+	assert_int_equal(w_c, 1122 - 1010 - 29);
+	/* the release's time unknown (d = w): the rule without it */
+	assert_int_equal(sync_rule_woken(100, 92, 92, 129, &w_c), sync_rule_wait(100, 92, 129, &w_c));
+	/* a releaser more delayed than the whole wait: the waiter keeps its own, as before */
+	assert_int_equal(sync_rule_woken(100, 92, 17, 500, &w_c), 192);
+	/* d beyond w is taken as w */
+	assert_int_equal(sync_rule_woken(100, 92, 200, 129, &w_c), 129);
+	/* the probe-cost part follows the delay taken */
+	assert_int_equal(sync_rule_q(100, 92, 192, 60, 90), 60);
+	assert_int_equal(sync_rule_q(100, 112, 129, 60, 90), 90);
+}
+
 /* pthread_join takes the exiting thread's delay when it ended the wait. */
 static void test_join(void **state)
 {
@@ -470,6 +526,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handoff),      cmocka_unit_test(test_no_wait),
 		cmocka_unit_test(test_wait_grows),   cmocka_unit_test(test_barrier),
+		cmocka_unit_test(test_barrier_own), cmocka_unit_test(test_lock_woken),
 		cmocka_unit_test(test_join),         cmocka_unit_test(test_join_late),
 		cmocka_unit_test(test_join_waited),  cmocka_unit_test(test_read_good),
 		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
