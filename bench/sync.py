@@ -165,10 +165,15 @@ def print_comp(rows, pin):
           "\n not cover)")
     print("\nPer round (worker 0's median round in us; parallel: the sync run's median round less"
           "\nthe delay removed per round, main's final delay over the rounds; robust to the rare"
-          "\nrounds a loaded machine stretches, which the elapsed times above are not)")
+          "\nrounds a loaded machine stretches, which the elapsed times above are not; not for"
+          "\nlock, whose few contended rounds carry the delays it inherits)")
     print("%-8s %9s %9s %9s %9s %9s %9s" % ("program", "plain", "hooks", "measured", "parallel",
                                             "err par", "vs hooks"))
     for r in rows:
+        if r["mode"] == "lock":
+            print("%-8s %9.2f %9.2f %9.2f %9s %9s %9s" % (
+                r["mode"], r["r_t"] / 1e3, r["r_h"] / 1e3, r["r_m"] / 1e3, "-", "-", "-"))
+            continue
         print("%-8s %9.2f %9.2f %9.2f %9.2f %8.1f%% %8.1f%%" % (
             r["mode"], r["r_t"] / 1e3, r["r_h"] / 1e3, r["r_m"] / 1e3, r["r_par"] / 1e3,
             pct(r["r_par"], r["r_t"]), pct(r["r_par"], r["r_h"])))
@@ -214,10 +219,12 @@ def comp_errors(pin):
 
 def summary(rows):
     return ", ".join("%s %+.1f%% (%+.1f%% vs hooks, %+.1f%% at in-situ cost, %+.1f%% without "
-                     "run-queue delay, %.0f/%.0f%% of rounds on one CPU; per round %+.1f%%)" % (
+                     "run-queue delay, %.0f/%.0f%% of rounds on one CPU%s)" % (
                          r["mode"], pct(r["par"], r["t"]), pct(r["par"], r["h"]),
                          pct(r["par_situ"], r["t"]), pct(r["par_q"], r["t_q"]), 100 * r["sh_t"],
-                         100 * r["sh_par"], pct(r["r_par"], r["r_t"])) for r in rows)
+                         100 * r["sh_par"],
+                         "" if r["mode"] == "lock" else
+                         "; per round %+.1f%%" % pct(r["r_par"], r["r_t"])) for r in rows)
 
 
 # BENCH_SYNC_PIN: the placements compared, comma-separated (none, apart, together)
@@ -225,7 +232,21 @@ pins = [p for p in os.environ.get("BENCH_SYNC_PIN", "none,apart").split(",") if 
 for p in pins:
     if p not in PLACEMENTS:
         raise SystemExit("sync.py: BENCH_SYNC_PIN: unknown placement '%s'" % p)
+def wake_costs():
+    """bench/sync_wake.c: the waker's FUTEX_WAKE and the sleeper's wake-up latency (medians of
+    2000), by how long the sleeper slept."""
+    p = subprocess.run([os.path.join(B, "sync_wake"), "2000", "5", "20", "40", "100", "400"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit("sync.py: sync_wake failed: " + p.stderr)
+    print("\nFutex wake-up by sleep (medians of 2000; the waker on another CPU)")
+    print("%-10s %12s %12s" % ("slept us", "wake call", "latency"))
+    for us, w, lat in re.findall(r"sleep_us (\d+) wake_ns (\d+) latency_ns (\d+)", p.stdout):
+        print("%-10s %10.2f us %9.2f us" % (us, int(w) / 1e3, int(lat) / 1e3))
+
+
 figs = {} if os.environ.get("BENCH_SYNC_PAIR") == "0" else pair_costs()
+wake_costs()
 results = [(p, comp_errors(p)) for p in pins]
 if figs:
     print("\nsync: mutex pair +%.1f ns, spin pair +%.1f ns (--sync), +%.1f ns without --sync" % (

@@ -8,12 +8,16 @@
 #   parallel, so the compensation runs are never pinned; BENCH_SYNC_ROUNDS=5000,
 #   BENCH_SYNC_WORK=200 (sync_comp.c's arguments: 40-110 ms programs on an idle machine, long
 #   enough that scheduling noise is a small part of them and that the run's probe costs come
-#   from its in-run calibration batches).
+#   from its in-run calibration batches). BENCH_SYNC_PIN=none,apart: the placements of the
+#   workers compared (none: the scheduler's; apart: one CPU each; together: one CPU for both);
+#   BENCH_SYNC_COMPARE=LIBSONDE: the sync runs again, side by side, with that runtime;
+#   BENCH_SYNC_PAIR=0: no lock/unlock pair costs. bench/sync_wake.c: what a futex wake-up costs.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 bench_setup sync.sh
 "$SONDE" cc -- $CC -O2 -o "$B/sync_pair" bench/sync_pair.c -lpthread
 $CC -O2 -o "$B/sync_comp.base" bench/sync_comp.c -lpthread
+$CC -O2 -o "$B/sync_wake" bench/sync_wake.c -lpthread
 "$SONDE" cc -- $CC -O2 -o "$B/sync_comp.inst" bench/sync_comp.c -lpthread
 exec python3 bench/sync.py "$B" "$SONDE" "${BENCH_SYNC_ROUNDS:-5000}" "${BENCH_SYNC_WORK:-200}"
