@@ -68,13 +68,15 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_SAMPLE: return "SAMPLE";
 	case SPROTO_COSTS: return "COSTS";
 	case SPROTO_COSTS_REPLY: return "COSTS_REPLY";
+	case SPROTO_RESOURCES: return "RESOURCES";
+	case SPROTO_RESOURCES_REPLY: return "RESOURCES_REPLY";
 	default: return NULL;
 	}
 }
 
 int sproto_is_request(uint16_t type)
 {
-	return type >= SPROTO_HELLO && type <= SPROTO_PROFILE_END;
+	return type >= SPROTO_HELLO && type <= SPROTO_RESOURCES;
 }
 
 /* HELLO, its reply and ERROR keep their payloads in every version: a peer of another version
@@ -223,6 +225,12 @@ static const char *action_target_problem(const struct sproto_action *a)
 						      : NULL;
 	if (a->prim == SPROTO_PROFILE)
 		return a->target ? "PROFILE takes no target" : !a->value ? "PROFILE of address 0" : NULL;
+	if (a->prim == SPROTO_RECORD)
+		return a->when != SPROTO_AT_ENTRY ? "RECORD is an entry action"
+		       : a->target >= SPROTO_OBJ_KINDS ? "RECORD of an unknown kind"
+		       : a->value != SPROTO_RECORD_USE && a->value != SPROTO_RECORD_INIT
+			       ? "RECORD's value is 0 (a use) or 1 (an initialisation)"
+			       : NULL;
 	if (a->prim == SPROTO_ADD_RET || a->prim == SPROTO_TADD_RET) {
 		if (a->when != SPROTO_AT_EXIT || a->value)
 			return "ADD_RET and TADD_RET are exit actions without a value";
@@ -509,6 +517,55 @@ static int dec_costs(struct rd *r, struct sproto_costs *c, char *err, size_t cap
 	return 0;
 }
 
+static int dec_resources(struct rd *r, struct sproto_resources *q, char *err, size_t cap)
+{
+	q->kinds = rd_u32(r);
+	if (r->bad || !q->kinds || (q->kinds >> SPROTO_OBJ_KINDS))
+		return fail(err, cap, "RESOURCES: bad kinds", NULL);
+	return 0;
+}
+
+/* One entry of a RESOURCES_REPLY at p (32 bytes, there). */
+static void get_object(const uint8_t *p, struct sproto_object *e)
+{
+	e->addr = get_le(p, 8);
+	e->uses = get_le(p + 8, 8);
+	e->inits = (uint32_t)get_le(p + 16, 4);
+	e->kind = p[20];
+	e->site = get_le(p + 24, 8);
+}
+
+/* Entries in increasing (kind, address) order, so each object comes once. */
+static int dec_objects(struct rd *r, struct sproto_objects *o, char *err, size_t cap)
+{
+	struct sproto_object e, prev = { 0 };
+	uint32_t i, k;
+
+	o->n = rd_u32(r);
+	o->slots = rd_u32(r);
+	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
+		o->dropped[k] = rd_u64(r);
+	if (r->bad || o->n > SPROTO_MAX_OBJECTS || o->slots > SPROTO_MAX_OBJECTS || o->n > o->slots)
+		return fail(err, cap, "RESOURCES_REPLY: bad header", NULL);
+	o->entries = rd_bytes(r, (size_t)o->n * 32);
+	if (!o->entries)
+		return fail(err, cap, "RESOURCES_REPLY: entries cut short", NULL);
+	for (i = 0; i < o->n; i++) {
+		const uint8_t *p = o->entries + 32 * (size_t)i;
+
+		get_object(p, &e);
+		if (p[21] || p[22] || p[23])
+			return fail(err, cap, "RESOURCES_REPLY: reserved field set", NULL);
+		if (e.kind >= SPROTO_OBJ_KINDS || !e.addr || e.addr >= SPROTO_OBJ_ADDR_LIMIT ||
+		    (!e.uses && !e.inits))
+			return fail(err, cap, "RESOURCES_REPLY: bad entry", NULL);
+		if (i && (e.kind < prev.kind || (e.kind == prev.kind && e.addr <= prev.addr)))
+			return fail(err, cap, "RESOURCES_REPLY: entries out of order", NULL);
+		prev = e;
+	}
+	return 0;
+}
+
 static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err, size_t cap)
 {
 	switch (type) {
@@ -525,6 +582,8 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_LIST_REPLY: return dec_list(r, &m->u.list, err, cap);
 	case SPROTO_SAMPLE: return dec_sample(r, &m->u.sample, err, cap);
 	case SPROTO_COSTS_REPLY: return dec_costs(r, &m->u.costs, err, cap);
+	case SPROTO_RESOURCES: return dec_resources(r, &m->u.resources, err, cap);
+	case SPROTO_RESOURCES_REPLY: return dec_objects(r, &m->u.objects, err, cap);
 	case SPROTO_COSTS:
 	case SPROTO_LIST:
 	case SPROTO_PAUSE:
@@ -582,6 +641,15 @@ void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sprot
 	e->delta = (int64_t)get_le(p + 16, 8);
 }
 
+void sproto_object(const struct sproto_objects *o, uint32_t i, struct sproto_object *e)
+{
+	if (i >= o->n) {
+		memset(e, 0, sizeof(*e));
+		return;
+	}
+	get_object(o->entries + 32 * (size_t)i, e);
+}
+
 /* ---- writing ---- */
 
 void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type)
@@ -636,7 +704,7 @@ size_t sproto_end(struct sproto_buf *b)
 	if (type == SPROTO_LIST_REPLY) {
 		put_le(b->p + b->count_at, b->n1, 4);
 		put_le(b->p + b->count_at + 4, b->n2, 4);
-	} else if (type == SPROTO_SAMPLE) {
+	} else if (type == SPROTO_SAMPLE || type == SPROTO_RESOURCES_REPLY) {
 		put_le(b->p + b->count_at, b->n1, 4);
 	}
 	return b->len;
@@ -893,5 +961,53 @@ void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e
 	sproto_u32(b, e->flags);
 	sproto_u64(b, (uint64_t)e->value);
 	sproto_u64(b, (uint64_t)e->delta);
+	b->n1++;
+}
+
+size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds)
+{
+	struct sproto_buf b;
+
+	if (!kinds || (kinds >> SPROTO_OBJ_KINDS))
+		return 0;
+	sproto_begin(&b, mem, cap, SPROTO_RESOURCES);
+	sproto_u32(&b, kinds);
+	return sproto_end(&b);
+}
+
+void sproto_objects_begin(struct sproto_buf *b, void *mem, size_t cap, uint32_t slots,
+			  const uint64_t dropped[SPROTO_OBJ_KINDS])
+{
+	uint32_t k;
+
+	sproto_begin(b, mem, cap, SPROTO_RESOURCES_REPLY);
+	b->count_at = b->len;
+	sproto_u32(b, 0);
+	sproto_u32(b, slots);
+	b->n2 = slots;
+	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
+		sproto_u64(b, dropped[k]);
+}
+
+/* The reader's rules, kept by the writer too: a refused entry makes the message 0. */
+void sproto_objects_add(struct sproto_buf *b, const struct sproto_object *e)
+{
+	struct sproto_object prev = { 0 };
+
+	if (b->n1 && !b->overflow)
+		get_object(b->p + b->len - 32, &prev);
+	if (e->kind >= SPROTO_OBJ_KINDS || !e->addr || e->addr >= SPROTO_OBJ_ADDR_LIMIT ||
+	    (!e->uses && !e->inits) || b->n1 >= b->n2 || b->n1 >= SPROTO_MAX_OBJECTS ||
+	    (b->n1 && (e->kind < prev.kind || (e->kind == prev.kind && e->addr <= prev.addr)))) {
+		b->overflow = 1;
+		return;
+	}
+	sproto_u64(b, e->addr);
+	sproto_u64(b, e->uses);
+	sproto_u32(b, e->inits);
+	sproto_u8(b, e->kind);
+	sproto_u8(b, 0);
+	sproto_u16(b, 0);
+	sproto_u64(b, e->site);
 	b->n1++;
 }

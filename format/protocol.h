@@ -17,9 +17,10 @@
 
 #define SPROTO_MAGIC 0x43444e53u /* "SNDC" in the byte stream */
 /* 2: COSTS (version 1 had no way to ask what the primitives cost); 3: ADD_RET, TADD_RET (the
- * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only, every N), 32 actions a point */
-#define SPROTO_VERSION 4
-#define SPROTO_VERSION_TEXT "4"
+ * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only, every N), 32 actions a point;
+ * 5: the RECORD primitive and RESOURCES / RESOURCES_REPLY (the sync objects the process used) */
+#define SPROTO_VERSION 5
+#define SPROTO_VERSION_TEXT "5"
 #define SPROTO_HEADER_SIZE 12
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
@@ -67,14 +68,14 @@ enum sproto_type {
 	SPROTO_COSTS = 11,         /* empty; reply COSTS_REPLY (version 2) */
 	SPROTO_PROFILE_BEGIN = 12, /* a directory: an attached runtime starts a profile */
 	SPROTO_PROFILE_END = 13,   /* empty: every point cleared, the profile written */
-	SPROTO_RESOURCES = 14,     /* reserved: list sync objects and files; reply RESOURCES_REPLY */
+	SPROTO_RESOURCES = 14,     /* the objects RECORD saw, by kind; reply RESOURCES_REPLY (v5) */
 	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
 	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
 	SPROTO_OK = 0x83,          /* the request (its type) was done */
 	SPROTO_ERROR = 0x84,       /* the request (its type) was refused: one line of text */
 	SPROTO_SAMPLE = 0x85,      /* unrequested, every bucket: the enabled metrics' values */
 	SPROTO_COSTS_REPLY = 0x86, /* what primitives and trampolines cost here (version 2) */
-	SPROTO_RESOURCES_REPLY = 0x87, /* reserved: sync objects and files seen so far */
+	SPROTO_RESOURCES_REPLY = 0x87, /* the objects seen since the session began (version 5) */
 };
 
 /* Instrumentation: an action is {when, primitive, target, value, optional predicate}. */
@@ -95,6 +96,9 @@ enum sproto_prim {
 	SPROTO_ADD_RET = 11,   /* counter[target] += rax when rax > 0 (signed; at exit only;
 				* version 3) */
 	SPROTO_TADD_RET = 12,  /* this thread's counter[target] += rax when rax > 0 (version 3) */
+	SPROTO_RECORD = 13,    /* arg[0], an object of kind `target`, into the process's object table
+				* (entry only): value 0 a use, counted; 1 its initialisation, the
+				* call's return address kept as its site (version 5) */
 	SPROTO_PRIM_COUNT
 };
 enum sproto_pred {
@@ -118,6 +122,17 @@ enum sproto_term_kind {
 	SPROTO_TERM_TCOUNTER = 4, /* a thread counter, over the threads (or one thread) */
 	SPROTO_TERM_KIND_COUNT
 };
+
+/* Kinds of objects RECORD keeps apart (the tool's /SyncObject kinds). */
+enum sproto_obj_kind {
+	SPROTO_OBJ_MUTEX = 0, SPROTO_OBJ_RWLOCK = 1, SPROTO_OBJ_COND = 2, SPROTO_OBJ_BARRIER = 3,
+	SPROTO_OBJ_SEM = 4,
+	SPROTO_OBJ_KINDS
+};
+#define SPROTO_RECORD_USE 0
+#define SPROTO_RECORD_INIT 1
+#define SPROTO_OBJ_ADDR_LIMIT (1ull << 56) /* an address at or above it is not recorded */
+#define SPROTO_MAX_OBJECTS 8192             /* entries of a RESOURCES_REPLY (the table's size) */
 
 /* HELLO_REPLY flags */
 #define SPROTO_F_AT_START 0x1u /* started with the process (sonde run --dynamic), not attached */
@@ -248,6 +263,29 @@ struct sproto_costs {
 	struct sproto_cost c[SPROTO_MAX_COSTS];
 };
 
+/* RESOURCES: which kinds are wanted (bit k: sproto_obj_kind k; at least one). */
+struct sproto_resources {
+	uint32_t kinds;
+};
+
+/* RESOURCES_REPLY: read entries with sproto_object after sproto_decode. */
+struct sproto_objects {
+	uint32_t n;        /* entries */
+	uint32_t slots;    /* the table's size (0: nothing was ever recorded, no table) */
+	uint64_t dropped[SPROTO_OBJ_KINDS]; /* recordings not kept since the session began: the
+					     * table full around the object's place, or an address
+					     * out of range */
+	const uint8_t *entries;
+};
+
+struct sproto_object {
+	uint64_t addr;  /* the object's address (arg[0]) */
+	uint64_t uses;  /* RECORD uses since the session began */
+	uint32_t inits; /* RECORD initialisations since the session began */
+	uint8_t kind;   /* sproto_obj_kind */
+	uint64_t site;  /* the return address of its last initialisation seen; 0: none seen */
+};
+
 struct sproto_msg {
 	struct sproto_header h;
 	union {
@@ -262,6 +300,8 @@ struct sproto_msg {
 		struct sproto_list list;
 		struct sproto_sample sample;
 		struct sproto_costs costs;
+		struct sproto_resources resources;
+		struct sproto_objects objects;
 	} u;
 };
 
@@ -282,6 +322,7 @@ int sproto_decode(const struct sproto_header *h, const void *payload, struct spr
 int sproto_list_module(const struct sproto_list *l, size_t *off, struct sproto_module *m);
 uint32_t sproto_list_tid(const struct sproto_list *l, uint32_t i);
 void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sproto_sample_entry *e);
+void sproto_object(const struct sproto_objects *o, uint32_t i, struct sproto_object *e);
 
 const char *sproto_type_name(uint16_t type);
 int sproto_is_request(uint16_t type);
@@ -321,6 +362,15 @@ size_t sproto_put_profile_begin(void *mem, size_t cap, const char *dir);
 size_t sproto_put_ok(void *mem, size_t cap, uint16_t request);
 /* The text is cut at SPROTO_MAX_TEXT bytes and at its first newline. */
 size_t sproto_put_error(void *mem, size_t cap, uint16_t request, const char *text);
+
+/* RESOURCES: kinds a mask of bits below SPROTO_OBJ_KINDS, not 0; else 0. */
+size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds);
+
+/* RESOURCES_REPLY, built in place: begin, entries, then sproto_end (0 when one was invalid:
+ * kind out of range, address 0 or above SPROTO_OBJ_ADDR_LIMIT, more than SPROTO_MAX_OBJECTS). */
+void sproto_objects_begin(struct sproto_buf *b, void *mem, size_t cap, uint32_t slots,
+			  const uint64_t dropped[SPROTO_OBJ_KINDS]);
+void sproto_objects_add(struct sproto_buf *b, const struct sproto_object *e);
 
 /* LIST_REPLY, built in place: begin, modules, then thread ids, then sproto_end. */
 void sproto_list_begin(struct sproto_buf *b, void *mem, size_t cap);

@@ -12,6 +12,7 @@
  * starts it held before main (as sonde run --dynamic does) and waits for it after the watch.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "dyn/heap_objs.h"
 #include "dyn/launch.h"
 #include "dyn/resources.h"
 #include "dyn/session.h"
@@ -605,10 +607,96 @@ static int watch_program(const struct watch_opts *o, const struct mdl_lib *lib)
 	return r != 0 ? 1 : status;
 }
 
-/* --resources: what a /SyncObject or /Files focus can name in the process now. */
-static int list_resources(pid_t pid)
+/* ---- --resources ---- */
+
+#define HEAP_DEFAULT_S 1.0 /* how long --resources records the objects used, without --for */
+
+static void print_heap_objects(const struct dyn_session *s, const struct dyn_heap_objs *h)
+{
+	char path[96], site[512];
+	size_t i, shown = 0;
+	uint64_t lost = 0;
+
+	for (i = 0; i < h->n; i++) {
+		const struct dyn_heap_obj *o = &h->v[i];
+
+		if (o->in_module) /* a variable: listed above by its name */
+			continue;
+		dyn_heap_path(o, path, sizeof(path));
+		if (dyn_heap_site_name(s, o->site, site, sizeof(site)) != 0)
+			snprintf(site, sizeof(site), "-");
+		printf("%-40s uses %-9" PRIu64 " inits %-3u init at %s\n", path, o->uses,
+		       o->inits, site);
+		shown++;
+	}
+	for (i = 0; i < DYN_RES_SYNC_KINDS; i++)
+		lost += h->dropped[i];
+	if (!shown)
+		printf("no heap sync object used while recorded\n");
+	if (lost)
+		printf("%" PRIu64 " uses not recorded: the runtime's table of %u objects is full\n",
+		       lost, h->slots);
+}
+
+/* Record the objects the process's sync calls take for a while (the RECORD primitive at their
+ * entries), then list those outside the modules' data: heap objects, by address. */
+static int list_heap(const struct watch_opts *o)
+{
+	struct dyn_session s;
+	struct dyn_session_opts so;
+	struct dyn_heap_objs h = { 0 };
+	struct dyn_live *l = NULL;
+	struct dyn_lspec sp;
+	double secs = o->seconds > 0 ? o->seconds : HEAP_DEFAULT_S;
+	char rt[PATH_MAX], err[512];
+	uint64_t t0;
+	int r = -1;
+
+	if (dyn_session_plan(&s, o->pid, NULL, NULL, NULL, NULL, err, sizeof(err)) != 0)
+		return error("watch: %s", err);
+	if (dyn_heap_record_spec(&s, &sp) != 0) {
+		printf("no heap sync object: process %d calls no pthread sync function\n",
+		       (int)o->pid);
+		dyn_session_free(&s);
+		return 0;
+	}
+	if (session_opts(&so, o, rt) != 0 || dyn_session_attach(&s, &so, err, sizeof(err)) != 0) {
+		free(sp.pt);
+		dyn_session_free(&s);
+		return error("watch: %s", err);
+	}
+	l = dyn_live_new(&s);
+	if (dyn_live_add(l, &sp, err, sizeof(err)) >= 0 &&
+	    dyn_live_commit(l, err, sizeof(err)) == 0) {
+		printf("watching process %d's sync calls for %g s: the objects they take\n",
+		       (int)o->pid, secs);
+		fflush(stdout);
+		t0 = mono_ns();
+		r = 0;
+		while (r == 0 && !stop_signal && !s.ended && secs_since(t0) < secs)
+			r = dyn_session_poll(&s, 50, err, sizeof(err)) < 0 ? -1 : 0;
+		if (r == 0 && !s.ended)
+			r = dyn_heap_objects(&s, &h, err, sizeof(err));
+	}
+	free(sp.pt);
+	if (r != 0)
+		error("watch: %s", s.ended ? "the process ended while recording" : err);
+	if (dyn_session_finish(&s, err, sizeof(err)) != 0 && r == 0)
+		r = error("watch: detaching from process %d: %s", (int)o->pid, err);
+	if (r == 0)
+		print_heap_objects(&s, &h);
+	dyn_heap_objs_free(&h);
+	dyn_live_free(l);
+	dyn_session_free(&s);
+	return r;
+}
+
+/* --resources: what a /SyncObject or /Files focus can name in the process now: its variables
+ * and files, then the heap objects it uses (recorded for --for, default 1 s). */
+static int list_resources(const struct watch_opts *o)
 {
 	struct dyn_resources r;
+	pid_t pid = o->pid;
 	char err[512];
 	size_t i;
 
@@ -624,7 +712,8 @@ static int list_resources(pid_t pid)
 	if (!r.n)
 		printf("no sync object among the data of process %d, no file open\n", (int)pid);
 	dyn_resources_free(&r);
-	return 0;
+	fflush(stdout);
+	return list_heap(o) == 0 ? 0 : 1;
 }
 
 int cmd_watch(int argc, char **argv)
@@ -636,8 +725,10 @@ int cmd_watch(int argc, char **argv)
 
 	if (r != 0)
 		return r > 0 ? 0 : EXIT_USAGE;
-	if (o.resources)
-		return list_resources(o.pid);
+	if (o.resources) {
+		catch_stop_signals();
+		return list_resources(&o);
+	}
 	lib = mdl_load_all(o.file, err, sizeof(err));
 	if (!lib)
 		return error("%s", err), 1;

@@ -107,6 +107,15 @@ void dyn_counters_reset(void);
  * (SPROTO_COUNTER_PHASE_*), for a tool that follows phases live (sonde consult). */
 void dyn_note_phase(const char *name);
 
+/* ---- the object table of RECORD (objects.c) ---- */
+/* An object of the kind (sproto_obj_kind) at addr: a use counted, or (init) an initialisation
+ * whose call returns to site (0: unknown). Async-signal-safe, lock-free, no allocation. */
+void dyn_record(unsigned kind, uint64_t addr, int init, uint64_t site);
+/* A session begins: the figures sent from now start at the counts now (control thread). */
+void dyn_objects_reset(void);
+/* A RESOURCES_REPLY of the kinds wanted (a mask) into buf: its size, 0 when it did not fit. */
+size_t dyn_objects_reply(void *buf, size_t cap, uint32_t kinds);
+
 /* ---- per-thread state: timers and the shadow stack (thread.c) ---- */
 
 /*

@@ -133,9 +133,21 @@ static void profile_op(const struct dyn_action *a, struct dyn_thread *t, int at_
 	__asm__ volatile("subl $1, %0" : "+m"(t->in_profile) : : "memory");
 }
 
-/* At entry: regs, the arguments; at exit: retval (NULL: none, the call was unwound). */
+/* The first argument, an object's address, into the object table (entry actions only). */
+static __attribute__((noinline)) void record_op(const struct dyn_action *a,
+					       const struct sonde_regs *regs, uint64_t site)
+{
+	if (regs)
+		dyn_record(a->target, regs->rdi, a->value == SPROTO_RECORD_INIT, site);
+}
+
+/*
+ * At entry: regs, the arguments, and site, where the call returns (0 at a call site); at exit:
+ * retval (NULL: none, the call was unwound).
+ */
 static inline void run_actions(const struct dyn_action *a, unsigned n, struct dyn_thread *t,
-			       const struct sonde_regs *regs, const int64_t *retval, int at_exit)
+			       const struct sonde_regs *regs, const int64_t *retval, int at_exit,
+			       uint64_t site)
 {
 	for (; n; n--, a++) {
 		if (a->pred != SPROTO_PRED_NONE && !pred_holds(a, t, regs, retval))
@@ -144,6 +156,8 @@ static inline void run_actions(const struct dyn_action *a, unsigned n, struct dy
 			counter_op(a);
 		else if (a->prim == SPROTO_PROFILE)
 			profile_op(a, t, at_exit);
+		else if (unlikely(a->prim == SPROTO_RECORD))
+			record_op(a, regs, site);
 		else if (unlikely(a->prim >= SPROTO_ADD_RET))
 			retval_op(a, t, at_exit && retval ? *retval : 0);
 		else
@@ -266,6 +280,15 @@ static inline int shadow_pop(struct dyn_thread *t, uint64_t *slot, struct dyn_fr
 
 /* ---- the entry points ---- */
 
+/* Where the call returns: its caller (0 at a call site, or when a hooked call tail-called this
+ * one: its slot holds the return trampoline already). */
+static inline uint64_t caller_of(const uint64_t *ret_slot)
+{
+	uint64_t ret = ret_slot ? *ret_slot : 0;
+
+	return ret == ret_tramp() ? 0 : ret;
+}
+
 static RT_COLD struct dyn_thread *self_slow(void)
 {
 	struct dyn_thread *t = dyn_thread_new();
@@ -295,7 +318,7 @@ entry_active(const struct dyn_prog *p, uint32_t point, const struct sonde_regs *
 			return;
 		}
 	}
-	run_actions(p->act, p->n_entry, t, regs, NULL, 0);
+	run_actions(p->act, p->n_entry, t, regs, NULL, 0, caller_of(ret_slot));
 	if (hook && likely(t)) /* exit actions make needs_thread: t is there */
 		shadow_push(t, point, ret_slot);
 }
@@ -351,7 +374,7 @@ RT_EXPORT RT_HOT uint64_t sonde__dyn_exit(struct sonde_retregs *r)
 	if (p && p->n_exit) {
 		int64_t rv = (int64_t)r->rax;
 
-		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, &rv, 1);
+		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, &rv, 1, 0);
 	}
 	return f.ret;
 }
@@ -367,7 +390,7 @@ static void close_frame(struct dyn_thread *t, struct dyn_frame *f)
 	dyn_barrier();
 	p = atomic_load_explicit(&dyn_points[f->point % DYN_POINT_SLOTS], memory_order_acquire);
 	if (p && p->n_exit)
-		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, NULL, 1);
+		run_actions(p->act + p->n_entry, p->n_exit, t, NULL, NULL, 1, 0);
 }
 
 /*

@@ -110,7 +110,8 @@ void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
 				p->n_entry++;
 			else
 				p->n_exit++;
-			if (ps->act[i].prim >= SPROTO_START_WALL ||
+			if ((ps->act[i].prim >= SPROTO_START_WALL &&
+			     ps->act[i].prim != SPROTO_RECORD) ||
 			    ps->act[i].pred == SPROTO_PRED_TCOUNTER)
 				p->needs_thread = 1;
 		}

@@ -317,6 +317,16 @@ static void on_costs(void)
 	send_msg(sproto_put_costs_reply(srv.out, SPROTO_MAX_MESSAGE, &costs));
 }
 
+static void on_resources(const struct sproto_resources *q)
+{
+	size_t n = dyn_objects_reply(srv.out, SPROTO_MAX_MESSAGE, q->kinds);
+
+	if (n)
+		send_msg(n);
+	else
+		reply_error(SPROTO_RESOURCES, "no memory to sort the objects");
+}
+
 static void on_profile(const struct sproto_msg *m)
 {
 	const char *why = "not an attached runtime: this process is measured from its start";
@@ -359,6 +369,7 @@ static void dispatch(const struct sproto_msg *m)
 	case SPROTO_DETACH: end_session(); atomic_store(&released, 1); srv.detach = 1; break;
 	case SPROTO_PROFILE_BEGIN:
 	case SPROTO_PROFILE_END: on_profile(m); return;
+	case SPROTO_RESOURCES: on_resources(&m->u.resources); return;
 	default: reply_error(type, "not a request"); return;
 	}
 	reply_ok(type);
@@ -637,6 +648,7 @@ int dyn_server_start(const char *ctl_dir, int at_start)
 		srv.next_sweep = 0;
 		end_session();
 		dyn_counters_reset();
+		dyn_objects_reset();
 		dyn_threads_reset();
 		if (start_thread() == 0)
 			return 0;

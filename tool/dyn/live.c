@@ -207,6 +207,8 @@ void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out)
  * session's figures are the thread counters'). */
 static double prim_ns(const struct cost_params *c, uint8_t prim)
 {
+	if (prim == SPROTO_RECORD) /* a hash probe and an atomic add: costed as a shared ADD */
+		return c->prim_ns[MDL_ADD];
 	return prim >= SPROTO_TSET && prim <= SPROTO_TSUB ? c->prim_ns[prim - SPROTO_TSET]
 	       : prim < MDL_PRIM_COUNT ? c->prim_ns[prim] : 0;
 }
@@ -469,6 +471,11 @@ static void map_act(const struct lreq *r, const struct dyn_lact *a, struct sprot
 	memset(o, 0, sizeof(*o));
 	o->when = a->when;
 	o->prim = a->prim;
+	if (a->prim == SPROTO_RECORD) { /* var: the kind of object; value: use or init */
+		o->target = a->var;
+		o->value = a->value;
+		return;
+	}
 	o->target = r->idx[a->var];
 	o->value = a->prim >= SPROTO_TSET && a->prim <= SPROTO_TSUB ? a->value : 0;
 	if (a->pred_var >= 0) {

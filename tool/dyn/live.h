@@ -27,7 +27,8 @@ enum dyn_lvar { DYN_LV_TCOUNTER, DYN_LV_WALL, DYN_LV_CPU };
 
 /* One action of a request: on one of its variables, guarded (pred_var >= 0) by one of its
  * thread counters in the calling thread, or (pred_arg >= 0) by an argument (entry only):
- * `OP k` (SPROTO_EQ ... SPROTO_GE). */
+ * `OP k` (SPROTO_EQ ... SPROTO_GE). SPROTO_RECORD (entry, no guard) is on no variable: var is
+ * the kind of object (sproto_obj_kind), value SPROTO_RECORD_USE or _INIT. */
 struct dyn_lact {
 	uint8_t when; /* SPROTO_AT_ENTRY or SPROTO_AT_EXIT */
 	uint8_t prim; /* SPROTO_TSET, SPROTO_TADD, SPROTO_TSUB, SPROTO_START_WALL ... */

@@ -170,6 +170,12 @@ int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *e
 	return simple(s, msg, len, err, n);
 }
 
+int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
+			struct sproto_msg *m, char *err, size_t n)
+{
+	return request(s, msg, len, want, m, err, n);
+}
+
 static int sampling(struct dyn_session *s, uint64_t ns, char *err, size_t n)
 {
 	uint8_t msg[64];

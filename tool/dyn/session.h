@@ -146,6 +146,10 @@ int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, 
 		       size_t n);
 /* Send a request that is answered OK (samples meanwhile go to on_sample). 0, or -1 with err. */
 int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n);
+/* Send a request whose answer is a reply of type want (decoded into m: its views point into the
+ * connection's buffer until the next receive). 0, or -1 with err (an ERROR among them). */
+int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
+			struct sproto_msg *m, char *err, size_t n);
 /* Receive samples for up to ms. 0; 1 when the process ended (or closed the connection). */
 int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n);
 /*
