@@ -129,14 +129,16 @@ $(UNIT_CALLEES): tests/unit/test_callees.c tool/dyn/callees.c tool/dyn/callees.h
 UNIT_PROTOCOL := $(TEST_BUILD)/test_protocol
 UNIT_DYN := $(TEST_BUILD)/test_dyn
 UNIT_DYN_SERVER := $(TEST_BUILD)/test_dyn_server
+UNIT_DYN_OBJECTS := $(TEST_BUILD)/test_dyn_objects
 UNIT_DYN_ATTACH := $(TEST_BUILD)/test_dyn_attach
 DYN_BENCH := $(TEST_BUILD)/dyn_bench
 DYN_TEST_OBJ := $(patsubst %.c,$(TEST_BUILD)/dyn/%.o,$(wildcard runtime/dyn/*.c)) \
 	$(TEST_BUILD)/dyn/dyn_ret.o $(TEST_BUILD)/dyn/dyn_tramp.o
 DYN_TEST_SRC := tests/unit/dyn_support.c runtime/clock.c runtime/util.c runtime/modinfo.c \
 	format/protocol.c runtime/calib_dyn.c runtime/stats.c runtime/arch/x86_64/dyn_calib_code.c
-UNIT_BINS += $(UNIT_PROTOCOL) $(UNIT_DYN) $(UNIT_DYN_SERVER) $(UNIT_DYN_ATTACH) $(DYN_BENCH)
-UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PROTOCOL)" --unit "$(UNIT_DYN)" \
+UNIT_BINS += $(UNIT_PROTOCOL) $(UNIT_DYN) $(UNIT_DYN_SERVER) $(UNIT_DYN_ATTACH) $(DYN_BENCH) \
+	$(UNIT_DYN_OBJECTS)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_PROTOCOL)" --unit "$(UNIT_DYN)" --unit "$(UNIT_DYN_OBJECTS)" \
 	--unit "$(UNIT_DYN_SERVER)" --unit "$(UNIT_DYN_ATTACH) $(BUILD)/lib/libsonde.so"
 
 $(UNIT_PROTOCOL): tests/unit/test_protocol.c format/protocol.c format/protocol.h
@@ -153,7 +155,7 @@ $(TEST_BUILD)/dyn/dyn_tramp.o: tests/unit/dyn_tramp.S
 	@mkdir -p $(dir $@)
 	$(CC) -c $< -o $@
 
-$(UNIT_DYN) $(UNIT_DYN_SERVER) $(DYN_BENCH): $(TEST_BUILD)/%: tests/unit/%.c $(DYN_TEST_OBJ) \
+$(UNIT_DYN) $(UNIT_DYN_SERVER) $(DYN_BENCH) $(UNIT_DYN_OBJECTS): $(TEST_BUILD)/%: tests/unit/%.c $(DYN_TEST_OBJ) \
 		$(DYN_TEST_SRC) tests/unit/dyn_test.h
 	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c %.o,$^) $(TEST_LIBS) -lpthread -ldl
 

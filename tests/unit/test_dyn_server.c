@@ -321,6 +321,38 @@ static void test_costs(void **state)
 	assert_int_equal(counter(0), 0); /* the counter it used is as it was */
 }
 
+/* RESOURCES (version 5): the objects a RECORD point saw, by kind, in order. */
+static void test_resources(void **state)
+{
+	struct sproto_point_set ps = { .point = P_ADD, .n = 1 };
+	struct sproto_object o;
+	struct sproto_msg m;
+
+	(void)state;
+	hello();
+	ps.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_RECORD, SPROTO_PRED_NONE, 0,
+					    SPROTO_OBJ_MUTEX, 0, SPROTO_RECORD_USE, 0 };
+	expect_ok(sproto_put_point_set(msg, sizeof(msg), &ps), SPROTO_POINT_SET);
+	tr_add(0x9000, 1);
+	tr_add(0x8000, 1);
+	tr_add(0x9000, 1);
+	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg), 1u << SPROTO_OBJ_MUTEX));
+	reply(&m);
+	assert_int_equal(m.h.type, SPROTO_RESOURCES_REPLY);
+	assert_int_equal(m.u.objects.n, 2);
+	sproto_object(&m.u.objects, 0, &o);
+	assert_int_equal(o.addr, 0x8000);
+	assert_int_equal(o.uses, 1);
+	sproto_object(&m.u.objects, 1, &o);
+	assert_int_equal(o.addr, 0x9000);
+	assert_int_equal(o.uses, 2);
+	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg), 1u << SPROTO_OBJ_SEM));
+	reply(&m);
+	assert_int_equal(m.h.type, SPROTO_RESOURCES_REPLY);
+	assert_int_equal(m.u.objects.n, 0);
+	expect_ok(sproto_put_point_clear(msg, sizeof(msg), P_ADD, 1), SPROTO_POINT_CLEAR);
+}
+
 /* ---- refusals ---- */
 
 static void test_hello_first(void **state)
@@ -467,6 +499,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_points_and_samples, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pause_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_frame, setup, teardown),

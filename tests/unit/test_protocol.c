@@ -63,6 +63,13 @@ static void read_any(const uint8_t *p, size_t n)
 	if (h.type == SPROTO_SAMPLE)
 		for (i = 0; i < m.u.sample.n; i++)
 			sproto_sample_entry(&m.u.sample, i, &e);
+	if (h.type == SPROTO_RESOURCES_REPLY)
+		for (i = 0; i < m.u.objects.n; i++) {
+			struct sproto_object o;
+
+			sproto_object(&m.u.objects, i, &o);
+			assert_true(o.addr && o.kind < SPROTO_OBJ_KINDS && (o.uses || o.inits));
+		}
 }
 
 static void check_truncations(size_t n);
@@ -289,7 +296,8 @@ static void test_profile(void **state)
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.h.type, SPROTO_PROFILE_END);
 	assert_true(sproto_is_request(SPROTO_PROFILE_END));
-	assert_false(sproto_is_request(SPROTO_PROFILE_END + 1));
+	assert_true(sproto_is_request(SPROTO_PROFILE_END + 1)); /* RESOURCES (version 5) */
+	assert_false(sproto_is_request(SPROTO_RESOURCES + 1));
 }
 
 static void test_metric(void **state)
@@ -464,9 +472,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 3; /* version 3 of a versioned message: this codec speaks 4 only */
+	buf[4] = 4; /* version 4 of a versioned message: this codec speaks 5 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 5;
+	buf[4] = 6;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -772,6 +780,209 @@ static void test_bit_flips(void **state)
 	}
 }
 
+/* ---- RESOURCES and RESOURCES_REPLY (version 5), the RECORD primitive ---- */
+
+static const uint64_t no_drops[SPROTO_OBJ_KINDS];
+
+/* A reply of three objects: two mutexes (one seen initialised), a semaphore. */
+static size_t sample_objects(uint8_t *mem, size_t cap)
+{
+	static const uint64_t drops[SPROTO_OBJ_KINDS] = { 5, 0, 0, 0, 1 };
+	struct sproto_object o[3] = {
+		{ 0x5555000012a0ull, 1000, 1, SPROTO_OBJ_MUTEX, 0x555500001234ull },
+		{ 0x5555000012d0ull, 0, 1, SPROTO_OBJ_MUTEX, 0x555500001234ull },
+		{ 0x1000, 8, 0, SPROTO_OBJ_SEM, 0 },
+	};
+	struct sproto_buf b;
+	int i;
+
+	sproto_objects_begin(&b, mem, cap, 8192, drops);
+	for (i = 0; i < 3; i++)
+		sproto_objects_add(&b, &o[i]);
+	return sproto_end(&b);
+}
+
+static void test_resources(void **state)
+{
+	struct sproto_object o;
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	n = sproto_put_resources(buf, sizeof(buf), 0x1f);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 4);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_RESOURCES);
+	assert_true(sproto_is_request(SPROTO_RESOURCES));
+	assert_int_equal(m.u.resources.kinds, 0x1f);
+	check_truncations(n);
+	assert_int_equal(sproto_put_resources(buf, sizeof(buf), 0), 0);    /* no kind */
+	assert_int_equal(sproto_put_resources(buf, sizeof(buf), 0x20), 0); /* no such kind */
+	n = sample_objects(buf, sizeof(buf));
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 8 + 40 + 3 * 32);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_false(sproto_is_request(SPROTO_RESOURCES_REPLY));
+	assert_int_equal(m.u.objects.n, 3);
+	assert_int_equal(m.u.objects.slots, 8192);
+	assert_int_equal(m.u.objects.dropped[0], 5);
+	assert_int_equal(m.u.objects.dropped[4], 1);
+	sproto_object(&m.u.objects, 0, &o);
+	assert_int_equal(o.addr, 0x5555000012a0ull);
+	assert_int_equal(o.uses, 1000);
+	assert_int_equal(o.inits, 1);
+	assert_int_equal(o.kind, SPROTO_OBJ_MUTEX);
+	assert_int_equal(o.site, 0x555500001234ull);
+	sproto_object(&m.u.objects, 2, &o);
+	assert_int_equal(o.addr, 0x1000);
+	assert_int_equal(o.kind, SPROTO_OBJ_SEM);
+	assert_int_equal(o.uses, 8);
+	assert_int_equal(o.site, 0);
+	sproto_object(&m.u.objects, 3, &o); /* past the end: zeroes */
+	assert_int_equal(o.addr, 0);
+	check_truncations(n);
+	/* no table yet: nothing */
+	{
+		struct sproto_buf b;
+
+		sproto_objects_begin(&b, buf, sizeof(buf), 0, no_drops);
+		n = sproto_end(&b);
+		assert_int_equal(read_msg(buf, n, &m), 1);
+		assert_int_equal(m.u.objects.n, 0);
+		assert_int_equal(m.u.objects.slots, 0);
+	}
+}
+
+/* The writer refuses what the reader would: entries out of order or twice, address 0 or too
+ * high, an unknown kind, nothing seen, more entries than slots. */
+static void test_objects_writer(void **state)
+{
+	struct sproto_object ok = { 0x2000, 1, 0, SPROTO_OBJ_RWLOCK, 0 }, bad;
+	struct sproto_buf b;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 7; i++) {
+		bad = ok;
+		switch (i) {
+		case 0: bad.addr = 0x1000; break;  /* below the last one, same kind */
+		case 1: break;                     /* twice */
+		case 2: bad.kind = SPROTO_OBJ_MUTEX; bad.addr = 0x3000; break; /* kind goes back */
+		case 3: bad.addr = 0; bad.kind = SPROTO_OBJ_SEM; break;
+		case 4: bad.addr = SPROTO_OBJ_ADDR_LIMIT; bad.kind = SPROTO_OBJ_SEM; break;
+		case 5: bad.kind = SPROTO_OBJ_KINDS; break;
+		case 6: bad.uses = 0; bad.addr = 0x3000; break;
+		}
+		sproto_objects_begin(&b, buf, sizeof(buf), 8, no_drops);
+		sproto_objects_add(&b, &ok);
+		sproto_objects_add(&b, &bad);
+		assert_int_equal(sproto_end(&b), 0);
+	}
+	sproto_objects_begin(&b, buf, sizeof(buf), 1, no_drops); /* one slot, two entries */
+	sproto_objects_add(&b, &ok);
+	ok.addr++;
+	sproto_objects_add(&b, &ok);
+	assert_int_equal(sproto_end(&b), 0);
+}
+
+/* A byte of a valid reply changed at off (payload offset): refused. */
+static void expect_bad_objects(size_t off, uint8_t v)
+{
+	struct sproto_msg m;
+	size_t n = sample_objects(buf, sizeof(buf));
+
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	buf[SPROTO_HEADER_SIZE + off] = v;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+static void test_bad_objects(void **state)
+{
+	const size_t e0 = 48, e1 = 80, e2 = 112; /* the entries */
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	expect_bad_objects(0, 4);          /* a count that lies: 4 entries, 3 there */
+	expect_bad_objects(0, 2);          /* 2: bytes left over */
+	expect_bad_objects(3, 1);          /* a count above the limit */
+	expect_bad_objects(4, 2);          /* fewer slots than entries */
+	expect_bad_objects(6, 1);          /* slots above the limit */
+	expect_bad_objects(e0 + 20, 5);    /* kind out of range */
+	expect_bad_objects(e0 + 21, 1);    /* reserved */
+	expect_bad_objects(e0 + 23, 1);
+	expect_bad_objects(e0 + 7, 1);     /* address above the limit */
+	expect_bad_objects(e1 + 0, 0xa0);  /* the same address as the one before: twice */
+	expect_bad_objects(e1 + 0, 0x70);  /* below the one before (same kind) */
+	expect_bad_objects(e2 + 20, 0);    /* a mutex after a mutex of a higher address */
+	expect_bad_objects(e1 + 16, 0);    /* seen neither used nor initialised */
+	/* address 0: the whole field */
+	n = sample_objects(buf, sizeof(buf));
+	memset(buf + SPROTO_HEADER_SIZE + e2, 0, 8);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	/* RESOURCES: kinds 0 and unknown bits refused */
+	n = sproto_put_resources(buf, sizeof(buf), 1);
+	buf[SPROTO_HEADER_SIZE] = 0;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[SPROTO_HEADER_SIZE] = 0x21;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	/* a version 4 peer's frame of a version 5 message */
+	n = sproto_put_resources(buf, sizeof(buf), 1);
+	buf[4] = 4;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* Random bit flips in a reply: refused or read whole, never out of bounds (valgrind). */
+static void test_objects_flips(void **state)
+{
+	uint8_t orig[512], *copy;
+	unsigned seed = 777, round, k;
+	size_t n = sample_objects(orig, sizeof(orig));
+
+	(void)state;
+	for (round = 0; round < 20000; round++) {
+		copy = malloc(n);
+		assert_non_null(copy);
+		memcpy(copy, orig, n);
+		for (k = 0; k < 1 + round % 3; k++)
+			copy[rand_r(&seed) % n] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		read_any(copy, n);
+		free(copy);
+	}
+}
+
+/* RECORD (version 5): an entry action of a known kind, value 0 (use) or 1 (initialisation). */
+static void test_record_action(void **state)
+{
+	struct sproto_point_set p = { .point = 3, .n = 2 };
+	struct sproto_msg m;
+	size_t n;
+	int i;
+
+	(void)state;
+	p.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_RECORD, SPROTO_PRED_NONE, 0,
+					   SPROTO_OBJ_SEM, 0, SPROTO_RECORD_USE, 0 };
+	p.act[1] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_RECORD, SPROTO_PRED_ARG,
+					   SPROTO_NE, SPROTO_OBJ_MUTEX, 0, SPROTO_RECORD_INIT, 0 };
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.point_set.act[0].prim, SPROTO_RECORD);
+	assert_int_equal(m.u.point_set.act[0].target, SPROTO_OBJ_SEM);
+	assert_int_equal(m.u.point_set.act[1].value, SPROTO_RECORD_INIT);
+	for (i = 0; i < 3; i++) {
+		struct sproto_point_set q = p;
+
+		q.n = 1;
+		if (i == 0)
+			q.act[0].when = SPROTO_AT_EXIT;     /* no argument at exit */
+		else if (i == 1)
+			q.act[0].target = SPROTO_OBJ_KINDS; /* no such kind */
+		else
+			q.act[0].value = 2;                 /* neither use nor initialisation */
+		n = sproto_put_point_set(buf, sizeof(buf), &q);
+		assert_int_equal(read_msg(buf, n, &m), -1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +1008,11 @@ int main(void)
 		cmocka_unit_test(test_bad_replies),
 		cmocka_unit_test(test_bad_modules),
 		cmocka_unit_test(test_bit_flips),
+		cmocka_unit_test(test_resources),
+		cmocka_unit_test(test_objects_writer),
+		cmocka_unit_test(test_bad_objects),
+		cmocka_unit_test(test_objects_flips),
+		cmocka_unit_test(test_record_action),
 	};
 
 	return cmocka_run_group_tests_name("protocol", tests, NULL, NULL);

@@ -11,12 +11,12 @@
 #include "../sync_names.h"
 #include "util.h"
 
-const char *const dyn_heap_uses[DYN_RES_SYNC_KINDS][8] = {
+const char *const dyn_heap_uses[DYN_RES_SYNC_KINDS][10] = {
 	{ "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
 	  "pthread_mutex_clocklock", NULL },
 	{ "pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_tryrdlock",
 	  "pthread_rwlock_trywrlock", "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock",
-	  NULL },
+	  "pthread_rwlock_clockrdlock", "pthread_rwlock_clockwrlock", NULL },
 	{ "pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
 	  "pthread_cond_signal", "pthread_cond_broadcast", NULL },
 	{ "pthread_barrier_wait", NULL },

@@ -36,7 +36,7 @@ struct dyn_heap_objs {
 
 /* The functions RECORD instruments: of each kind, those taking the object first (counted as
  * uses), then its initialisation (NULL-terminated lists, "" between). */
-extern const char *const dyn_heap_uses[DYN_RES_SYNC_KINDS][8];
+extern const char *const dyn_heap_uses[DYN_RES_SYNC_KINDS][10];
 extern const char *const dyn_heap_inits[DYN_RES_SYNC_KINDS];
 
 /* A live request recording every kind's objects (its value: the calls recorded). sp->pt is
