@@ -98,3 +98,30 @@ def t_watch_heap(o):
             eq(out, f'shared {2 * HEAP_THREADS * (HEAP_HOT + HEAP_QUIET_USES)}\n', 'output')
     finally:
         t.kill()
+
+
+@test()
+def t_consult_live_heap_locks(o):
+    """Live: the hot mutex among twelve quiet ones, all on the heap (no variable names them):
+    the runtime records the objects the lock calls take, /SyncObject/mutex refines to them by
+    address, and ExcessiveSyncWaitingTime is true at the hot one's address, never at a quiet
+    one's."""
+    b = build_plain_example('consult_heap_locks')
+    with check('consult live heap locks: ExcessiveSyncWaitingTime at the hot heap mutex'):
+        # 6: about 6 s of program on an idle machine, so that the refinement below
+        # /SyncObject/mutex has the time to be tested
+        p, js = consult_live(['--', b, '6'])
+        out = p.stdout.decode()
+        m = re.search(r'^hot mutex (0x[0-9a-f]+)$', out, re.M)
+        expect(m and 'consult_heap_locks: 1' in out, f'the program\'s output {out[:300]!r}')
+        hot = f'/SyncObject/mutex/{m[1]}'
+        eq(shg_node(js, 'ExcessiveSyncWaitingTime', '/SyncObject/mutex')['state'], 'true',
+           '/SyncObject/mutex')
+        eq(shg_node(js, 'ExcessiveSyncWaitingTime', hot)['state'], 'true', 'the hot mutex')
+        heap = {n['focus'] for n in js['nodes'] if n['hypothesis'] == 'ExcessiveSyncWaitingTime'
+                and re.fullmatch(r'/SyncObject/mutex/0x[0-9a-f]+', n['focus'])}
+        expect(len(heap) >= 5, f'heap mutexes refined to: {sorted(heap)}')
+        for n in js['nodes']:
+            if re.search(r'/SyncObject/mutex/0x', n['focus']) and hot not in n['focus']:
+                expect(not n['was_true'], f'{n["hypothesis"]} {n["focus"]} was true')
+        live_checks(js)

@@ -81,6 +81,10 @@ struct lsrc {
 	 * every second) resources (tool/dyn/resources.h) */
 	struct dyn_resources objs, files;
 	uint64_t files_read_ns;
+	/* heap sync objects: the runtime records the objects the sync calls take (RECORD) for as
+	 * long as the search runs, read every second (heap_req: the request, -1 none) */
+	int heap_req;
+	uint64_t heap_read_ns;
 	double dt;      /* seconds of the last step */
 	int ended, last_done, memfd;
 	int coarse;     /* sampling at the re-test period (the search is settled) */
@@ -104,6 +108,8 @@ void lv_code_free(struct lsrc *ls);
 extern const char *const lv_io_data_calls[];
 void lv_own_objects(struct lsrc *ls);
 void lv_read_files(struct lsrc *ls);
+void lv_heap_start(struct lsrc *ls);
+void lv_read_heap(struct lsrc *ls);
 int lv_narrow_of(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct narrow *nw);
 uint32_t lv_sync_children(struct lsrc *ls, const char *part, char ***out);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dyn/heap_objs.h"
 #include "live_int.h"
 #include "util.h"
 
@@ -109,6 +110,53 @@ void lv_read_files(struct lsrc *ls)
 	}
 	dyn_resources_free(&ls->files);
 	ls->files = now;
+}
+
+/* Heap objects: a request of its own records the objects the sync calls take, from the first
+ * commit to the end of the search (docs/dynamic.md, "Heap sync objects"). */
+void lv_heap_start(struct lsrc *ls)
+{
+	struct dyn_lspec sp;
+	char err[256];
+
+	ls->heap_req = -1;
+	if (dyn_heap_record_spec(ls->s, &sp) != 0)
+		return; /* no sync function in the process */
+	ls->heap_req = dyn_live_add(ls->l, &sp, err, sizeof(err));
+	free(sp.pt);
+}
+
+/* The heap objects used since the search began join /SyncObject/KIND by address (those in a
+ * module's data are its variables: the executable's are there already, the C library's are
+ * left out); new ones are a new generation, which refines true nodes. */
+void lv_read_heap(struct lsrc *ls)
+{
+	struct dyn_heap_objs h;
+	char err[256], path[96];
+	size_t i, j;
+	int added = 0;
+
+	ls->heap_read_ns = mono_now_ns();
+	if (ls->heap_req < 0 || ls->s->ended || dyn_heap_objects(ls->s, &h, err, sizeof(err)) != 0)
+		return;
+	for (i = 0; i < h.n; i++) {
+		const struct dyn_heap_obj *o = &h.v[i];
+
+		if (o->in_module || !o->uses)
+			continue;
+		dyn_heap_path(o, path, sizeof(path));
+		for (j = 0; j < ls->objs.n && strcmp(ls->objs.v[j].path, path); j++)
+			;
+		if (j < ls->objs.n)
+			continue;
+		ls->objs.v = xrealloc(ls->objs.v, (ls->objs.n + 1) * sizeof(*ls->objs.v));
+		ls->objs.v[ls->objs.n++] = (struct dyn_resource){ o->kind, xstrdup(path), NULL,
+								  (int64_t)o->addr };
+		added = 1;
+	}
+	dyn_heap_objs_free(&h);
+	if (added)
+		ls->generation++;
 }
 
 /* Which calls, and which first arguments, a focus's SyncObject or Files part means. */

@@ -319,6 +319,8 @@ static void take_all(struct lsrc *ls)
 	lv_read_threads(ls);
 	if (mono_now_ns() - ls->files_read_ns >= 1000000000ull)
 		lv_read_files(ls);
+	if (mono_now_ns() - ls->heap_read_ns >= 1000000000ull)
+		lv_read_heap(ls);
 	for (i = 0; i < ls->nreqs; i++) {
 		struct req *r = &ls->reqs[i];
 		double now;
@@ -532,6 +534,8 @@ struct cs_source *live_source_new(struct dyn_session *s, const struct live_sourc
 		ls->objs = (struct dyn_resources){ 0 }; /* no variables to name: no SyncObject */
 	lv_own_objects(ls);
 	lv_read_files(ls);
+	lv_heap_start(ls);
+	ls->heap_read_ns = mono_now_ns();
 	if (dyn_live_commit(ls->l, err, cap) != 0) { /* the runtime's own counters: sampling on */
 		live_source_free(src);
 		return NULL;

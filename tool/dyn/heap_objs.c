@@ -48,7 +48,7 @@ int dyn_heap_record_spec(const struct dyn_session *s, struct dyn_lspec *sp)
 	int k, init;
 
 	memset(sp, 0, sizeof(*sp));
-	sp->nvars = 1;
+	sp->nvars = 1; /* a request has a value: this one's is never counted (one action a call) */
 	sp->var[0] = DYN_LV_TCOUNTER;
 	for (i = 0; i < s->nprocs; i++) {
 		struct dyn_lpoint *p;
@@ -58,12 +58,9 @@ int dyn_heap_record_spec(const struct dyn_session *s, struct dyn_lspec *sp)
 			continue;
 		sp->pt = xrealloc(sp->pt, (sp->npt + 1) * sizeof(*sp->pt));
 		p = &sp->pt[sp->npt++];
-		*p = (struct dyn_lpoint){ .proc = i, .nact = 2 };
-		p->act[0] = (struct dyn_lact){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_TADD,
-					       .var = 0, .pred_var = -1, .pred_arg = -1,
-					       .value = 1 };
+		*p = (struct dyn_lpoint){ .proc = i, .nact = 1 };
 		/* RECORD's var is the kind (live.c maps it to the action's target) */
-		p->act[1] = (struct dyn_lact){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_RECORD,
+		p->act[0] = (struct dyn_lact){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_RECORD,
 					       .var = (uint8_t)k, .pred_var = -1, .pred_arg = -1,
 					       .value = init ? SPROTO_RECORD_INIT
 							     : SPROTO_RECORD_USE };

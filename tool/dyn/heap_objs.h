@@ -39,8 +39,9 @@ struct dyn_heap_objs {
 extern const char *const dyn_heap_uses[DYN_RES_SYNC_KINDS][10];
 extern const char *const dyn_heap_inits[DYN_RES_SYNC_KINDS];
 
-/* A live request recording every kind's objects (its value: the calls recorded). sp->pt is
- * allocated (free it); 0, or -1 when the process has none of those functions. */
+/* A live request recording every kind's objects: one RECORD action at each function (its
+ * value, a thread counter, stays 0). sp->pt is allocated (free it); 0, or -1 when the process
+ * has none of those functions. */
 int dyn_heap_record_spec(const struct dyn_session *s, struct dyn_lspec *sp);
 
 /* RESOURCES over the session: the objects seen since it began, each with whether it lies in a
