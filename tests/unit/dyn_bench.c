@@ -26,6 +26,8 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static long arg_mask = -1; /* the argument is i & arg_mask: RECORD sees that many objects */
+
 static double ns_per_call(fn_t f, long calls)
 {
 	double best = 1e30;
@@ -36,7 +38,7 @@ static double ns_per_call(fn_t f, long calls)
 		long i, s = 0;
 
 		for (i = 0; i < calls; i++)
-			s += f(i);
+			s += f(0x10000 + (i & arg_mask) * 64);
 		if (s == 42)
 			puts("");
 		t0 = cpu_ns() - t0;
@@ -89,6 +91,14 @@ int main(int argc, char **argv)
 	a[1] = act_timer(SPROTO_AT_EXIT, SPROTO_STOP_CPU, 1);
 	set_point(P_BENCH, 2, a);
 	row("CPU timer start/stop (two system calls)", on, on2, calls / 20, base);
+	a[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_RECORD, SPROTO_PRED_NONE, 0,
+				       SPROTO_OBJ_MUTEX, 0, SPROTO_RECORD_USE, 0 };
+	set_point(P_BENCH, 1, a);
+	arg_mask = 0;
+	row("RECORD arg[0], one object", on, on2, calls, base);
+	arg_mask = 63;
+	row("RECORD arg[0], 64 objects in turn", on, on2, calls, base);
+	arg_mask = -1;
 	atomic_store(&dyn_paused, 1);
 	row("paused", on, on2, calls, base);
 	printf("counter 1: %lld\n", (long long)counter(1));
