@@ -65,7 +65,8 @@ static void watch_usage(FILE *out)
 		"                     (default 10; 'off': no limit)\n"
 		"  -v, --verbose      show what each primitive and trampoline costs in the process\n"
 		"  -o, --output DIR   with a PROGRAM: the runtime's directory (default ./sonde-out)\n"
-		"  --resources        list the process's sync objects and open files, watch nothing\n"
+		"  --resources        list the process's sync variables and open files, then the\n"
+		"                     heap sync objects it uses for a moment (--for, default 1s)\n"
 		"Ctrl-C ends the watch early; the process is let go as it was.\n");
 }
 

@@ -74,26 +74,43 @@ void dyn_heap_objs_free(struct dyn_heap_objs *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* Whether addr lies in a mapping of a file (a module's data, or a file mapped). */
-static int in_file_mapping(pid_t pid, uint64_t addr)
+struct span {
+	uint64_t lo, hi;
+};
+
+/* The process's mappings of files (modules' code and data, files mapped): their spans. */
+static size_t file_mappings(pid_t pid, struct span **out)
 {
 	char path[64], line[4600];
+	size_t n = 0;
 	FILE *f;
-	int in = 0;
 
+	*out = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(path, "r")))
 		return 0;
-	while (!in && fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi;
 		int off = 0;
 
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &off) >= 2 && off &&
-		    addr >= lo && addr < hi && line[off] == '/')
-			in = 1;
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2 || !off ||
+		    line[off] != '/')
+			continue;
+		*out = xrealloc(*out, (n + 1) * sizeof(**out));
+		(*out)[n++] = (struct span){ lo, hi };
 	}
 	fclose(f);
-	return in;
+	return n;
+}
+
+static int in_spans(const struct span *v, size_t n, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (addr >= v[i].lo && addr < v[i].hi)
+			return 1;
+	return 0;
 }
 
 int dyn_heap_objects(struct dyn_session *s, struct dyn_heap_objs *out, char *err, size_t n)
@@ -118,8 +135,14 @@ int dyn_heap_objects(struct dyn_session *s, struct dyn_heap_objs *out, char *err
 		out->v[out->n++] = (struct dyn_heap_obj){ (enum dyn_res_kind)e.kind, e.addr, e.uses,
 							  e.inits, e.site, 0 };
 	}
-	for (i = 0; i < out->n; i++)
-		out->v[i].in_module = in_file_mapping(s->pid, out->v[i].addr);
+	if (out->n) {
+		struct span *maps;
+		size_t nmaps = file_mappings(s->pid, &maps);
+
+		for (i = 0; i < out->n; i++)
+			out->v[i].in_module = in_spans(maps, nmaps, out->v[i].addr);
+		free(maps);
+	}
 	return 0;
 }
 
