@@ -464,24 +464,69 @@ static int dec_list(struct rd *r, struct sproto_list *l, char *err, size_t cap)
 	return 0;
 }
 
+/* Variable-length integers (SAMPLE, version 5): 7 bits a byte, the low ones first, the high
+ * bit set on every byte but the last; at most 10 bytes, none wasted (a last byte of 0 after
+ * others is refused: one number, one encoding). Signed ones zigzag-mapped (0, -1, 1, -2 ...). */
+static uint64_t rd_uvar(struct rd *r)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 10 && !r->bad; i++) {
+		uint8_t c = rd_u8(r);
+
+		if (r->bad || (i == 9 && c > 1) || (i && !c)) {
+			r->bad = 1;
+			return 0;
+		}
+		v |= (uint64_t)(c & 0x7f) << (7 * i);
+		if (!(c & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static int64_t rd_svar(struct rd *r)
+{
+	return unzigzag(rd_uvar(r));
+}
+
+/* n entries, the payload's end after the last; metric ids strictly increasing, below
+ * SPROTO_MAX_METRICS. */
 static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t cap)
 {
+	uint64_t next = 0, key, start, width;
 	uint32_t i;
 
-	s->start_ns = rd_u64(r);
-	s->end_ns = rd_u64(r);
-	s->lost = rd_u64(r);
-	s->n = rd_u32(r);
-	if (rd_u32(r) != 0 || r->bad || s->end_ns < s->start_ns || s->n > SPROTO_MAX_METRICS)
+	start = rd_uvar(r); /* the low bit: 1 the start whole, 0 a gap after the previous end */
+	width = rd_uvar(r);
+	s->lost = rd_uvar(r);
+	s->follows = !(start & 1);
+	s->start_ns = start >> 1;
+	s->end_ns = s->start_ns + width;
+	s->n = rd_u16(r);
+	if (r->bad || s->end_ns < s->start_ns || s->n > SPROTO_MAX_METRICS)
 		return fail(err, cap, "SAMPLE: bad header", NULL);
-	s->entries = rd_bytes(r, (size_t)s->n * 24);
-	if (!s->entries)
-		return fail(err, cap, "SAMPLE: entries cut short", NULL);
+	s->size = (uint32_t)r->len;
+	s->entries = r->p + r->off;
+	s->entries_size = (uint32_t)(r->len - r->off);
 	for (i = 0; i < s->n; i++) {
-		const uint8_t *e = s->entries + 24 * i;
-
-		if (get_le(e, 4) >= SPROTO_MAX_METRICS || (get_le(e + 4, 4) & ~(SPROTO_S_FIRST | SPROTO_S_LAST)))
+		s->off[i] = (uint16_t)(r->p + r->off - s->entries);
+		key = rd_uvar(r);
+		if (r->bad || (key >> 3) >= SPROTO_MAX_METRICS - next)
 			return fail(err, cap, "SAMPLE: bad entry", NULL);
+		next += (key >> 3) + 1;
+		rd_svar(r);
+		if (key & SPROTO_S_VALUE)
+			rd_svar(r);
+		if (r->bad)
+			return fail(err, cap, "SAMPLE: entries cut short", NULL);
 	}
 	return 0;
 }
@@ -629,16 +674,35 @@ uint32_t sproto_list_tid(const struct sproto_list *l, uint32_t i)
 
 void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sproto_sample_entry *e)
 {
-	const uint8_t *p = s->entries + 24 * (size_t)(i < s->n ? i : 0);
+	struct rd r = { s->entries, s->entries_size, 0, 0 };
+	uint64_t metric = 0, key = 0;
+	uint32_t k;
 
-	if (i >= s->n) {
-		memset(e, 0, sizeof(*e));
+	memset(e, 0, sizeof(*e));
+	if (i >= s->n)
 		return;
+	for (k = 0; k <= i; k++) { /* the ids are gaps: walk from the start */
+		r.off = s->off[k];
+		key = rd_uvar(&r);
+		metric += (key >> 3) + (k > 0);
 	}
-	e->metric = (uint32_t)get_le(p, 4);
-	e->flags = (uint32_t)get_le(p + 4, 4);
-	e->value = (int64_t)get_le(p + 8, 8);
-	e->delta = (int64_t)get_le(p + 16, 8);
+	e->metric = (uint32_t)metric;
+	e->flags = (uint32_t)(key & SPROTO_S_FLAGS);
+	e->delta = rd_svar(&r);
+	if (key & SPROTO_S_VALUE)
+		e->value = rd_svar(&r);
+}
+
+int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns)
+{
+	if (!s->follows)
+		return 0;
+	if (!prev_end_ns || s->end_ns > UINT64_MAX - prev_end_ns)
+		return -1;
+	s->start_ns += prev_end_ns;
+	s->end_ns += prev_end_ns;
+	s->follows = 0;
+	return 0;
 }
 
 void sproto_object(const struct sproto_objects *o, uint32_t i, struct sproto_object *e)
@@ -704,8 +768,10 @@ size_t sproto_end(struct sproto_buf *b)
 	if (type == SPROTO_LIST_REPLY) {
 		put_le(b->p + b->count_at, b->n1, 4);
 		put_le(b->p + b->count_at + 4, b->n2, 4);
-	} else if (type == SPROTO_SAMPLE || type == SPROTO_RESOURCES_REPLY) {
+	} else if (type == SPROTO_RESOURCES_REPLY) {
 		put_le(b->p + b->count_at, b->n1, 4);
+	} else if (type == SPROTO_SAMPLE) {
+		put_le(b->p + b->count_at, b->n1, 2);
 	}
 	return b->len;
 }
@@ -943,24 +1009,47 @@ void sproto_list_add_tid(struct sproto_buf *b, uint32_t tid)
 	b->n2++;
 }
 
-void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t start_ns,
-			 uint64_t end_ns, uint64_t lost)
+static void put_uvar(struct sproto_buf *b, uint64_t v)
 {
-	sproto_begin(b, mem, cap, SPROTO_SAMPLE);
-	sproto_u64(b, start_ns);
-	sproto_u64(b, end_ns);
-	sproto_u64(b, lost);
-	b->count_at = b->len;
-	sproto_u32(b, 0);
-	sproto_u32(b, 0);
+	do {
+		sproto_u8(b, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+		v >>= 7;
+	} while (v);
 }
 
+static void put_svar(struct sproto_buf *b, int64_t v)
+{
+	put_uvar(b, ((uint64_t)v << 1) ^ (uint64_t)-(int64_t)((uint64_t)v >> 63));
+}
+
+void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
+			 uint64_t start_ns, uint64_t end_ns, uint64_t lost)
+{
+	sproto_begin(b, mem, cap, SPROTO_SAMPLE);
+	if (end_ns < start_ns || start_ns >> 63)
+		b->overflow = 1;
+	if (after_ns && after_ns <= start_ns)
+		put_uvar(b, (start_ns - after_ns) << 1);
+	else
+		put_uvar(b, start_ns << 1 | 1);
+	put_uvar(b, end_ns - start_ns);
+	put_uvar(b, lost);
+	b->count_at = b->len;
+	sproto_u16(b, 0);
+}
+
+/* b->n2: the next metric id an entry may have (the previous one's + 1). */
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e)
 {
-	sproto_u32(b, e->metric);
-	sproto_u32(b, e->flags);
-	sproto_u64(b, (uint64_t)e->value);
-	sproto_u64(b, (uint64_t)e->delta);
+	if (e->metric >= SPROTO_MAX_METRICS || e->metric < b->n2 || (e->flags & ~SPROTO_S_FLAGS)) {
+		b->overflow = 1;
+		return;
+	}
+	put_uvar(b, (uint64_t)(e->metric - b->n2) << 3 | e->flags);
+	put_svar(b, e->delta);
+	if (e->flags & SPROTO_S_VALUE)
+		put_svar(b, e->value);
+	b->n2 = e->metric + 1;
 	b->n1++;
 }
 

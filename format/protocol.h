@@ -18,9 +18,11 @@
 #define SPROTO_MAGIC 0x43444e53u /* "SNDC" in the byte stream */
 /* 2: COSTS (version 1 had no way to ask what the primitives cost); 3: ADD_RET, TADD_RET (the
  * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only, every N), 32 actions a point;
- * 5: the RECORD primitive and RESOURCES / RESOURCES_REPLY (the sync objects the process used) */
-#define SPROTO_VERSION 5
-#define SPROTO_VERSION_TEXT "5"
+ * 5: the RECORD primitive and RESOURCES / RESOURCES_REPLY (the sync objects the process used);
+ * 6: SAMPLE in variable-length integers, METRIC_ENABLE's units of 1024 (the live search's data
+ * volume) */
+#define SPROTO_VERSION 6
+#define SPROTO_VERSION_TEXT "6"
 #define SPROTO_HEADER_SIZE 12
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
@@ -158,6 +160,8 @@ enum sproto_cost_item {
 /* SAMPLE entry flags */
 #define SPROTO_S_FIRST 0x1u /* the first sample since the metric was enabled */
 #define SPROTO_S_LAST 0x2u  /* the process is ending (exit, a signal): no sample follows */
+#define SPROTO_S_VALUE 0x4u /* the entry carries the value (version 5: the first ones) */
+#define SPROTO_S_FLAGS (SPROTO_S_FIRST | SPROTO_S_LAST | SPROTO_S_VALUE)
 
 struct sproto_header {
 	uint32_t magic;
@@ -237,17 +241,25 @@ struct sproto_module {
 	char path[SPROTO_MAX_PATH + 1];
 };
 
-/* SAMPLE: read entries with sproto_sample_entry after sproto_decode. */
+/* SAMPLE: read entries with sproto_sample_entry after sproto_decode (entries are of variable
+ * length: the reader notes where each begins). */
 struct sproto_sample {
-	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC: the bucket */
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC: the bucket; with `follows`, from the end
+				    * of the previous SAMPLE (sproto_sample_follow) */
+	int follows;               /* its start is given from the previous SAMPLE's end */
 	uint64_t lost;             /* calls whose exit could not be hooked, since the start */
 	uint32_t n;
+	uint32_t size;             /* the payload's bytes, entries_size of them the entries' */
+	uint32_t entries_size;
 	const uint8_t *entries;
+	uint16_t off[SPROTO_MAX_METRICS]; /* where entry i begins in entries (at most 22 bytes
+					   * an entry: below 64 KiB) */
 };
 
 struct sproto_sample_entry {
 	uint32_t metric, flags;
-	int64_t value; /* the metric's sum at end_ns (timers in ns) */
+	int64_t value; /* the metric's sum at end_ns (timers in ns): with SPROTO_S_VALUE only
+			* (version 5), else 0 — a reader adds the deltas to the value it has */
 	int64_t delta; /* value minus the previous sample's (or the value at enable) */
 };
 
@@ -323,6 +335,9 @@ int sproto_list_module(const struct sproto_list *l, size_t *off, struct sproto_m
 uint32_t sproto_list_tid(const struct sproto_list *l, uint32_t i);
 void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sproto_sample_entry *e);
 void sproto_object(const struct sproto_objects *o, uint32_t i, struct sproto_object *e);
+/* A SAMPLE whose start follows the previous one's end (prev_end_ns; 0: none received): its
+ * times made whole. 0, or -1 (no previous SAMPLE, or times past 2^64). */
+int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns);
 
 const char *sproto_type_name(uint16_t type);
 int sproto_is_request(uint16_t type);
@@ -334,7 +349,7 @@ struct sproto_buf {
 	size_t cap, len;
 	int overflow;   /* something did not fit: sproto_end returns 0 */
 	size_t count_at; /* LIST_REPLY, SAMPLE: where the counts are patched */
-	uint32_t n1, n2;
+	uint32_t n1, n2; /* counts; SAMPLE: entries, the next metric id allowed */
 };
 
 void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type);
@@ -377,9 +392,12 @@ void sproto_list_begin(struct sproto_buf *b, void *mem, size_t cap);
 void sproto_list_add_module(struct sproto_buf *b, const struct sproto_module *m);
 void sproto_list_add_tid(struct sproto_buf *b, uint32_t tid);
 
-/* SAMPLE, likewise. */
-void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t start_ns,
-			 uint64_t end_ns, uint64_t lost);
+/* SAMPLE, likewise; entries in increasing metric order, the value written only with
+ * SPROTO_S_VALUE (anything else makes sproto_end return 0). after_ns: the end of the SAMPLE
+ * sent before it on the connection, from which its start is then given (a few bytes instead of
+ * a whole time); 0, or a time after start_ns: the start is given whole. */
+void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
+			 uint64_t start_ns, uint64_t end_ns, uint64_t lost);
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e);
 
 #endif

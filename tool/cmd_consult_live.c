@@ -192,12 +192,18 @@ static int write_json(const char *path, const struct cs_engine *e, const struct 
 	fprintf(out, "},\"data\":{\"samples\":%llu,\"bytes\":%llu,\"wire_bytes\":%llu,"
 		"\"pairs\":%u,\"pairs_available\":%u,\"full_sampling_samples\":%llu,"
 		"\"full_sampling_bytes\":%llu,\"trace_bytes\":%llu,\"trace_events\":%llu,"
-		"\"steps\":%llu,\"cost_max\":%g},", (unsigned long long)v->samples,
+		"\"steps\":%llu,\"cost_max\":%g,\"wire\":{\"messages\":%llu,\"entries\":%llu,"
+		"\"entry_bytes\":%llu,\"own_entries\":%llu,\"request_entries\":%llu,"
+		"\"point_entries\":%llu}},", (unsigned long long)v->samples,
 		(unsigned long long)v->bytes, (unsigned long long)v->wire_bytes, v->pairs,
 		v->pairs_available, (unsigned long long)v->full_samples,
 		(unsigned long long)v->full_bytes, (unsigned long long)v->trace_bytes,
 		(unsigned long long)v->trace_events, (unsigned long long)e->st.steps,
-		e->st.cost_max);
+		e->st.cost_max, (unsigned long long)li->dyn.samples,
+		(unsigned long long)li->dyn.entries, (unsigned long long)li->dyn.entry_bytes,
+		(unsigned long long)li->dyn.by_kind[DYN_LE_OWN],
+		(unsigned long long)li->dyn.by_kind[DYN_LE_REQ],
+		(unsigned long long)li->dyn.by_kind[DYN_LE_POINT]);
 	cs_write_json_members(out, e);
 	fprintf(out, "}\n");
 	if (fclose(out) != 0)

@@ -8,8 +8,9 @@
  * cumulative, with the change since the previous sample; the tool keeps the histograms. A
  * metric enabled "changes only" (SPROTO_M_CHANGES) is left out of a sample when its value did
  * not change: a counter of a procedure not called, a timer no thread ran, send nothing. One
- * enabled "every N" goes out in every Nth bucket only (changed or not), its delta covering the
- * buckets since it last went.
+ * enabled "every N" goes out in every Nth bucket only, its delta covering the buckets since it
+ * last went: changed or not, or with "changes only" too, only when it changed (version 5).
+ * A metric's value goes in its first entry only; later entries carry the delta (version 5).
  */
 #include "dyn.h"
 
@@ -19,7 +20,7 @@ struct metric {
 	int on, first;
 	uint16_t n;
 	uint8_t flags, every;
-	uint32_t skipped;                     /* buckets since it was last sent (every > 1) */
+	uint32_t skipped;                     /* buckets since its last one (every > 1) */
 	struct sproto_term term[SPROTO_MAX_TERMS];
 	int64_t last;                         /* the value sent last (or at enable) */
 	uint64_t seen[SPROTO_MAX_TERMS];      /* timers: the largest value read */
@@ -186,14 +187,15 @@ uint32_t dyn_metrics_on(void)
 	return nmetrics_on;
 }
 
-size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns, int last)
+size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
+		  int last)
 {
 	struct sproto_buf b;
 	uint32_t i;
 
 	if (!nmetrics_on)
 		return 0;
-	sproto_sample_begin(&b, buf, cap, start_ns, end_ns, dyn_lost_total());
+	sproto_sample_begin(&b, buf, cap, after_ns, start_ns, end_ns, dyn_lost_total());
 	for (i = 0; i < SPROTO_MAX_METRICS; i++) {
 		struct metric *m = &metrics[i];
 		struct sproto_sample_entry e;
@@ -204,11 +206,14 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t start_ns, uint64_t end_ns, int
 		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0);
 		e.value = metric_value(m);
 		e.delta = (int64_t)((uint64_t)e.value - (uint64_t)m->last);
-		if (!e.flags && m->every > 1 ? ++m->skipped < m->every
-		    : !e.flags && !e.delta && (m->flags & SPROTO_M_CHANGES))
-			continue;
+		if (!e.flags && m->every > 1 && ++m->skipped < m->every)
+			continue; /* not its bucket */
 		m->skipped = 0;
+		if (!e.flags && !e.delta && (m->flags & SPROTO_M_CHANGES))
+			continue;
 		m->last = e.value;
+		if (m->first) /* the value once; the tool adds the deltas to it (version 5) */
+			e.flags |= SPROTO_S_VALUE;
 		m->first = 0;
 		sproto_sample_add(&b, &e);
 	}

@@ -47,6 +47,7 @@ struct server {
 	uint8_t *in, *out;         /* INBUF, SPROTO_MAX_MESSAGE */
 	size_t inlen;
 	uint64_t bucket_ns, bucket_start, next_bucket, next_sweep;
+	uint64_t sent_end;         /* the end of the last SAMPLE sent to this client (0: none) */
 	int detach;
 	pid_t pid; /* of the process that opened the socket (not a forked child) */
 };
@@ -477,6 +478,7 @@ static void accept_client(void)
 	srv.cfd_id = fd_id_of(fd);
 	srv.inlen = 0;
 	srv.hello = 0;
+	srv.sent_end = 0; /* its first SAMPLE gives its start whole */
 	srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client starts from the defaults */
 }
 
@@ -489,13 +491,15 @@ static void sample_now(void)
 
 	if (now < srv.next_bucket)
 		return;
-	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.bucket_start, now, 0);
+	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start, now, 0);
 	srv.bucket_start = now;
 	srv.next_bucket += srv.bucket_ns;
 	if (srv.next_bucket <= now) /* fell behind: the next bucket starts now */
 		srv.next_bucket = now + srv.bucket_ns;
-	if (srv.cfd >= 0)
+	if (srv.cfd >= 0 && n) {
 		send_msg(n);
+		srv.sent_end = now;
+	}
 }
 
 /* The process is ending: one last sample, up to now, so the tool has every call. */
@@ -508,10 +512,12 @@ static void final_sample(void)
 	if (atomic_load(&final_state) != 1)
 		return;
 	if (srv.cfd >= 0 && dyn_metrics_on()) {
-		size_t n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.bucket_start, now, 1);
+		size_t n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start,
+				      now, 1);
 
 		srv.bucket_start = now;
 		send_msg(n);
+		srv.sent_end = n ? now : srv.sent_end;
 	}
 	atomic_store(&final_state, 2);
 }

@@ -421,7 +421,7 @@ static void *add_loop_thread(void *arg)
 static uint32_t sample_entries(int last, struct sproto_sample_entry *e)
 {
 	static uint8_t msg[4096];
-	size_t n = dyn_sample(msg, sizeof(msg), 0, 1, last);
+	size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, last);
 	struct sproto_header h;
 	struct sproto_msg dm;
 	char err[100];
@@ -436,7 +436,8 @@ static uint32_t sample_entries(int last, struct sproto_sample_entry *e)
 }
 
 /* A metric enabled "changes only" (protocol version 4) is left out of the samples in which
- * its value did not change, never out of its first nor its last; the other one always comes. */
+ * its value did not change, never out of its first nor its last; the other one always comes.
+ * Its value travels in its first entry only (version 5), the deltas after. */
 static void test_sample_changes_only(void **state)
 {
 	struct sproto_metric every = { .id = 2, .n = 1, .term = { { SPROTO_TERM_COUNTER, 7, 0 } } };
@@ -448,19 +449,19 @@ static void test_sample_changes_only(void **state)
 	assert_int_equal(dyn_metric_enable(&every), 0);
 	assert_int_equal(dyn_metric_enable(&changes), 0);
 	assert_int_equal(sample_entries(0, e), 2); /* the first of each */
-	assert_true(e[1].metric == 3 && (e[1].flags & SPROTO_S_FIRST) && e[1].delta == 0);
+	assert_true(e[1].metric == 3 && e[1].flags == (SPROTO_S_FIRST | SPROTO_S_VALUE) &&
+		    e[1].delta == 0 && e[1].value == 0);
 	assert_int_equal(sample_entries(0, e), 1); /* nothing changed: metric 2 only */
 	assert_int_equal(e[0].metric, 2);
 	atomic_fetch_add(&dyn_counters[8].v, 5);
 	assert_int_equal(sample_entries(0, e), 2);
-	assert_true(e[1].metric == 3 && e[1].value == 5 && e[1].delta == 5 && !e[1].flags);
+	assert_true(e[1].metric == 3 && e[1].value == 0 && e[1].delta == 5 && !e[1].flags);
 	assert_int_equal(sample_entries(0, e), 1);
 	atomic_fetch_add(&dyn_counters[7].v, 1);
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_true(e[0].metric == 2 && e[0].delta == 1);
 	assert_int_equal(sample_entries(1, e), 2); /* the last sample has every metric */
-	assert_true(e[1].metric == 3 && e[1].value == 5 && e[1].delta == 0 &&
-		    (e[1].flags & SPROTO_S_LAST));
+	assert_true(e[1].metric == 3 && e[1].delta == 0 && e[1].flags == SPROTO_S_LAST);
 	/* every third bucket (changed or not), the delta since it last went; the same terms
 	 * enabled again change only that: the values go on */
 	changes.every = 3;
@@ -470,11 +471,26 @@ static void test_sample_changes_only(void **state)
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_int_equal(sample_entries(0, e), 2);
-	assert_true(e[1].metric == 3 && e[1].value == 7 && e[1].delta == 2 && !e[1].flags);
+	assert_true(e[1].metric == 3 && e[1].delta == 2 && !e[1].flags);
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_int_equal(sample_entries(0, e), 2);
-	assert_true(e[1].metric == 3 && e[1].value == 7 && e[1].delta == 0);
+	assert_true(e[1].metric == 3 && e[1].delta == 0);
+	/* every third bucket and "changes only" (version 5): in the third bucket, and only when
+	 * it changed since it last went (the live search's points' execution counters) */
+	changes.flags = SPROTO_M_CHANGES;
+	assert_int_equal(dyn_metric_enable(&changes), 0);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(sample_entries(0, e), 1); /* its bucket, unchanged: not sent */
+	atomic_fetch_add(&dyn_counters[8].v, 4);
+	assert_int_equal(sample_entries(0, e), 1); /* changed, not its bucket */
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].metric == 3 && e[1].delta == 4 && !e[1].flags);
+	atomic_fetch_add(&dyn_counters[8].v, 1);
+	assert_int_equal(sample_entries(1, e), 2); /* the last goes whatever the pace */
+	assert_true(e[1].metric == 3 && e[1].delta == 1 && e[1].flags == SPROTO_S_LAST);
 }
 
 /* The sampler's values of a busy timer never go back. */
@@ -493,7 +509,7 @@ static void test_timer_samples_monotonic(void **state)
 	atomic_store(&reading_done, 0);
 	assert_int_equal(pthread_create(&th, NULL, add_loop_thread, NULL), 0);
 	for (k = 0; k < 20000; k++) {
-		size_t n = dyn_sample(msg, sizeof(msg), 0, 1, 0);
+		size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, 0);
 		struct sproto_header h;
 		struct sproto_sample_entry e;
 		struct sproto_msg dm;
@@ -504,6 +520,7 @@ static void test_timer_samples_monotonic(void **state)
 		assert_int_equal(sproto_decode(&h, msg + SPROTO_HEADER_SIZE, &dm, err, sizeof(err)), 0);
 		assert_int_equal(dm.u.sample.n, 1);
 		sproto_sample_entry(&dm.u.sample, 0, &e);
+		e.value = e.flags & SPROTO_S_VALUE ? e.value : last + e.delta;
 		assert_true(e.delta >= 0 && e.value >= last);
 		last = e.value;
 		for (i = 0; i < 100; i++)

@@ -229,13 +229,17 @@ static void test_points_and_samples(void **state)
 			struct sproto_sample_entry e;
 
 			sproto_sample_entry(&m.u.sample, k, &e);
+			/* the value in the first entry only (version 5), then the deltas */
+			assert_int_equal(!!(e.flags & SPROTO_S_VALUE), !!(e.flags & SPROTO_S_FIRST));
 			if (e.metric == 3) {
 				first3 += (e.flags & SPROTO_S_FIRST) != 0;
 				sum_delta3 += e.delta;
+				e.value = e.flags & SPROTO_S_VALUE ? e.value : last3 + e.delta;
 				assert_true(e.value >= last3);
 				last3 = e.value;
 			} else {
 				assert_int_equal(e.metric, 4);
+				e.value = e.flags & SPROTO_S_VALUE ? e.value : last4 + e.delta;
 				assert_true(e.value >= last4 && e.delta >= 0);
 				last4 = e.value;
 			}
@@ -256,7 +260,7 @@ static void test_points_and_samples(void **state)
 		assert_int_equal(next_msg(&cl, &m), 0);
 		assert_int_equal(m.h.type, SPROTO_SAMPLE);
 		sproto_sample_entry(&m.u.sample, 1, &e);
-		last4 = e.value;
+		last4 += e.delta;
 	} while (last4 < 1000000000);
 	assert_true(last4 >= 1000000000 + 30000000);
 	expect_ok(sproto_put_metric_disable(msg, sizeof(msg), 4), SPROTO_METRIC_DISABLE);

@@ -401,27 +401,158 @@ static void test_list(void **state)
 
 static void test_sample(void **state)
 {
-	struct sproto_sample_entry e = { 3, SPROTO_S_FIRST, -5, INT64_MIN }, got;
+	struct sproto_sample_entry e = { 3, SPROTO_S_FIRST | SPROTO_S_VALUE, -5, INT64_MIN }, got;
 	struct sproto_buf b;
 	struct sproto_msg m;
 	size_t n;
 
 	(void)state;
-	sproto_sample_begin(&b, buf, sizeof(buf), 1000, 2000, 9);
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1000, 2000, 9);
 	sproto_sample_add(&b, &e);
-	e = (struct sproto_sample_entry){ 1023, 0, INT64_MAX, 12 };
+	e = (struct sproto_sample_entry){ 4, SPROTO_S_LAST, 77, -1 }; /* no value: not written */
+	sproto_sample_add(&b, &e);
+	e = (struct sproto_sample_entry){ 1023, SPROTO_S_VALUE, INT64_MAX, 12 };
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.sample.start_ns, 1000);
 	assert_int_equal(m.u.sample.end_ns, 2000);
+	assert_false(m.u.sample.follows);
 	assert_int_equal(m.u.sample.lost, 9);
-	assert_int_equal(m.u.sample.n, 2);
+	assert_int_equal(m.u.sample.n, 3);
+	assert_int_equal(m.u.sample.size, n - SPROTO_HEADER_SIZE);
 	sproto_sample_entry(&m.u.sample, 0, &got);
-	assert_true(got.metric == 3 && got.flags == SPROTO_S_FIRST && got.value == -5 &&
-		    got.delta == INT64_MIN);
+	assert_true(got.metric == 3 && got.flags == (SPROTO_S_FIRST | SPROTO_S_VALUE) &&
+		    got.value == -5 && got.delta == INT64_MIN);
 	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_true(got.metric == 4 && got.flags == SPROTO_S_LAST && got.value == 0 &&
+		    got.delta == -1);
+	sproto_sample_entry(&m.u.sample, 2, &got);
 	assert_true(got.metric == 1023 && got.value == INT64_MAX && got.delta == 12);
+	sproto_sample_entry(&m.u.sample, 3, &got); /* past the end: zeros */
+	assert_true(got.metric == 0 && got.flags == 0 && got.delta == 0);
+}
+
+/* Version 5's sizes: a bucket that follows the previous one, and a 50 ms timer's entry. */
+static void test_sample_compact(void **state)
+{
+	struct sproto_sample_entry e = { 20, 0, 0, 50000000 }, got;
+	const uint64_t t0 = 1000000000000000ull; /* 11.6 days of CLOCK_MONOTONIC */
+	struct sproto_buf b;
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	sproto_sample_begin(&b, buf, sizeof(buf), t0, t0, t0 + 50000000, 0);
+	sproto_sample_add(&b, &e);
+	e = (struct sproto_sample_entry){ 21, 0, 0, 3 };
+	sproto_sample_add(&b, &e);
+	n = sproto_end(&b);
+	/* start (a gap of 0) 1 byte, width 4, lost 1, count 2; the entries: an id 20 2 bytes
+	 * (the first id whole), 50 ms 4 bytes; id 21 (the next) 1 byte, 3 calls 1 byte */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 4 + 1 + 2 + (2 + 4) + (1 + 1));
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_true(m.u.sample.follows);
+	assert_int_equal(m.u.sample.entries_size, 8);
+	assert_int_equal(sproto_sample_follow(&m.u.sample, 0), -1); /* no previous one */
+	assert_int_equal(sproto_sample_follow(&m.u.sample, UINT64_MAX - 10), -1);
+	assert_int_equal(sproto_sample_follow(&m.u.sample, t0), 0);
+	assert_true(m.u.sample.start_ns == t0 && m.u.sample.end_ns == t0 + 50000000 &&
+		    !m.u.sample.follows);
+	assert_int_equal(sproto_sample_follow(&m.u.sample, 5), 0); /* made whole: unchanged */
+	assert_true(m.u.sample.start_ns == t0);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_true(got.metric == 21 && got.delta == 3 && !got.flags);
+	/* a gap after the previous end; an "after" later than the start: given whole */
+	sproto_sample_begin(&b, buf, sizeof(buf), t0, t0 + 7, t0 + 9, 0);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_true(m.u.sample.follows && m.u.sample.start_ns == 7 && m.u.sample.end_ns == 9);
+	sproto_sample_begin(&b, buf, sizeof(buf), t0 + 1, t0, t0 + 9, 0);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_true(!m.u.sample.follows && m.u.sample.start_ns == t0);
+}
+
+/* The writer refuses what the reader would: ids out of order or range, unknown flags, a
+ * bucket that ends before it starts. */
+static void test_sample_writer(void **state)
+{
+	struct sproto_sample_entry e = { 5, 0, 0, 1 };
+	struct sproto_buf b;
+
+	(void)state;
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1, 2, 0);
+	sproto_sample_add(&b, &e);
+	sproto_sample_add(&b, &e); /* the same id twice */
+	assert_int_equal(sproto_end(&b), 0);
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1, 2, 0);
+	e.metric = SPROTO_MAX_METRICS;
+	sproto_sample_add(&b, &e);
+	assert_int_equal(sproto_end(&b), 0);
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1, 2, 0);
+	e = (struct sproto_sample_entry){ 1, 8, 0, 0 };
+	sproto_sample_add(&b, &e);
+	assert_int_equal(sproto_end(&b), 0);
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 10, 5, 0);
+	assert_int_equal(sproto_end(&b), 0);
+}
+
+/* A SAMPLE payload of hand-made bytes after a frame header. */
+static size_t raw_sample(const uint8_t *payload, size_t n)
+{
+	memcpy(buf, "SNDC", 4);
+	buf[4] = SPROTO_VERSION;
+	buf[5] = 0;
+	buf[6] = (uint8_t)SPROTO_SAMPLE;
+	buf[7] = 0;
+	put_le32(buf + 8, (uint32_t)n);
+	memcpy(buf + SPROTO_HEADER_SIZE, payload, n);
+	return SPROTO_HEADER_SIZE + n;
+}
+
+/* Variable-length integers: one encoding for each number, at most 64 bits; ids in range. */
+static void test_sample_varints(void **state)
+{
+	/* start 1 whole, width 2, lost 0, 1 entry: id 3, delta -1 */
+	static const uint8_t ok[] = { 3, 2, 0, 1, 0, 3 << 3, 1 };
+	static const uint8_t overlong[] = { 3, 0x82, 0x00, 0, 1, 0, 3 << 3, 1 };
+	static const uint8_t wide[] = { 3, 2, 0, 1, 0, 3 << 3, 0xff, 0xff, 0xff, 0xff, 0xff,
+					0xff, 0xff, 0xff, 0xff, 0x02 };
+	static const uint8_t eleven[] = { 3, 2, 0, 1, 0, 3 << 3, 0x80, 0x80, 0x80, 0x80, 0x80,
+					  0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+	static const uint8_t max[] = { 3, 2, 0, 1, 0, 3 << 3, 0xfe, 0xff, 0xff, 0xff, 0xff,
+				       0xff, 0xff, 0xff, 0xff, 0x01 };
+	/* ids: 1023 then the next one would be 1024 */
+	static const uint8_t range[] = { 3, 2, 0, 2, 0, 0xf8, 0x3f, 0, 0, 0 };
+	static const uint8_t last_id[] = { 3, 2, 0, 1, 0, 0xf8, 0x3f, 0 };
+	/* a count that says more (or fewer) entries than there are; an end past 2^64 */
+	static const uint8_t more[] = { 3, 2, 0, 2, 0, 3 << 3, 1 };
+	static const uint8_t fewer[] = { 3, 2, 0, 0, 0, 3 << 3, 1 };
+	static const uint8_t wraps[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					 0x01, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					 0xff, 0x01, 0, 0, 0 };
+	struct sproto_sample_entry got;
+	struct sproto_msg m;
+
+	(void)state;
+	assert_int_equal(read_msg(buf, raw_sample(ok, sizeof(ok)), &m), 1);
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_true(m.u.sample.start_ns == 1 && m.u.sample.end_ns == 3 && got.metric == 3 &&
+		    got.delta == -1);
+	assert_int_equal(read_msg(buf, raw_sample(overlong, sizeof(overlong)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(wide, sizeof(wide)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(eleven, sizeof(eleven)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(max, sizeof(max)), &m), 1);
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_true(got.delta == INT64_MAX);
+	assert_int_equal(read_msg(buf, raw_sample(range, sizeof(range)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(last_id, sizeof(last_id)), &m), 1);
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_int_equal(got.metric, 1023);
+	assert_int_equal(read_msg(buf, raw_sample(more, sizeof(more)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(fewer, sizeof(fewer)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(wraps, sizeof(wraps)), &m), -1);
 }
 
 /* A stream of several messages is framed one at a time; a partial one waits for more. */
@@ -543,7 +674,9 @@ static void test_truncated(void **state)
 	check_truncations(sproto_put_hello(buf, sizeof(buf), &h));
 	check_truncations(sproto_put_point_clear(buf, sizeof(buf), 1, 1));
 	check_truncations(sproto_put_error(buf, sizeof(buf), SPROTO_LIST, "no"));
-	sproto_sample_begin(&b, buf, sizeof(buf), 1, 2, 0);
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1, 2, 0);
+	sproto_sample_add(&b, &e);
+	e = (struct sproto_sample_entry){ 700, SPROTO_S_VALUE, 1000000, 300 };
 	sproto_sample_add(&b, &e);
 	check_truncations(sproto_end(&b));
 }
@@ -696,18 +829,13 @@ static void test_bad_replies(void **state)
 	put_le32(buf + SPROTO_HEADER_SIZE + 4, 1);
 	put_le32(buf + SPROTO_HEADER_SIZE + 8, 0); /* thread id 0 */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	sproto_sample_begin(&b, buf, sizeof(buf), 10, 5, 0); /* ends before it starts */
-	n = sproto_end(&b);
-	assert_int_equal(read_msg(buf, n, &m), -1);
-	sproto_sample_begin(&b, buf, sizeof(buf), 1, 5, 0);
-	e.flags = SPROTO_S_FIRST | SPROTO_S_LAST; /* the process ends: known flags */
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1, 5, 0);
+	e.flags = SPROTO_S_FIRST | SPROTO_S_LAST | SPROTO_S_VALUE; /* every flag is known */
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	sproto_sample_begin(&b, buf, sizeof(buf), 1, 5, 0);
-	e.flags = 4; /* unknown */
-	sproto_sample_add(&b, &e);
-	n = sproto_end(&b);
+	buf[SPROTO_HEADER_SIZE + 3] = 0xff; /* a count above 1024 */
+	buf[SPROTO_HEADER_SIZE + 4] = 0x0f;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
@@ -997,6 +1125,9 @@ int main(void)
 		cmocka_unit_test(test_error_text),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_sample_compact),
+		cmocka_unit_test(test_sample_writer),
+		cmocka_unit_test(test_sample_varints),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_writer_limits),
 		cmocka_unit_test(test_bad_headers),

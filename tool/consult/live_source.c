@@ -377,6 +377,18 @@ static int wait_sample(struct lsrc *ls)
 	return ls->s->ended;
 }
 
+/* The points' counters each bucket while a request reads the observed cost, else paced. */
+static void pace_points(struct lsrc *ls)
+{
+	char err[256];
+	uint32_t i, every = LIVE_POINT_EVERY;
+
+	for (i = 0; i < ls->nreqs && every > 1; i++)
+		if (ls->reqs[i].used && ls->reqs[i].kind == K_COST)
+			every = 1;
+	dyn_live_points_pace(ls->l, every, err, sizeof(err));
+}
+
 static int ls_step(struct cs_source *src, struct cs_step *st)
 {
 	static char name[256];
@@ -386,6 +398,8 @@ static int ls_step(struct cs_source *src, struct cs_step *st)
 
 	if (ls->last_done)
 		return -1;
+	if (!ls->s->ended)
+		pace_points(ls);
 	if (!ls->s->ended && dyn_live_commit(ls->l, err, sizeof(err)) != 0) {
 		char e2[256];
 

@@ -18,6 +18,9 @@
 /* While the search is settled (only true nodes re-tested) samples come every LIVE_RETEST
  * periods. */
 #define LIVE_RETEST 5
+/* The points' execution counters are sent every LIVE_POINT_EVERY buckets (when they changed)
+ * while no request reads the observed cost: the call rates of the cost model need no more. */
+#define LIVE_POINT_EVERY 20
 
 struct live_source_opts {
 	double seconds;              /* stop after this long (0: until the process ends) */

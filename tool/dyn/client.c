@@ -126,15 +126,26 @@ int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_
 static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 {
 	struct sproto_header h;
-	long size = sproto_frame(c->in, c->inlen, &h, err, n);
+	long size;
 
+	/* decoded views (LIST, SAMPLE) point into the buffer: the message returned last is kept
+	 * until now (dropped at once, a SAMPLE's entries would be read from the next message) */
+	memmove(c->in, c->in + c->used, c->inlen - c->used);
+	c->inlen -= c->used;
+	c->used = 0;
+	size = sproto_frame(c->in, c->inlen, &h, err, n);
 	if (size <= 0)
 		return size == 0 ? 1 : -1;
 	if (sproto_decode(&h, c->in + SPROTO_HEADER_SIZE, m, err, n) != 0)
 		return -1;
-	/* decoded views (LIST, SAMPLE) point into the buffer: keep it until the next call */
-	memmove(c->in, c->in + size, c->inlen - (size_t)size);
-	c->inlen -= (size_t)size;
+	c->used = (size_t)size;
+	if (h.type == SPROTO_SAMPLE) { /* its start from the previous one's end */
+		if (sproto_sample_follow(&m->u.sample, c->sample_end) != 0) {
+			snprintf(err, n, "SAMPLE: its start follows a sample never received");
+			return -1;
+		}
+		c->sample_end = m->u.sample.end_ns;
+	}
 	return 0;
 }
 

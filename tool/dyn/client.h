@@ -16,6 +16,8 @@ struct ctl_client {
 	int fd;
 	uint8_t *in; /* bytes received, not yet decoded */
 	size_t inlen;
+	size_t used; /* the message returned last, at the front of in: dropped at the next call */
+	uint64_t sample_end; /* the end of the last SAMPLE received (the next one's start) */
 	struct sproto_hello_reply hello;
 };
 

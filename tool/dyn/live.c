@@ -27,7 +27,7 @@
 
 enum { LP_NONE, LP_IN, LP_REFUSED };
 enum { LR_FREE, LR_PENDING, LR_LIVE, LR_GONE };
-enum { MK_FREE, MK_OWN, MK_REQ, MK_POINT };
+enum { MK_FREE, MK_OWN = DYN_LE_OWN, MK_REQ = DYN_LE_REQ, MK_POINT = DYN_LE_POINT };
 
 struct lpt {
 	uint32_t proc;
@@ -37,6 +37,7 @@ struct lpt {
 	int dirty;
 	uint32_t tc, metric; /* execution counter, and the metric reading it */
 	double ns_each;      /* one execution with its actions now */
+	double pend;         /* seconds since its counter last came, paced (not yet in secs) */
 };
 
 struct lreq {
@@ -71,6 +72,7 @@ struct dyn_live {
 	/* per procedure: executions counted, over seconds measured (rates), cost observed */
 	double *execs, *secs, *obs_ns;
 	int started;
+	uint8_t pt_every;  /* the points' execution counters: sent every N buckets (when changed) */
 	struct dyn_live_stats st;
 };
 
@@ -83,6 +85,7 @@ struct dyn_live *dyn_live_new(struct dyn_session *s)
 	uint32_t i;
 
 	l->s = s;
+	l->pt_every = 1;
 	l->pt_of = xmalloc((s->nprocs + 1) * sizeof(*l->pt_of));
 	for (i = 0; i < s->nprocs; i++)
 		l->pt_of[i] = -1;
@@ -129,21 +132,33 @@ static void on_sample(void *arg, const struct sproto_sample *sm)
 
 	l->st.samples++;
 	l->st.entries += sm->n;
-	l->st.bytes += SPROTO_HEADER_SIZE + 32 + 24ull * sm->n;
-	/* a point's time measured counts every bucket since its first sample, sent or not */
+	l->st.bytes += SPROTO_HEADER_SIZE + (uint64_t)sm->size;
+	l->st.entry_bytes += sm->entries_size;
+	/* a point's time measured counts every bucket since its first sample: at once when its
+	 * counter is sent each bucket it changed (not sent: not run), else up to the bucket in
+	 * which it came last (paced: those after may have run) */
 	for (i = 0; i < l->npt; i++)
-		if (l->pt[i].state == LP_IN && l->pt[i].metric != NONE && l->mrun[l->pt[i].metric])
-			l->secs[l->pt[i].proc] += dt;
+		if (l->pt[i].state == LP_IN && l->pt[i].metric != NONE && l->mrun[l->pt[i].metric]) {
+			if (l->pt_every > 1)
+				l->pt[i].pend += dt;
+			else
+				l->secs[l->pt[i].proc] += dt;
+		}
 	for (i = 0; i < sm->n; i++) {
 		sproto_sample_entry(sm, i, &e);
 		if (e.metric >= SPROTO_MAX_METRICS || l->mkind[e.metric] == MK_FREE)
 			continue;
 		l->msum[e.metric] += e.delta;
-		l->mval[e.metric] = e.value;
+		/* its value comes once (the first entry), then the deltas add to it */
+		l->mval[e.metric] = e.flags & SPROTO_S_VALUE ? e.value
+				  : (int64_t)((uint64_t)l->mval[e.metric] + (uint64_t)e.delta);
 		l->mgot[e.metric]++;
+		l->st.by_kind[l->mkind[e.metric]]++;
 		if (l->mkind[e.metric] == MK_POINT) {
-			const struct lpt *p = &l->pt[l->mown[e.metric]];
+			struct lpt *p = &l->pt[l->mown[e.metric]];
 
+			l->secs[p->proc] += p->pend;
+			p->pend = 0;
 			l->execs[p->proc] += (double)e.delta;
 			l->obs_ns[p->proc] += (double)e.delta * p->ns_each;
 			l->mrun[e.metric] = 1;
@@ -399,13 +414,14 @@ static void touch_points(struct dyn_live *l, const struct lreq *r, int delta)
 	}
 }
 
-/* Every N buckets (N > 1: sent then, changed or not), or each bucket when it changed. */
+/* Every N buckets (N > 1: sent then, changed or not; with `changes`, only when it changed),
+ * or each bucket when it changed. */
 static int send_metric_every(struct dyn_live *l, uint32_t id, const struct sproto_term *t,
-			     uint16_t k, uint8_t every, char *err, size_t n)
+			     uint16_t k, uint8_t every, int changes, char *err, size_t n)
 {
 	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_TERMS * 12];
 	struct sproto_metric m = { .id = id, .n = k, .every = every,
-				   .flags = every > 1 ? 0 : SPROTO_M_CHANGES };
+				   .flags = every > 1 && !changes ? 0 : SPROTO_M_CHANGES };
 
 	memcpy(m.term, t, k * sizeof(*t));
 	return dyn_session_send(l->s, msg, sproto_put_metric_enable(msg, sizeof(msg), &m), err, n);
@@ -414,7 +430,7 @@ static int send_metric_every(struct dyn_live *l, uint32_t id, const struct sprot
 static int send_metric(struct dyn_live *l, uint32_t id, const struct sproto_term *t, uint16_t k,
 		       char *err, size_t n)
 {
-	return send_metric_every(l, id, t, k, 1, err, n);
+	return send_metric_every(l, id, t, k, 1, 1, err, n);
 }
 
 static int disable_metric(struct dyn_live *l, uint32_t id, char *err, size_t n)
@@ -456,7 +472,25 @@ int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t 
 	if (r->state != LR_LIVE || r->metric == NONE || r->every == every)
 		return 0;
 	r->every = every;
-	return send_metric_every(l, r->metric, &r->term, 1, (uint8_t)every, err, n);
+	return send_metric_every(l, r->metric, &r->term, 1, (uint8_t)every, 0, err, n);
+}
+
+int dyn_live_points_pace(struct dyn_live *l, uint32_t every, char *err, size_t n)
+{
+	uint32_t i;
+
+	every = every < 1 ? 1 : every > 255 ? 255 : every;
+	if (every == l->pt_every)
+		return 0;
+	l->pt_every = (uint8_t)every;
+	for (i = 0; i < l->npt; i++) {
+		struct sproto_term t = { SPROTO_TERM_TCOUNTER, l->pt[i].tc, 0 };
+
+		if (l->pt[i].metric != NONE &&
+		    send_metric_every(l, l->pt[i].metric, &t, 1, l->pt_every, 1, err, n) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 uint32_t dyn_live_every(const struct dyn_live *l, int id)
@@ -574,7 +608,8 @@ static int set_point(struct dyn_live *l, struct lpt *p, char *err, size_t n)
 		if (p->tc == NONE || p->metric == NONE)
 			return snprintf(err, n, "the runtime's thread counters are all used"), -1;
 		t = (struct sproto_term){ SPROTO_TERM_TCOUNTER, p->tc, 0 };
-		if (send_metric(l, p->metric, &t, 1, err, n) != 0)
+		p->pend = 0;
+		if (send_metric_every(l, p->metric, &t, 1, l->pt_every, 1, err, n) != 0)
 			return -1;
 	}
 	memset(&ps, 0, sizeof(ps));

@@ -76,6 +76,10 @@ int dyn_live_fresh(const struct dyn_live *l, int id);
 /* Have the request's value sent every N buckets only (changed or not: its increase comes in
  * lumps), or (N = 1) each bucket when it changed. 0, or -1 with err. */
 int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t n);
+/* The points' execution counters (observed cost, call rates) sent every N buckets, and then
+ * only when they changed (1: each bucket they changed): while no one reads the observed cost
+ * bucket by bucket, the rates need no more (dyn_live_rate: up to the last one received). */
+int dyn_live_points_pace(struct dyn_live *l, uint32_t every, char *err, size_t n);
 /* Its pace now: N (1 when not live). */
 uint32_t dyn_live_every(const struct dyn_live *l, int id);
 /* The runtime's bucket width from now (SAMPLING). 0, or -1 with err. */
@@ -100,10 +104,14 @@ double dyn_live_observed_ns(const struct dyn_live *l, const uint8_t *keep);
 void dyn_live_phase(const struct dyn_live *l, uint64_t *count, uint64_t *name, uint64_t *t_ns);
 /* The runtime's control thread (0 until the first sample). */
 uint32_t dyn_live_ctl_tid(const struct dyn_live *l);
-/* Points patched now, patched in all, stops of the world, samples received, their bytes. */
+enum dyn_lentry { DYN_LE_OWN = 1, DYN_LE_REQ, DYN_LE_POINT };
+/* Points patched now, patched in all, stops of the world; SAMPLE messages received, their
+ * entries, every byte of them (headers included), the entries' bytes, and the entries by
+ * what they were: the runtime's own counters, the requests', the points' execution counters. */
 struct dyn_live_stats {
 	uint32_t points_now, points_max, points_total, refused, batches, removals;
-	uint64_t samples, entries, bytes;
+	uint64_t samples, entries, bytes, entry_bytes;
+	uint64_t by_kind[4]; /* entries of enum dyn_lentry ([0] unused) */
 	double pause_ms;
 };
 void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out);

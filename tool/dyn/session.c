@@ -498,7 +498,9 @@ static void on_sample(struct dyn_session *s, const struct sproto_sample *sm)
 		if (!s->seen[e.metric])
 			s->base[e.metric] = (int64_t)((uint64_t)e.value - (uint64_t)e.delta);
 		s->seen[e.metric] = 1;
-		s->cur[e.metric] = e.value;
+		/* the value comes in a metric's first entry; then the last one plus the delta */
+		s->cur[e.metric] = e.flags & SPROTO_S_VALUE ? e.value
+				 : (int64_t)((uint64_t)s->cur[e.metric] + (uint64_t)e.delta);
 	}
 	t0 = s->nsamples ? s->t_last : sm->start_ns;
 	if (!s->nsamples)
