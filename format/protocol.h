@@ -212,7 +212,10 @@ struct sproto_range {
 /* METRIC_ENABLE flags (version 4): a SAMPLE leaves the metric out when its value did not
  * change since the previous sample (its first and last entries are always sent) */
 #define SPROTO_M_CHANGES 0x1u
-#define SPROTO_M_FLAGS SPROTO_M_CHANGES
+/* (version 5) its value and delta sent in units of 1024 (the value shifted right by 10): a
+ * timer's to about a microsecond, in fewer bytes */
+#define SPROTO_M_KILO 0x2u
+#define SPROTO_M_FLAGS (SPROTO_M_CHANGES | SPROTO_M_KILO)
 
 struct sproto_metric {
 	uint32_t id;

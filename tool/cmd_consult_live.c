@@ -117,6 +117,7 @@ static void progress(struct cs_engine *e, void *arg)
 struct live_volume {
 	uint64_t samples, bytes, wire_bytes, full_samples, full_bytes, trace_events, trace_bytes;
 	uint32_t pairs, pairs_available;
+	double sample_bytes; /* a sample's size: the mean of the entries received */
 };
 
 static void volume_of(const struct cs_engine *e, const struct live_source_info *li,
@@ -125,6 +126,11 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 	uint64_t foci = 1 + li->modules + li->procedures;
 
 	memset(v, 0, sizeof(*v));
+	/* entries are of variable length (protocol version 5): a sample is as large as the mean
+	 * entry the runtime sent (tool-side readings counted at that size too) */
+	if (li->dyn.entries)
+		sample_bytes = (double)li->dyn.entry_bytes / (double)li->dyn.entries;
+	v->sample_bytes = sample_bytes;
 	v->samples = e->st.samples;
 	v->bytes = (uint64_t)llround((double)e->st.samples * sample_bytes);
 	v->wire_bytes = li->dyn.bytes;
@@ -134,7 +140,7 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 	/* every pair at every sample period (the search's steps are longer while it is settled) */
 	v->full_samples = (uint64_t)v->pairs_available *
 			  (li->period_ns ? (li->run_ns + li->period_ns - 1) / li->period_ns : e->st.steps);
-	v->full_bytes = (uint64_t)llround((double)v->full_samples * sample_bytes);
+	v->full_bytes = (uint64_t)llround((double)v->full_samples * v->sample_bytes);
 	v->trace_events = 2 * li->full_calls; /* an ENTER and an EXIT, 8 bytes each */
 	v->trace_bytes = 8 * v->trace_events;
 }
@@ -142,11 +148,15 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 static void print_volume(const struct live_volume *v, const struct live_source_info *li,
 			 uint64_t steps)
 {
-	printf("\nData: the search used %llu samples (%llu bytes at 24 bytes a sample; %llu bytes "
-	       "of SAMPLE messages received) of %u (metric, focus) pairs, in %llu steps of %.0f ms "
-	       "or more (values that did not change are not sent; %.0f ms while only true nodes "
-	       "are re-tested)\n", (unsigned long long)v->samples, (unsigned long long)v->bytes,
-	       (unsigned long long)v->wire_bytes, v->pairs, (unsigned long long)steps,
+	printf("\nData: the search used %llu samples (%llu bytes at %.1f bytes a sample, the mean "
+	       "entry received; %llu bytes of SAMPLE messages received: %llu messages, %llu "
+	       "entries of %llu bytes) of %u (metric, focus) pairs, in %llu steps of %.0f ms or "
+	       "more (values that did not change are not sent; %.0f ms while only true nodes are "
+	       "re-tested)\n",
+	       (unsigned long long)v->samples, (unsigned long long)v->bytes, v->sample_bytes,
+	       (unsigned long long)v->wire_bytes, (unsigned long long)li->dyn.samples,
+	       (unsigned long long)li->dyn.entries, (unsigned long long)li->dyn.entry_bytes,
+	       v->pairs, (unsigned long long)steps,
 	       (double)li->period_ns / 1e6, (double)li->period_ns * LIVE_RETEST / 1e6);
 	printf("      full periodic sampling of all %u pairs: %llu samples, %llu bytes "
 	       "(%.1fx more)\n",
@@ -163,6 +173,30 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 	       li->dyn.points_total, li->dyn.batches, li->dyn.points_max, li->dyn.removals,
 	       li->dyn.pause_ms, li->observed_ns / 1e9,
 	       li->run_ns ? 100 * li->observed_ns / (double)li->run_ns : 0.0);
+}
+
+/* The data volume: what the search used, what the runtime sent (protocol version 5), what
+ * full sampling and full tracing would have. */
+static void write_json_data(FILE *out, const struct cs_engine *e, const struct live_volume *v,
+			    const struct live_source_info *li)
+{
+	const struct dyn_live_stats *d = &li->dyn;
+
+	fprintf(out, "\"data\":{\"samples\":%llu,\"sample_bytes\":%g,\"bytes\":%llu,"
+		"\"wire_bytes\":%llu,\"pairs\":%u,\"pairs_available\":%u,"
+		"\"full_sampling_samples\":%llu,\"full_sampling_bytes\":%llu,\"trace_bytes\":%llu,"
+		"\"trace_events\":%llu,\"steps\":%llu,\"cost_max\":%g,",
+		(unsigned long long)v->samples, v->sample_bytes, (unsigned long long)v->bytes,
+		(unsigned long long)v->wire_bytes, v->pairs, v->pairs_available,
+		(unsigned long long)v->full_samples, (unsigned long long)v->full_bytes,
+		(unsigned long long)v->trace_bytes, (unsigned long long)v->trace_events,
+		(unsigned long long)e->st.steps, e->st.cost_max);
+	fprintf(out, "\"wire\":{\"messages\":%llu,\"entries\":%llu,\"entry_bytes\":%llu,"
+		"\"own_entries\":%llu,\"request_entries\":%llu,\"point_entries\":%llu,"
+		"\"stale_entries\":%llu}},", (unsigned long long)d->samples,
+		(unsigned long long)d->entries, (unsigned long long)d->entry_bytes,
+		(unsigned long long)d->by_kind[DYN_LE_OWN], (unsigned long long)d->by_kind[DYN_LE_REQ],
+		(unsigned long long)d->by_kind[DYN_LE_POINT], (unsigned long long)d->by_kind[0]);
 }
 
 static int write_json(const char *path, const struct cs_engine *e, const struct co_opts *o,
@@ -189,21 +223,8 @@ static int write_json(const char *path, const struct cs_engine *e, const struct 
 		json_str(out, e->lib->thresholds[i].name);
 		fprintf(out, ":%g", e->lib->thresholds[i].value);
 	}
-	fprintf(out, "},\"data\":{\"samples\":%llu,\"bytes\":%llu,\"wire_bytes\":%llu,"
-		"\"pairs\":%u,\"pairs_available\":%u,\"full_sampling_samples\":%llu,"
-		"\"full_sampling_bytes\":%llu,\"trace_bytes\":%llu,\"trace_events\":%llu,"
-		"\"steps\":%llu,\"cost_max\":%g,\"wire\":{\"messages\":%llu,\"entries\":%llu,"
-		"\"entry_bytes\":%llu,\"own_entries\":%llu,\"request_entries\":%llu,"
-		"\"point_entries\":%llu}},", (unsigned long long)v->samples,
-		(unsigned long long)v->bytes, (unsigned long long)v->wire_bytes, v->pairs,
-		v->pairs_available, (unsigned long long)v->full_samples,
-		(unsigned long long)v->full_bytes, (unsigned long long)v->trace_bytes,
-		(unsigned long long)v->trace_events, (unsigned long long)e->st.steps,
-		e->st.cost_max, (unsigned long long)li->dyn.samples,
-		(unsigned long long)li->dyn.entries, (unsigned long long)li->dyn.entry_bytes,
-		(unsigned long long)li->dyn.by_kind[DYN_LE_OWN],
-		(unsigned long long)li->dyn.by_kind[DYN_LE_REQ],
-		(unsigned long long)li->dyn.by_kind[DYN_LE_POINT]);
+	fprintf(out, "},");
+	write_json_data(out, e, v, li);
 	cs_write_json_members(out, e);
 	fprintf(out, "}\n");
 	if (fclose(out) != 0)

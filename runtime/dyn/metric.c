@@ -119,6 +119,14 @@ static int64_t metric_value(struct metric *m)
 	return (int64_t)sum;
 }
 
+/* What a sample carries: the value, or in units of 1024 (SPROTO_M_KILO). */
+static int64_t sent_value(struct metric *m)
+{
+	uint64_t v = (uint64_t)metric_value(m);
+
+	return (int64_t)(m->flags & SPROTO_M_KILO ? v >> 10 : v);
+}
+
 int64_t dyn_metric_value(uint32_t id)
 {
 	return id < SPROTO_MAX_METRICS && metrics[id].on ? metric_value(&metrics[id]) : 0;
@@ -138,26 +146,28 @@ static int same_terms(const struct metric *m, const struct sproto_metric *sm)
 }
 
 /* Enabling an enabled id replaces its terms (its values start again), or with the same terms
- * only changes how it is sent. */
+ * and units only changes how it is sent. */
 int dyn_metric_enable(const struct sproto_metric *sm)
 {
 	struct metric *m;
 	uint16_t i;
+	int same;
 
 	if (sm->id >= SPROTO_MAX_METRICS || !sm->n || sm->n > SPROTO_MAX_TERMS)
 		return -1;
 	m = &metrics[sm->id];
+	same = m->on && same_terms(m, sm) && !((m->flags ^ sm->flags) & SPROTO_M_KILO);
 	m->flags = sm->flags;
 	m->every = sm->every;
 	m->skipped = 0;
-	if (m->on && same_terms(m, sm))
+	if (same)
 		return 0; /* the same terms: its values go on, only how it is sent changes */
 	for (i = 0; i < sm->n; i++) {
 		m->term[i] = sm->term[i];
 		m->seen[i] = 0;
 	}
 	m->n = sm->n;
-	m->last = metric_value(m);
+	m->last = sent_value(m);
 	m->first = 1;
 	if (!m->on)
 		nmetrics_on++;
@@ -204,7 +214,7 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, u
 			continue;
 		e.metric = i;
 		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0);
-		e.value = metric_value(m);
+		e.value = sent_value(m);
 		e.delta = (int64_t)((uint64_t)e.value - (uint64_t)m->last);
 		if (!e.flags && m->every > 1 && ++m->skipped < m->every)
 			continue; /* not its bucket */

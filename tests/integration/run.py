@@ -3461,7 +3461,15 @@ def live_checks(js, ended=True):
     expect(lv['points'] > 0 and lv['batches'] >= 1, f'instrumentation {lv}')
     dv = js['data']
     expect(0 < dv['samples'] < dv['full_sampling_samples'], f'samples {dv}')
-    eq(dv['bytes'], dv['samples'] * 24, 'bytes at 24 a sample')
+    w = dv['wire']  # protocol version 5: entries of variable length, a sample at their mean
+    eq(w['own_entries'] + w['request_entries'] + w['point_entries'] + w['stale_entries'],
+       w['entries'], 'every entry received is the runtime\'s own, a request\'s, a point\'s '
+       'or one of a metric disabled while it travelled')
+    expect(0 < w['entry_bytes'] and w['entries'] * 2 <= w['entry_bytes'] <= w['entries'] * 22,
+           f'2 to 22 bytes an entry {w}')
+    expect(dv['wire_bytes'] >= w['entry_bytes'] + 17 * w['messages'], f'wire bytes {dv}')
+    expect(abs(dv['sample_bytes'] - w['entry_bytes'] / w['entries']) < 1e-3, f'a sample {dv}')
+    expect(abs(dv['bytes'] - dv['samples'] * dv['sample_bytes']) <= 1, f'bytes {dv}')
 
 
 @test()

@@ -49,6 +49,7 @@ struct lreq {
 	uint32_t got;    /* entries of its metric received at the last take */
 	struct sproto_term term; /* its metric's */
 	uint32_t every;  /* sent every N buckets (1: each, when it changed) */
+	uint8_t kilo;    /* SPROTO_M_KILO: its samples in units of 1024 (timers) */
 	int fresh;       /* some came between the last two takes */
 	int complete;
 };
@@ -146,14 +147,14 @@ static void on_sample(void *arg, const struct sproto_sample *sm)
 		}
 	for (i = 0; i < sm->n; i++) {
 		sproto_sample_entry(sm, i, &e);
-		if (e.metric >= SPROTO_MAX_METRICS || l->mkind[e.metric] == MK_FREE)
+		l->st.by_kind[l->mkind[e.metric]]++; /* MK_FREE: disabled since it was sent */
+		if (l->mkind[e.metric] == MK_FREE)
 			continue;
 		l->msum[e.metric] += e.delta;
 		/* its value comes once (the first entry), then the deltas add to it */
 		l->mval[e.metric] = e.flags & SPROTO_S_VALUE ? e.value
 				  : (int64_t)((uint64_t)l->mval[e.metric] + (uint64_t)e.delta);
 		l->mgot[e.metric]++;
-		l->st.by_kind[l->mkind[e.metric]]++;
 		if (l->mkind[e.metric] == MK_POINT) {
 			struct lpt *p = &l->pt[l->mown[e.metric]];
 
@@ -178,7 +179,7 @@ int64_t dyn_live_take(struct dyn_live *l, int id)
 	r->taken = v;
 	r->fresh = l->mgot[r->metric] != r->got;
 	r->got = l->mgot[r->metric];
-	return d;
+	return r->kilo ? d * 1024 : d;
 }
 
 int dyn_live_fresh(const struct dyn_live *l, int id)
@@ -414,14 +415,13 @@ static void touch_points(struct dyn_live *l, const struct lreq *r, int delta)
 	}
 }
 
-/* Every N buckets (N > 1: sent then, changed or not; with `changes`, only when it changed),
- * or each bucket when it changed. */
+/* Every N buckets (N > 1: sent then, changed or not; with SPROTO_M_CHANGES, only when it
+ * changed), or each bucket (when it changed); SPROTO_M_KILO: in units of 1024. */
 static int send_metric_every(struct dyn_live *l, uint32_t id, const struct sproto_term *t,
-			     uint16_t k, uint8_t every, int changes, char *err, size_t n)
+			     uint16_t k, uint8_t every, uint8_t flags, char *err, size_t n)
 {
 	static uint8_t msg[SPROTO_HEADER_SIZE + 16 + SPROTO_MAX_TERMS * 12];
-	struct sproto_metric m = { .id = id, .n = k, .every = every,
-				   .flags = every > 1 && !changes ? 0 : SPROTO_M_CHANGES };
+	struct sproto_metric m = { .id = id, .n = k, .every = every, .flags = flags };
 
 	memcpy(m.term, t, k * sizeof(*t));
 	return dyn_session_send(l->s, msg, sproto_put_metric_enable(msg, sizeof(msg), &m), err, n);
@@ -430,7 +430,7 @@ static int send_metric_every(struct dyn_live *l, uint32_t id, const struct sprot
 static int send_metric(struct dyn_live *l, uint32_t id, const struct sproto_term *t, uint16_t k,
 		       char *err, size_t n)
 {
-	return send_metric_every(l, id, t, k, 1, 1, err, n);
+	return send_metric_every(l, id, t, k, 1, SPROTO_M_CHANGES, err, n);
 }
 
 static int disable_metric(struct dyn_live *l, uint32_t id, char *err, size_t n)
@@ -452,10 +452,13 @@ static int enable_request(struct dyn_live *l, struct lreq *r, uint32_t id, char 
 		t = (struct sproto_term){ kind[r->spec.var[0]], r->idx[0], r->spec.tid };
 	r->term = t;
 	r->every = 1;
+	/* timers in units of 1024 ns: a bucket's few hundred ms of waiting in 3 bytes, not 5
+	 * (what is lost is below a microsecond in all, docs/protocol.md) */
+	r->kilo = t.kind != SPROTO_TERM_TCOUNTER ? SPROTO_M_KILO : 0;
 	r->metric = metric_id(l, MK_REQ, id);
 	if (r->metric == NONE)
 		return snprintf(err, n, "the runtime's metric ids are all used"), -1;
-	return send_metric(l, r->metric, &t, 1, err, n);
+	return send_metric_every(l, r->metric, &t, 1, 1, SPROTO_M_CHANGES | r->kilo, err, n);
 }
 
 int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t n)
@@ -472,7 +475,8 @@ int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t 
 	if (r->state != LR_LIVE || r->metric == NONE || r->every == every)
 		return 0;
 	r->every = every;
-	return send_metric_every(l, r->metric, &r->term, 1, (uint8_t)every, 0, err, n);
+	return send_metric_every(l, r->metric, &r->term, 1, (uint8_t)every,
+				 (every > 1 ? 0 : SPROTO_M_CHANGES) | r->kilo, err, n);
 }
 
 int dyn_live_points_pace(struct dyn_live *l, uint32_t every, char *err, size_t n)
@@ -487,7 +491,8 @@ int dyn_live_points_pace(struct dyn_live *l, uint32_t every, char *err, size_t n
 		struct sproto_term t = { SPROTO_TERM_TCOUNTER, l->pt[i].tc, 0 };
 
 		if (l->pt[i].metric != NONE &&
-		    send_metric_every(l, l->pt[i].metric, &t, 1, l->pt_every, 1, err, n) != 0)
+		    send_metric_every(l, l->pt[i].metric, &t, 1, l->pt_every, SPROTO_M_CHANGES, err,
+				      n) != 0)
 			return -1;
 	}
 	return 0;
@@ -609,7 +614,8 @@ static int set_point(struct dyn_live *l, struct lpt *p, char *err, size_t n)
 			return snprintf(err, n, "the runtime's thread counters are all used"), -1;
 		t = (struct sproto_term){ SPROTO_TERM_TCOUNTER, p->tc, 0 };
 		p->pend = 0;
-		if (send_metric_every(l, p->metric, &t, 1, l->pt_every, 1, err, n) != 0)
+		if (send_metric_every(l, p->metric, &t, 1, l->pt_every, SPROTO_M_CHANGES, err,
+				      n) != 0)
 			return -1;
 	}
 	memset(&ps, 0, sizeof(ps));

@@ -111,7 +111,7 @@ enum dyn_lentry { DYN_LE_OWN = 1, DYN_LE_REQ, DYN_LE_POINT };
 struct dyn_live_stats {
 	uint32_t points_now, points_max, points_total, refused, batches, removals;
 	uint64_t samples, entries, bytes, entry_bytes;
-	uint64_t by_kind[4]; /* entries of enum dyn_lentry ([0] unused) */
+	uint64_t by_kind[4]; /* entries of enum dyn_lentry ([0]: of a metric disabled since) */
 	double pause_ms;
 };
 void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out);
