@@ -15,10 +15,13 @@ full tracing and full periodic sampling. Full tracing is measured, not estimated
 the trace files of `sonde run --trace --sync` of the same work (the hooked build: every call of
 the program's procedures, and the lock, condition, barrier, semaphore and join events the
 search's synchronization metrics need; I/O calls and page faults are not trace events, see
-docs/consult.md), recorded once per program. The search's side is counted twice: its samples at
-24 bytes (a SAMPLE entry; values that did not change are not sent and not counted), and every
-byte of the SAMPLE messages it received (headers and the runtime's own counters included).
-BENCH_LIVE=0 skips the live part.
+docs/consult.md), recorded once per program. The search's side is counted three ways: its samples
+at the mean size of a SAMPLE entry received (protocol version 5: variable-length entries; values
+that did not change are not sent and not counted), the same samples at the thesis's 12 bytes
+(seed 003 Figs. 4.3, 4.5, 4.7), and every byte of the SAMPLE messages it received (frame
+headers, the runtime's own counters and the points' execution counters included). Per second:
+what the search received over the time it searched, and the trace's bytes over the traced run's
+wall time. BENCH_LIVE=0 skips the live part.
 """
 import json
 import os
@@ -109,8 +112,13 @@ def live_one(tmp, name, arg, opts, want, i):
         if (n['hypothesis'], n['focus'], n['phase']) == want and n['was_true']:
             found = n['decided_ns'] / 1e9
     dv = d['data']
+    w = dv['wire']
     return {'wall': wall, 'found': found, 'samples': dv['samples'], 'bytes': dv['bytes'],
             'wire': dv['wire_bytes'], 'cost': d['live']['observed_cost_s'],
+            'entry_b': dv['sample_bytes'], 'messages': w['messages'],
+            'entries': w['entries'], 'req_e': w['request_entries'],
+            'point_e': w['point_entries'], 'own_e': w['own_entries'],
+            'entry_bytes': w['entry_bytes'],
             'searched': d['run_ns'] / 1e9,
             'vs_full': dv['full_sampling_samples'] / max(1, dv['samples'])}
 
@@ -119,16 +127,19 @@ def live(tmp):
     print(f'\nsonde consult live (-- PROGRAM, built without hooks): {LIVE_RUNS} searches each, '
           'medians; slowdown: wall time under the search / the uninstrumented run just before - 1')
     print(f'{"program":16} {"plain s":>7} {"search s":>8} {"slowdown":>8} {"obs.cost":>8} '
-          f'{"found at s":>10} {"isolated":>9} {"samples":>7} {"bytes":>7} {"wire B":>7} '
-          f'{"trace B":>10} {"trace/used":>10} {"trace/wire":>10} {"full/used":>9}')
+          f'{"found at s":>10} {"isolated":>9} {"samples":>7} {"B/smp":>5} {"bytes":>7} '
+          f'{"wire B":>7} {"trace B":>10} {"trace/used":>10} {"trace/12B":>9} '
+          f'{"trace/wire":>10} {"full/used":>9}')
     summary = []
+    detail = []
     for name, arg, opts, want, counts in LIVE:
         src = os.path.join('examples', name + '.c')
         plain = os.path.join(tmp, name + '-plain')
         sh([os.environ.get('CC', 'gcc'), '-O1', '-g', '-fno-inline-functions-called-once',
             '-Iinclude', '-o', plain, src, '-lpthread'])
         rec = os.path.join(tmp, f'{name}-trace-{arg}')
-        sh([SONDE, 'run', '--trace', '--sync', '-o', rec, '--', os.path.join(tmp, name), arg])
+        trace_s = timed([SONDE, 'run', '--trace', '--sync', '-o', rec, '--',
+                         os.path.join(tmp, name), arg])
         trace = sum(os.path.getsize(os.path.join(rec, f)) for f in os.listdir(rec)
                     if f.endswith('.strc'))
         rows = []
@@ -143,17 +154,35 @@ def live(tmp):
         slow = med(rows, 'slow') if not opts else float('nan')  # --for: the program runs on
         cost = med(rows, 'cost') / med(rows, 'searched')
         used, wire = med(rows, 'bytes'), med(rows, 'wire')
+        thesis = 12 * med(rows, 'samples')
+        searched = med(rows, 'searched')
         print(f'{name:16} {base:7.2f} {wall:8.2f} {100 * slow:7.1f}% {100 * cost:7.1f}% '
               f'{f if f is not None else float("nan"):10.2f} {hits:>4}/{len(rows):<4} '
-              f'{med(rows, "samples"):7.0f} {used:7.0f} {wire:7.0f} {trace:10.0f} '
-              f'{trace / max(1, used):10.1f} {trace / max(1, wire):10.1f} '
+              f'{med(rows, "samples"):7.0f} {med(rows, "entry_b"):5.2f} {used:7.0f} '
+              f'{wire:7.0f} {trace:10.0f} {trace / max(1, used):10.1f} '
+              f'{trace / max(1, thesis):9.1f} {trace / max(1, wire):10.1f} '
               f'{med(rows, "vs_full"):9.1f}')
+        detail.append(f'{name:16} {med(rows, "messages"):8.0f} {med(rows, "entries"):7.0f} '
+                      f'{med(rows, "req_e"):7.0f} {med(rows, "point_e"):7.0f} '
+                      f'{med(rows, "own_e"):5.0f} {med(rows, "entry_bytes"):7.0f} '
+                      f'{wire - med(rows, "entry_bytes"):8.0f} {searched:7.2f} '
+                      f'{wire / searched:8.0f} {used / searched:8.0f} {trace_s:7.2f} '
+                      f'{trace / trace_s:9.0f}')
         summary.append(f'{name}: isolated {hits}/{len(rows)} at {f}s, slowdown '
                        f'{100 * slow:.1f}% (observed cost {100 * cost:.1f}%'
                        f'{"" if counts else ", the planted instrumentation bottleneck"}), '
                        f'{trace / max(1, used):.1f}x less than the trace '
-                       f'({trace / max(1, wire):.1f}x counting every byte received)')
+                       f'({trace / max(1, thesis):.1f}x at 12 bytes a sample, '
+                       f'{trace / max(1, wire):.1f}x counting every byte received)')
     print('live figures: ' + '; '.join(summary))
+    print('\nwhat the runtime sent (medians): SAMPLE messages, entries (of requests, of the '
+          'points\' execution counters, the runtime\'s own), their bytes, the messages\' other '
+          'bytes (frame and bucket headers); per second of the search, and of the traced run')
+    print(f'{"program":16} {"messages":>8} {"entries":>7} {"request":>7} {"points":>7} '
+          f'{"own":>5} {"entry B":>7} {"header B":>8} {"s":>7} {"wire B/s":>8} '
+          f'{"used B/s":>8} {"trace s":>7} {"trace B/s":>9}')
+    for line in detail:
+        print(line)
 
 
 def main():
