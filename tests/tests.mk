@@ -113,6 +113,17 @@ $(UNIT_PROC_STATE): tests/unit/test_proc_state.c tool/dyn/proc_state.c tool/dyn/
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
 
+# The tool's side of the control connection (tool/dyn/client.c): messages that arrive in one
+# read, SAMPLE starts that follow the previous end (protocol version 5).
+UNIT_CLIENT := $(TEST_BUILD)/test_client
+UNIT_BINS += $(UNIT_CLIENT)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_CLIENT)"
+
+$(UNIT_CLIENT): tests/unit/test_client.c tool/dyn/client.c tool/dyn/client.h format/protocol.c \
+		format/protocol.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 # Which procedure a call instruction reaches (tool/dyn/callees.c: symbols, PLT stubs, GOT).
 UNIT_CALLEES := $(TEST_BUILD)/test_callees
 UNIT_BINS += $(UNIT_CALLEES)
