@@ -493,6 +493,39 @@ static void test_sample_changes_only(void **state)
 	assert_true(e[1].metric == 3 && e[1].delta == 1 && e[1].flags == SPROTO_S_LAST);
 }
 
+/* A metric sent in units of 1024 (version 5, the live search's timers): its value shifted
+ * right by 10, its deltas the differences of those, so that they add up to the change since
+ * the enable short of less than 1024; "changes only" looks at what is sent. */
+static void test_sample_kilo(void **state)
+{
+	struct sproto_metric m = { .id = 6, .n = 1, .flags = SPROTO_M_CHANGES | SPROTO_M_KILO,
+				   .term = { { SPROTO_TERM_COUNTER, 9, 0 } } };
+	struct sproto_sample_entry e[4];
+	int64_t sum = 0;
+
+	(void)state;
+	atomic_store(&dyn_counters[9].v, 3000); /* 2 units at the enable */
+	assert_int_equal(dyn_metric_enable(&m), 0);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_true(e[0].metric == 6 && e[0].value == 2 && e[0].delta == 0 &&
+		    e[0].flags == (SPROTO_S_FIRST | SPROTO_S_VALUE));
+	atomic_fetch_add(&dyn_counters[9].v, 5000); /* 8000: 7 units */
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_int_equal(e[0].delta, 5);
+	sum += e[0].delta;
+	atomic_fetch_add(&dyn_counters[9].v, 100); /* 8100: still 7 units, not sent */
+	assert_int_equal(sample_entries(0, e), 0);
+	atomic_fetch_add(&dyn_counters[9].v, 1000); /* 9100: 8 units */
+	assert_int_equal(sample_entries(0, e), 1);
+	sum += e[0].delta;
+	assert_true(sum * 1024 <= 9100 - 3000 + 1023 && sum * 1024 > 9100 - 3000 - 1024);
+	/* enabled again in plain units: its values start again (the next is a first) */
+	m.flags = SPROTO_M_CHANGES;
+	assert_int_equal(dyn_metric_enable(&m), 0);
+	assert_int_equal(sample_entries(0, e), 1);
+	assert_true(e[0].value == 9100 && (e[0].flags & SPROTO_S_FIRST));
+}
+
 /* The sampler's values of a busy timer never go back. */
 static void test_timer_samples_monotonic(void **state)
 {
@@ -1235,6 +1268,7 @@ int main(void)
 		cmocka_unit_test_setup(test_timer_consistent_reads, setup),
 		cmocka_unit_test_setup(test_timer_samples_monotonic, setup),
 		cmocka_unit_test_setup(test_sample_changes_only, setup),
+		cmocka_unit_test_setup(test_sample_kilo, setup),
 		cmocka_unit_test_setup(test_timer_threads, setup),
 		cmocka_unit_test_setup(test_counter_threads, setup),
 		cmocka_unit_test_setup(test_thread_counters, setup),

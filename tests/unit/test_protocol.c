@@ -329,7 +329,14 @@ static void test_metric(void **state)
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.metric.flags, SPROTO_M_CHANGES);
 	assert_int_equal(m.u.metric.every, 10);
-	buf[SPROTO_HEADER_SIZE + 6] = 0x2; /* the flags' low byte */
+	/* version 5: units of 1024 travel too */
+	mt.flags = SPROTO_M_CHANGES | SPROTO_M_KILO;
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.metric.flags, SPROTO_M_CHANGES | SPROTO_M_KILO);
+	buf[SPROTO_HEADER_SIZE + 6] = 0x4; /* the flags' low byte: an unknown one */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[SPROTO_HEADER_SIZE + 6] = 0x80;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
