@@ -16,7 +16,7 @@ the trace files of `sonde run --trace --sync` of the same work (the hooked build
 the program's procedures, and the lock, condition, barrier, semaphore and join events the
 search's synchronization metrics need; I/O calls and page faults are not trace events, see
 docs/consult.md), recorded once per program. The search's side is counted three ways: its samples
-at the mean size of a SAMPLE entry received (protocol version 5: variable-length entries; values
+at the mean size of a SAMPLE entry received (protocol version 6: variable-length entries; values
 that did not change are not sent and not counted), the same samples at the thesis's 12 bytes
 (seed 003 Figs. 4.3, 4.5, 4.7), and every byte of the SAMPLE messages it received (frame
 headers, the runtime's own counters and the points' execution counters included). Per second:

@@ -464,7 +464,7 @@ static int dec_list(struct rd *r, struct sproto_list *l, char *err, size_t cap)
 	return 0;
 }
 
-/* Variable-length integers (SAMPLE, version 5): 7 bits a byte, the low ones first, the high
+/* Variable-length integers (SAMPLE, version 6): 7 bits a byte, the low ones first, the high
  * bit set on every byte but the last; at most 10 bytes, none wasted (a last byte of 0 after
  * others is refused: one number, one encoding). Signed ones zigzag-mapped (0, -1, 1, -2 ...). */
 static uint64_t rd_uvar(struct rd *r)

@@ -160,7 +160,7 @@ enum sproto_cost_item {
 /* SAMPLE entry flags */
 #define SPROTO_S_FIRST 0x1u /* the first sample since the metric was enabled */
 #define SPROTO_S_LAST 0x2u  /* the process is ending (exit, a signal): no sample follows */
-#define SPROTO_S_VALUE 0x4u /* the entry carries the value (version 5: the first ones) */
+#define SPROTO_S_VALUE 0x4u /* the entry carries the value (version 6: the first ones) */
 #define SPROTO_S_FLAGS (SPROTO_S_FIRST | SPROTO_S_LAST | SPROTO_S_VALUE)
 
 struct sproto_header {
@@ -212,7 +212,7 @@ struct sproto_range {
 /* METRIC_ENABLE flags (version 4): a SAMPLE leaves the metric out when its value did not
  * change since the previous sample (its first and last entries are always sent) */
 #define SPROTO_M_CHANGES 0x1u
-/* (version 5) its value and delta sent in units of 1024 (the value shifted right by 10): a
+/* (version 6) its value and delta sent in units of 1024 (the value shifted right by 10): a
  * timer's to about a microsecond, in fewer bytes */
 #define SPROTO_M_KILO 0x2u
 #define SPROTO_M_FLAGS (SPROTO_M_CHANGES | SPROTO_M_KILO)
@@ -262,7 +262,7 @@ struct sproto_sample {
 struct sproto_sample_entry {
 	uint32_t metric, flags;
 	int64_t value; /* the metric's sum at end_ns (timers in ns): with SPROTO_S_VALUE only
-			* (version 5), else 0 — a reader adds the deltas to the value it has */
+			* (version 6), else 0 — a reader adds the deltas to the value it has */
 	int64_t delta; /* value minus the previous sample's (or the value at enable) */
 };
 

@@ -126,7 +126,7 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 	uint64_t foci = 1 + li->modules + li->procedures;
 
 	memset(v, 0, sizeof(*v));
-	/* entries are of variable length (protocol version 5): a sample is as large as the mean
+	/* entries are of variable length (protocol version 6): a sample is as large as the mean
 	 * entry the runtime sent (tool-side readings counted at that size too) */
 	if (li->dyn.entries)
 		sample_bytes = (double)li->dyn.entry_bytes / (double)li->dyn.entries;
@@ -175,7 +175,7 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 	       li->run_ns ? 100 * li->observed_ns / (double)li->run_ns : 0.0);
 }
 
-/* The data volume: what the search used, what the runtime sent (protocol version 5), what
+/* The data volume: what the search used, what the runtime sent (protocol version 6), what
  * full sampling and full tracing would have. */
 static void write_json_data(FILE *out, const struct cs_engine *e, const struct live_volume *v,
 			    const struct live_source_info *li)

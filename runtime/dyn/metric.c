@@ -9,8 +9,8 @@
  * metric enabled "changes only" (SPROTO_M_CHANGES) is left out of a sample when its value did
  * not change: a counter of a procedure not called, a timer no thread ran, send nothing. One
  * enabled "every N" goes out in every Nth bucket only, its delta covering the buckets since it
- * last went: changed or not, or with "changes only" too, only when it changed (version 5).
- * A metric's value goes in its first entry only; later entries carry the delta (version 5).
+ * last went: changed or not, or with "changes only" too, only when it changed (version 6).
+ * A metric's value goes in its first entry only; later entries carry the delta (version 6).
  */
 #include "dyn.h"
 
@@ -222,7 +222,7 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, u
 		if (!e.flags && !e.delta && (m->flags & SPROTO_M_CHANGES))
 			continue;
 		m->last = e.value;
-		if (m->first) /* the value once; the tool adds the deltas to it (version 5) */
+		if (m->first) /* the value once; the tool adds the deltas to it (version 6) */
 			e.flags |= SPROTO_S_VALUE;
 		m->first = 0;
 		sproto_sample_add(&b, &e);

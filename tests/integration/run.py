@@ -3461,7 +3461,7 @@ def live_checks(js, ended=True):
     expect(lv['points'] > 0 and lv['batches'] >= 1, f'instrumentation {lv}')
     dv = js['data']
     expect(0 < dv['samples'] < dv['full_sampling_samples'], f'samples {dv}')
-    w = dv['wire']  # protocol version 5: entries of variable length, a sample at their mean
+    w = dv['wire']  # protocol version 6: entries of variable length, a sample at their mean
     eq(w['own_entries'] + w['request_entries'] + w['point_entries'] + w['stale_entries'],
        w['entries'], 'every entry received is the runtime\'s own, a request\'s, a point\'s '
        'or one of a metric disabled while it travelled')

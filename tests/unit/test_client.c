@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The tool's side of the control connection (tool/dyn/client.c) reading SAMPLE messages of
- * protocol version 5: several messages that arrive in one read are each decoded from their own
+ * protocol version 6: several messages that arrive in one read are each decoded from their own
  * bytes (a decoded SAMPLE's entries point into the input buffer, which must not move before
  * the next read: it did, and a SAMPLE followed by another message was read from the second's
  * bytes), and a SAMPLE whose start follows the previous one's end gets its whole times.

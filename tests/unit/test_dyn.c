@@ -437,7 +437,7 @@ static uint32_t sample_entries(int last, struct sproto_sample_entry *e)
 
 /* A metric enabled "changes only" (protocol version 4) is left out of the samples in which
  * its value did not change, never out of its first nor its last; the other one always comes.
- * Its value travels in its first entry only (version 5), the deltas after. */
+ * Its value travels in its first entry only (version 6), the deltas after. */
 static void test_sample_changes_only(void **state)
 {
 	struct sproto_metric every = { .id = 2, .n = 1, .term = { { SPROTO_TERM_COUNTER, 7, 0 } } };
@@ -476,7 +476,7 @@ static void test_sample_changes_only(void **state)
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_int_equal(sample_entries(0, e), 2);
 	assert_true(e[1].metric == 3 && e[1].delta == 0);
-	/* every third bucket and "changes only" (version 5): in the third bucket, and only when
+	/* every third bucket and "changes only" (version 6): in the third bucket, and only when
 	 * it changed since it last went (the live search's points' execution counters) */
 	changes.flags = SPROTO_M_CHANGES;
 	assert_int_equal(dyn_metric_enable(&changes), 0);
@@ -493,7 +493,7 @@ static void test_sample_changes_only(void **state)
 	assert_true(e[1].metric == 3 && e[1].delta == 1 && e[1].flags == SPROTO_S_LAST);
 }
 
-/* A metric sent in units of 1024 (version 5, the live search's timers): its value shifted
+/* A metric sent in units of 1024 (version 6, the live search's timers): its value shifted
  * right by 10, its deltas the differences of those, so that they add up to the change since
  * the enable short of less than 1024; "changes only" looks at what is sent. */
 static void test_sample_kilo(void **state)

@@ -229,7 +229,7 @@ static void test_points_and_samples(void **state)
 			struct sproto_sample_entry e;
 
 			sproto_sample_entry(&m.u.sample, k, &e);
-			/* the value in the first entry only (version 5), then the deltas */
+			/* the value in the first entry only (version 6), then the deltas */
 			assert_int_equal(!!(e.flags & SPROTO_S_VALUE), !!(e.flags & SPROTO_S_FIRST));
 			if (e.metric == 3) {
 				first3 += (e.flags & SPROTO_S_FIRST) != 0;

@@ -329,7 +329,7 @@ static void test_metric(void **state)
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.metric.flags, SPROTO_M_CHANGES);
 	assert_int_equal(m.u.metric.every, 10);
-	/* version 5: units of 1024 travel too */
+	/* version 6: units of 1024 travel too */
 	mt.flags = SPROTO_M_CHANGES | SPROTO_M_KILO;
 	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
 	assert_int_equal(read_msg(buf, n, &m), 1);
@@ -440,7 +440,7 @@ static void test_sample(void **state)
 	assert_true(got.metric == 0 && got.flags == 0 && got.delta == 0);
 }
 
-/* Version 5's sizes: a bucket that follows the previous one, and a 50 ms timer's entry. */
+/* Version 6's sizes: a bucket that follows the previous one, and a 50 ms timer's entry. */
 static void test_sample_compact(void **state)
 {
 	struct sproto_sample_entry e = { 20, 0, 0, 50000000 }, got;
@@ -610,9 +610,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 4; /* version 4 of a versioned message: this codec speaks 5 only */
+	buf[4] = 5; /* version 5 of a versioned message: this codec speaks 6 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 6;
+	buf[4] = 7;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);

@@ -7,7 +7,7 @@
  * list again (POINT_SET), or is cleared and its patch taken out when none is left; then the
  * new requests' metrics are enabled. Samples give each metric's increase (their delta). Every
  * metric is enabled "changes only" (protocol version 4): a value that did not change over a
- * bucket is not sent, and counts as no increase. Timers come in units of 1024 ns (version 5:
+ * bucket is not sent, and counts as no increase. Timers come in units of 1024 ns (version 6:
  * fewer bytes), and the points' execution counters every N buckets when asked
  * (dyn_live_points_pace).
  */
