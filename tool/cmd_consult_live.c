@@ -18,11 +18,13 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "consult/live_mpi.h"
 #include "consult/live_profile.h"
 #include "consult/live_source.h"
 #include "consult/trigger.h"
 #include "consult/view.h"
 #include "consult_live.h"
+#include "consult_mpi.h"
 #include "dyn/launch.h"
 #include "elfinfo.h"
 #include "report.h"
@@ -46,17 +48,46 @@ static int program_path(const char *name, char *path, char *exe)
 	return 0;
 }
 
+/* What is searched: one process, or the ranks of an MPI program (one session each). */
+struct co_target {
+	struct dyn_session *s;
+	uint32_t n;
+	int32_t *rank;  /* NULL: not the ranks of an MPI program */
+	pid_t child;    /* the program or the MPI launcher started here, 0 */
+	pid_t launcher; /* the MPI launcher, 0 */
+	char title[160];
+};
+
+static const char *runtime_lib(void)
+{
+	static char rt[PATH_MAX]; /* the session keeps a pointer to it (so.runtime) */
+	char found[PATH_MAX];
+
+	if (runtime_path(found, sizeof(found)) != 0 || !realpath(found, rt))
+		return error("consult: the runtime library is missing (looked for %s)", found), NULL;
+	return rt;
+}
+
+/* A process id naming an MPI launcher (its ranks are searched). */
+static int is_launcher_pid(const char *arg)
+{
+	unsigned long long pid = 0;
+
+	return arg && parse_u64(arg, &pid) == 0 && pid && pid <= INT_MAX &&
+	       consult_mpi_pid_is_launcher((pid_t)pid);
+}
+
 /* Attached, or started and held: a session without a plan (the search makes the requests). */
 static int open_session(const struct co_opts *o, struct dyn_session *s, pid_t *child)
 {
 	struct dyn_session_opts so = { 0 };
-	static char rt[PATH_MAX]; /* the session keeps a pointer to it (so.runtime) */
-	char found[PATH_MAX], path[PATH_MAX], exe[PATH_MAX], err[512];
+	char path[PATH_MAX], exe[PATH_MAX], err[512];
 	unsigned long long pid = 0;
+	const char *rt = runtime_lib();
 
 	*child = 0;
-	if (runtime_path(found, sizeof(found)) != 0 || !realpath(found, rt))
-		return error("consult: the runtime library is missing (looked for %s)", found);
+	if (!rt)
+		return -1;
 	so.runtime = rt;
 	so.bucket_ns = (uint64_t)llround(o->period_ms * 1e6);
 	so.launched = o->argv != NULL;
@@ -82,6 +113,94 @@ static int open_session(const struct co_opts *o, struct dyn_session *s, pid_t *c
 		return error("consult: %s", err);
 	}
 	return 0;
+}
+
+/* Every rank attached (cmd_consult_mpi.c); on failure the attached ones are let go. */
+static int attach_ranks(const struct co_opts *o, struct co_target *t,
+			const struct consult_rank *r)
+{
+	struct dyn_session_opts so = { 0 };
+	char err[512];
+	uint32_t i;
+
+	so.runtime = runtime_lib();
+	if (!so.runtime)
+		return -1;
+	so.bucket_ns = (uint64_t)llround(o->period_ms * 1e6);
+	so.max_cost = -1;
+	for (i = 0; i < t->n; i++) {
+		struct dyn_session *s = &t->s[i];
+
+		t->rank[i] = r[i].rank;
+		if (dyn_session_plan(s, r[i].pid, NULL, NULL, NULL, NULL, err, sizeof(err)) != 0 ||
+		    dyn_session_attach(s, &so, err, sizeof(err)) != 0)
+			break;
+	}
+	if (i == t->n)
+		return 0;
+	error("consult: rank %d (process %d): %s", (int)r[i].rank, (int)r[i].pid, err);
+	while (i-- > 0)
+		dyn_session_finish(&t->s[i], err, sizeof(err));
+	return -1;
+}
+
+/* The ranks of mpirun (started here, or the process named), each attached. */
+static int open_ranks(const struct co_opts *o, struct co_target *t)
+{
+	struct consult_rank *r;
+	unsigned long long pid = 0;
+	uint32_t i;
+
+	if (o->argv) {
+		if ((t->child = consult_mpi_start(o->argv)) <= 0) {
+			t->child = 0;
+			return -1;
+		}
+		t->launcher = t->child;
+	} else {
+		if (parse_u64(o->path, &pid) != 0 || !pid || pid > INT_MAX)
+			return error("consult: '%s' is not a process id", o->path);
+		t->launcher = (pid_t)pid;
+	}
+	if (consult_mpi_find(t->launcher, t->child != 0, &r, &t->n) != 0)
+		return -1;
+	t->s = xcalloc(t->n, sizeof(*t->s));
+	t->rank = xcalloc(t->n, sizeof(*t->rank));
+	for (i = 0; i < t->n; i++)
+		t->s[i].c.fd = -1;
+	if (attach_ranks(o, t, r) != 0) {
+		free(r);
+		return -1;
+	}
+	snprintf(t->title, sizeof(t->title), "%u MPI ranks of process %d (%s)", t->n,
+		 (int)t->launcher, t->s[0].comm);
+	free(r);
+	return 0;
+}
+
+static int open_target(const struct co_opts *o, struct co_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	if ((o->argv && consult_mpi_launcher(o->argv[0])) ||
+	    (!o->argv && is_launcher_pid(o->path)))
+		return open_ranks(o, t);
+	t->s = xcalloc(1, sizeof(*t->s));
+	t->s->c.fd = -1;
+	t->n = 1;
+	if (open_session(o, t->s, &t->child) != 0)
+		return -1;
+	snprintf(t->title, sizeof(t->title), "process %d (%s)", (int)t->s->pid, t->s->comm);
+	return 0;
+}
+
+static void close_target(struct co_target *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++)
+		dyn_session_free(&t->s[i]);
+	free(t->s);
+	free(t->rank);
 }
 
 /* ---- the view ---- */
@@ -135,8 +254,10 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 	v->bytes = (uint64_t)llround((double)e->st.samples * sample_bytes);
 	v->wire_bytes = li->dyn.bytes;
 	v->pairs = e->st.foci_used;
+	/* of MPI ranks: each focus alone, at each rank, at each rank's threads */
 	v->pairs_available = (uint32_t)(li->metrics * foci *
-					(li->threads > 1 ? li->threads + 1 : 1));
+					(li->ranks ? 1 + li->ranks + li->threads
+					 : li->threads > 1 ? li->threads + 1 : 1));
 	/* every pair at every sample period (the search's steps are longer while it is settled) */
 	v->full_samples = (uint64_t)v->pairs_available *
 			  (li->period_ns ? (li->run_ns + li->period_ns - 1) / li->period_ns : e->st.steps);
@@ -200,14 +321,20 @@ static void write_json_data(FILE *out, const struct cs_engine *e, const struct l
 }
 
 static int write_json(const char *path, const struct cs_engine *e, const struct co_opts *o,
-		      const struct live_volume *v, const struct live_source_info *li, pid_t pid)
+		      const struct live_volume *v, const struct live_source_info *li,
+		      const struct co_target *t)
 {
 	FILE *out = fopen(path, "w");
+	pid_t pid = t->launcher ? t->launcher : t->s[0].pid;
 	uint32_t i;
 
 	if (!out)
 		return error("consult: %s: %s", path, strerror(errno));
-	fprintf(out, "{\"sonde_consult\":1,\"live\":{\"pid\":%d,\"launched\":%s,\"ended\":%s,"
+	fprintf(out, "{\"sonde_consult\":1,\"ranks\":%u,\"rank_pids\":[", t->rank ? t->n : 0);
+	for (i = 0; t->rank && i < t->n; i++)
+		fprintf(out, "%s{\"rank\":%d,\"pid\":%d}", i ? "," : "", (int)t->rank[i],
+			(int)t->s[i].pid);
+	fprintf(out, "],\"live\":{\"pid\":%d,\"launched\":%s,\"ended\":%s,"
 		"\"observed_cost_s\":%g,\"requests\":%u,\"requests_max\":%u,\"points\":%u,"
 		"\"points_max\":%u,\"batches\":%u,\"removals\":%u,\"pause_ms\":%g},\"run_ns\":%llu,"
 		"\"period_ns\":%llu,\"params\":{\"min_obs_s\":%g,\"sufficient_obs_s\":%g,"
@@ -236,11 +363,10 @@ static int write_json(const char *path, const struct cs_engine *e, const struct 
 
 /* Graph, explanations, data; 0, or -1 when the search had to stop early (said why). */
 static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source *src,
-		  struct cs_source *trig, struct dyn_session *s)
+		  struct cs_source *trig, const struct co_target *t)
 {
 	struct live_source_info li;
 	struct live_volume v;
-	char title[128];
 	FILE *fitted;
 
 	live_source_info(src, &li);
@@ -249,8 +375,8 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 			       ? "trigger %s fired at %.3f s: times count from there\n"
 			       : "trigger %s never fired: nothing searched\n", o->trigger,
 		       (double)cs_trigger_fired(trig) / 1e9);
-	printf("searched %.3f s of process %d (%s)%s\n", (double)li.run_ns / 1e9, (int)s->pid,
-	       s->comm, li.ended ? ", which ended" : "");
+	printf("searched %.3f s of %s%s\n", (double)li.run_ns / 1e9, t->title,
+	       li.ended ? ", which ended" : "");
 	fflush(stdout);
 	fitted = term_fitted(stdout); /* lines fitted to a terminal */
 	cs_view_tree(fitted, e);
@@ -259,16 +385,78 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 	volume_of(e, &li, src->ops->sample_bytes, &v);
 	print_volume(&v, &li, e->st.steps);
 	if (o->json)
-		write_json(o->json, e, o, &v, &li, s->pid);
-	snprintf(title, sizeof(title), "process %d (%s)", (int)s->pid, s->comm);
+		write_json(o->json, e, o, &v, &li, t);
 	if (o->dot)
-		consult_write_dot(o->dot, e, title);
+		consult_write_dot(o->dot, e, t->title);
 	if (li.error[0])
 		return error("consult: the search stopped early: %s", li.error);
 	return 0;
 }
 
-static int search(const struct co_opts *o, const struct hyp_lib *lib, struct dyn_session *s)
+/* One live source a process; over the ranks of an MPI program, their source (live_mpi.c). */
+static struct cs_source *sources(struct co_target *t, const struct live_source_opts *lo)
+{
+	struct cs_source **v = xcalloc(t->n, sizeof(*v)), *src = NULL;
+	char err[512];
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!(v[i] = live_source_new(&t->s[i], lo, err, sizeof(err)))) {
+			if (t->rank)
+				error("consult: rank %d (process %d): %s", (int)t->rank[i],
+				      (int)t->s[i].pid, err);
+			else
+				error("consult: %s", err);
+			break;
+		}
+	if (i == t->n)
+		src = t->rank ? live_mpi_new(v, t->rank, t->n) : v[0];
+	else
+		while (i-- > 0)
+			live_source_free(v[i]);
+	free(v);
+	return src;
+}
+
+static void free_sources(struct cs_source *src)
+{
+	if (live_mpi_is(src))
+		live_mpi_free(src);
+	else
+		live_source_free(src);
+}
+
+/* Every process let go (detached, its patches out). */
+static int finish(struct co_target *t)
+{
+	char err[512];
+	uint32_t i;
+	int r = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (dyn_session_finish(&t->s[i], err, sizeof(err)) != 0)
+			r = error("consult: detaching from process %d: %s", (int)t->s[i].pid, err);
+	return r;
+}
+
+static void headline(const struct co_opts *o, const struct co_target *t)
+{
+	uint32_t i;
+
+	if (!t->rank)
+		printf("sonde consult: process %d (%s), %u procedures", (int)t->s->pid, t->s->comm,
+		       t->s->nprocs);
+	else
+		printf("sonde consult: %s, each attached:", t->title);
+	for (i = 0; t->rank && i < t->n; i++)
+		printf(" rank %d = process %d%s", (int)t->rank[i], (int)t->s[i].pid,
+		       i + 1 < t->n ? "," : ";");
+	printf("; samples every %.0f ms%s%s\n", o->period_ms, o->trigger ? "; waiting for " : "",
+	       o->trigger ? o->trigger : "");
+	fflush(stdout);
+}
+
+static int search(const struct co_opts *o, const struct hyp_lib *lib, struct co_target *t)
 {
 	struct live_source_opts lo = { o->seconds, &stop_signal };
 	struct live_view lv = { .v = { .out = stdout, .quiet = o->quiet } };
@@ -277,54 +465,51 @@ static int search(const struct co_opts *o, const struct hyp_lib *lib, struct dyn
 	char err[512];
 	int r = 0;
 
-	src = live_source_new(s, &lo, err, sizeof(err));
-	if (!src)
-		return error("consult: %s", err);
+	src = sources(t, &lo);
+	if (!src) {
+		finish(t); /* the program runs on, unmeasured */
+		return -1;
+	}
 	if (o->trigger && !(trig = cs_trigger_new(src, o->trigger, 1, err, sizeof(err)))) {
-		live_source_free(src);
-		dyn_session_finish(s, err, sizeof(err)); /* the program runs on, unmeasured */
+		free_sources(src);
+		finish(t);
 		return error("consult: %s", err);
 	}
-	printf("sonde consult: process %d (%s), %u procedures; samples every %.0f ms%s%s\n",
-	       (int)s->pid, s->comm, s->nprocs, o->period_ms, o->trigger ? "; waiting for " : "",
-	       o->trigger ? o->trigger : "");
-	fflush(stdout);
+	headline(o, t);
 	lv.src = src;
 	e = cs_engine_new(lib, &o->par, trig ? trig : src);
 	e->progress = progress;
 	e->progress_arg = &lv;
 	cs_engine_run(e);
 	cs_view_progress(e, &lv.v);
-	if (dyn_session_finish(s, err, sizeof(err)) != 0)
-		r = error("consult: detaching from process %d: %s", (int)s->pid, err);
-	r |= report(o, e, src, trig, s);
+	r = finish(t);
+	r |= report(o, e, src, trig, t);
 	cs_view_free(&lv.v);
 	cs_engine_free(e);
 	cs_trigger_free(trig);
-	live_source_free(src);
+	free_sources(src);
 	return r;
 }
 
 int consult_live(const struct co_opts *o, const struct hyp_lib *lib)
 {
-	struct dyn_session s;
-	pid_t child;
+	struct co_target t;
 	int r, status;
 
-	memset(&s, 0, sizeof(s));
-	s.c.fd = -1;
 	catch_stop_signals();
-	if (open_session(o, &s, &child) != 0) {
-		if (child)
-			dyn_wait_program(child);
-		dyn_session_free(&s);
+	if (open_target(o, &t) != 0) {
+		if (t.child && t.launcher) /* the launcher started here: its ranks go with it */
+			kill(t.child, SIGTERM);
+		if (t.child)
+			dyn_wait_program(t.child);
+		close_target(&t);
 		return 1;
 	}
-	r = search(o, lib, &s);
+	r = search(o, lib, &t);
 	fflush(stdout);
-	dyn_session_free(&s);
-	if (child) {
-		status = dyn_wait_program(child);
+	close_target(&t);
+	if (t.child) {
+		status = dyn_wait_program(t.child);
 		if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status))
 			printf("the program exited with status %d\n", WEXITSTATUS(status));
 		else if (status >= 0 && WIFSIGNALED(status))

@@ -415,6 +415,22 @@ static void refine_where(struct cs_engine *e, uint32_t id, int hier, int order)
 	free(kids);
 }
 
+/* Whether a node is the end of its why chain: its hypothesis has no refinement of its own
+ * that the source can measure at its focus (one rank alone has no WaitAtCollective: its
+ * ExcessiveMPISyncWait is magnified along where instead). */
+static int why_leaf(struct cs_engine *e, uint32_t id)
+{
+	const struct hypothesis *h = &e->lib->hyps[e->nodes[id].hyp];
+	uint32_t i;
+
+	if (!h->test)
+		return 0;
+	for (i = 0; i < h->nchildren; i++)
+		if (supported_at(e, h->children[i], &e->nodes[id].focus))
+			return 0;
+	return 1;
+}
+
 /* Why first; a hypothesis with no refinement of its own is magnified along where, the
  * hierarchy its hint names first. (When: each phase refines the root, cs_phase_begin.) */
 static void refine(struct cs_engine *e, uint32_t id)
@@ -423,7 +439,7 @@ static void refine(struct cs_engine *e, uint32_t id)
 	int hier;
 
 	refine_why(e, id);
-	if (h->nchildren || !h->test)
+	if (!why_leaf(e, id))
 		return;
 	if (h->hint >= 0)
 		refine_where(e, id, h->hint, 0);
@@ -446,7 +462,7 @@ static void grow(struct cs_engine *e)
 	for (i = 0; i < n; i++) {
 		const struct hypothesis *h = &e->lib->hyps[e->nodes[i].hyp];
 
-		if (!e->nodes[i].was_true || h->nchildren || !h->test || interval_over(e, &e->nodes[i]))
+		if (!e->nodes[i].was_true || !why_leaf(e, i) || interval_over(e, &e->nodes[i]))
 			continue;
 		if (h->hint >= 0)
 			refine_where(e, i, h->hint, 0);

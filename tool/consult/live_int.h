@@ -17,7 +17,7 @@
 #include "live_source.h"
 
 enum lm { LM_CPU, LM_ACTIVE, LM_SYNC, LM_SYNC_OPS, LM_IO, LM_IO_OPS, LM_IO_BYTES, LM_FAULTS,
-	  LM_COST, LM_CALLS, LM_NONE };
+	  LM_COST, LM_CALLS, LM_MPI_P2P, LM_MPI_COLL, LM_MPI, LM_MPI_CPU, LM_WALL, LM_NONE };
 
 /* The objects a /SyncObject or /Files focus narrows the calls to: their functions, and the
  * first argument's values (an object's address, a file's descriptors; none: every object of
@@ -106,6 +106,9 @@ void lv_code_free(struct lsrc *ls);
 
 /* live_objects.c */
 extern const char *const lv_io_data_calls[];
+/* MPI's blocking point-to-point calls (receives, waits, probes), its collectives, both */
+extern const char *const lv_mpi_p2p_calls[], *const lv_mpi_coll_calls[], *const lv_mpi_calls[];
+int lv_has_mpi(const struct dyn_session *s);
 void lv_own_objects(struct lsrc *ls);
 void lv_read_files(struct lsrc *ls);
 void lv_heap_start(struct lsrc *ls);

@@ -61,6 +61,31 @@ const char *const lv_io_data_calls[] = {
 	"read", "write", "pread64", "pwrite64", "readv", "writev", "preadv", "pwritev", NULL
 };
 
+/* MPI's calls that wait (docs/consult.md, "MPI programs live"): a receive, a completion, a
+ * probe — the calls whose time post mortem counts as point-to-point (sends are computing) —
+ * and the collectives; their names in the MPI library (libmpi.so), which the program calls
+ * whether it names MPI_ or PMPI_ (one address). MPI_Init and MPI_Finalize are left out. */
+#define MPI_P2P "MPI_Recv", "MPI_Sendrecv", "MPI_Sendrecv_replace", "MPI_Probe", "MPI_Mprobe", \
+	"MPI_Mrecv", "MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome"
+#define MPI_COLL "MPI_Barrier", "MPI_Bcast", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", \
+	"MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Reduce", "MPI_Allreduce", \
+	"MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw", "MPI_Reduce_scatter", \
+	"MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"
+const char *const lv_mpi_p2p_calls[] = { MPI_P2P, NULL };
+const char *const lv_mpi_coll_calls[] = { MPI_COLL, NULL };
+const char *const lv_mpi_calls[] = { MPI_P2P, MPI_COLL, NULL };
+
+/* Whether an MPI library is mapped: a library procedure named like MPI's collectives. */
+int lv_has_mpi(const struct dyn_session *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nprocs; i++)
+		if (s->procs[i].library && !strcmp(s->procs[i].name, "MPI_Barrier"))
+			return 1;
+	return 0;
+}
+
 /* ---- sync objects and files ---- */
 
 static int kind_index(const char *kind, size_t len)

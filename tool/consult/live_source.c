@@ -20,6 +20,10 @@
  *   observed_cost   executions counted at the points x what one costs, calibrated in the
  *                   process (tool/dyn/costs.c); at a Code focus, the points in its procedures
  *   calls           entries of the focus's procedures (the call:PROC trigger)
+ *   mpi_p2p_time,   wall timers around MPI's blocking point-to-point calls (receives, waits,
+ *   mpi_coll_time,  probes) and its collectives in the MPI library, narrowed to a Code focus
+ *   mpi_time        as the sync calls are; mpi_cpu_time, a CPU timer around both (live_mpi.c)
+ *   wall_time       a wall timer at a Code focus's procedures (live_mpi.c)
  *
  * Code is the executable's modules (source files) and procedures; a procedure's children are
  * the procedures of the executable it calls directly (its call instructions, read from the
@@ -35,6 +39,7 @@
 
 #include "../dyn/proc_state.h"
 #include "live_int.h"
+#include "live_mpi.h"
 #include "util.h"
 
 static const struct { const char *name; enum lm m; } metric_names[] = {
@@ -42,7 +47,9 @@ static const struct { const char *name; enum lm m; } metric_names[] = {
 	{ "sync_wait_time", LM_SYNC }, { "sync_ops", LM_SYNC_OPS }, { "io_time", LM_IO },
 	{ "io_wait_time", LM_IO }, { "io_ops", LM_IO_OPS }, { "io_bytes", LM_IO_BYTES },
 	{ "page_faults", LM_FAULTS },
-	{ "observed_cost", LM_COST }, { "calls", LM_CALLS },
+	{ "observed_cost", LM_COST }, { "calls", LM_CALLS }, { "mpi_p2p_time", LM_MPI_P2P },
+	{ "mpi_coll_time", LM_MPI_COLL }, { "mpi_time", LM_MPI }, { "mpi_cpu_time", LM_MPI_CPU },
+	{ "wall_time", LM_WALL },
 };
 #define NMETRICS (sizeof(metric_names) / sizeof(metric_names[0]))
 
@@ -205,7 +212,8 @@ static int ls_request(struct cs_source *src, const char *metric, const struct cs
 		return id;
 	}
 	r->kind = K_DYN;
-	r->scale = m == LM_CPU || m == LM_SYNC || m == LM_IO ? 1e-9 : 1;
+	r->scale = m == LM_CPU || m == LM_SYNC || m == LM_IO || m == LM_MPI_P2P ||
+		   m == LM_MPI_COLL || m == LM_MPI || m == LM_MPI_CPU || m == LM_WALL ? 1e-9 : 1;
 	if (lv_dyn_spec(ls, m, f, &sp, key, sizeof(key)) != 0) {
 		r->used = 0;
 		return -1;
@@ -590,10 +598,15 @@ void live_source_free(struct cs_source *src)
 void live_source_info(struct cs_source *src, struct live_source_info *out)
 {
 	struct lsrc *ls = L(src);
-	const struct dyn_session *s = ls->s;
+	const struct dyn_session *s;
 	char **mods = NULL;
 	uint32_t i;
 
+	if (live_mpi_is(src)) {
+		live_mpi_info(src, out);
+		return;
+	}
+	s = ls->s;
 	memset(out, 0, sizeof(*out));
 	out->run_ns = ls->t_prev;
 	out->threads = ls->nthr;
@@ -608,7 +621,8 @@ void live_source_info(struct cs_source *src, struct live_source_info *out)
 		if (lv_own_proc(s, i) && rate > 0)
 			out->full_calls += (uint64_t)llround(rate * (double)ls->t_prev / 1e9);
 	}
-	out->metrics = 10; /* cpu_time ... observed_cost, calls */
+	/* cpu_time ... observed_cost, calls; mpi_p2p_time, mpi_coll_time, mpi_time */
+	out->metrics = 10 + (lv_has_mpi(s) ? 3 : 0);
 	out->period_ns = s->bucket_ns;
 	out->requests = ls->total_reqs;
 	out->requests_max = ls->max_reqs;
@@ -623,6 +637,8 @@ double live_source_call_rate(struct cs_source *src, const char *module, const ch
 	struct lsrc *ls = L(src);
 	uint32_t i;
 
+	if (live_mpi_is(src))
+		return live_mpi_call_rate(src, module, proc);
 	for (i = 0; i < ls->s->nprocs; i++)
 		if (lv_in_code(ls->s, i, module, proc))
 			return dyn_live_rate(ls->l, i);

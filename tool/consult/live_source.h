@@ -43,6 +43,7 @@ struct live_source_info {
 	uint64_t full_calls;                  /* calls of the executable's procedures, counted
 					       * where they were instrumented (rates x time) */
 	int ended;                            /* the process ended during the search */
+	uint32_t ranks;                       /* MPI ranks searched together (live_mpi.c), 0 */
 	char error[256];                      /* why the search stopped early, "" */
 };
 void live_source_info(struct cs_source *src, struct live_source_info *out);

@@ -73,7 +73,7 @@ static void add_focus(struct dyn_lspec *sp, const struct dyn_session *s, const c
  */
 #define OBJ (INT64_C(1) << 40)
 static void calls_spec(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
-		       const char *proc, const struct narrow *nw, int count)
+		       const char *proc, const struct narrow *nw, int count, int cpu)
 {
 	int8_t flag = mod ? 1 : -1;
 	struct dyn_lact a[DYN_LREQ_ACTS];
@@ -119,13 +119,13 @@ static void calls_spec(struct dyn_lspec *sp, const struct dyn_session *s, const 
 	}
 
 	sp->nvars = mod ? 2 : 1;
-	sp->var[0] = count ? DYN_LV_TCOUNTER : DYN_LV_WALL;
+	sp->var[0] = count ? DYN_LV_TCOUNTER : cpu ? DYN_LV_CPU : DYN_LV_WALL;
 	sp->var[1] = DYN_LV_TCOUNTER;
 	if (count)
 		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 0, flag, 1);
 	else {
-		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, flag, 0);
-		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, flag, 0);
+		a[0] = ACT(SPROTO_AT_ENTRY, cpu ? SPROTO_START_CPU : SPROTO_START_WALL, 0, flag, 0);
+		a[1] = ACT(SPROTO_AT_EXIT, cpu ? SPROTO_STOP_CPU : SPROTO_STOP_WALL, 0, flag, 0);
 	}
 	add_procs(sp, s, nw->timed, a, count ? 1 : 2);
 	if (count && nw->more)
@@ -209,7 +209,26 @@ int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn
 	case LM_IO_OPS:
 		if (lv_narrow_of(ls, m, f, &nw) != 0)
 			return -1;
-		calls_spec(sp, ls->s, mod, proc, &nw, m == LM_SYNC_OPS || m == LM_IO_OPS);
+		calls_spec(sp, ls->s, mod, proc, &nw, m == LM_SYNC_OPS || m == LM_IO_OPS, 0);
+		break;
+	case LM_MPI_P2P:
+	case LM_MPI_COLL:
+	case LM_MPI:
+	case LM_MPI_CPU:
+		if (f->part[H_SYNC] || f->part[H_FILES])
+			return -1;
+		nw = (struct narrow){ .timed = m == LM_MPI_P2P ? lv_mpi_p2p_calls
+					     : m == LM_MPI_COLL ? lv_mpi_coll_calls : lv_mpi_calls };
+		calls_spec(sp, ls->s, mod, proc, &nw, 0, m == LM_MPI_CPU);
+		break;
+	case LM_WALL: /* inclusive wall time in the focus's procedures (live_mpi.c) */
+		if (!code)
+			return -1;
+		sp->nvars = 1;
+		sp->var[0] = DYN_LV_WALL;
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, -1, 0);
+		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0);
+		add_focus(sp, ls->s, mod, proc, a, 2);
 		break;
 	case LM_IO_BYTES:
 		if (lv_narrow_of(ls, LM_IO, f, &nw) != 0 || bytes_spec(sp, ls->s, mod, proc, &nw) != 0)
