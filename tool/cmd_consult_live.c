@@ -180,6 +180,8 @@ static int open_ranks(const struct co_opts *o, struct co_target *t)
 
 static int open_target(const struct co_opts *o, struct co_target *t)
 {
+	int32_t rank;
+
 	memset(t, 0, sizeof(*t));
 	if ((o->argv && consult_mpi_launcher(o->argv[0])) ||
 	    (!o->argv && is_launcher_pid(o->path)))
@@ -189,6 +191,14 @@ static int open_target(const struct co_opts *o, struct co_target *t)
 	t->n = 1;
 	if (open_session(o, t->s, &t->child) != 0)
 		return -1;
+	if (!o->argv && consult_mpi_rank(t->s->pid, &rank) == 0) {
+		/* one rank alone: its MPI library's threads are not the program's (live_mpi.c) */
+		t->rank = xcalloc(1, sizeof(*t->rank));
+		t->rank[0] = rank;
+		snprintf(t->title, sizeof(t->title), "MPI rank %d, process %d (%s)", (int)rank,
+			 (int)t->s->pid, t->s->comm);
+		return 0;
+	}
 	snprintf(t->title, sizeof(t->title), "process %d (%s)", (int)t->s->pid, t->s->comm);
 	return 0;
 }
@@ -443,14 +453,12 @@ static void headline(const struct co_opts *o, const struct co_target *t)
 {
 	uint32_t i;
 
-	if (!t->rank)
-		printf("sonde consult: process %d (%s), %u procedures", (int)t->s->pid, t->s->comm,
-		       t->s->nprocs);
+	if (t->n == 1)
+		printf("sonde consult: %s, %u procedures", t->title, t->s->nprocs);
 	else
 		printf("sonde consult: %s, each attached:", t->title);
-	for (i = 0; t->rank && i < t->n; i++)
-		printf(" rank %d = process %d%s", (int)t->rank[i], (int)t->s[i].pid,
-		       i + 1 < t->n ? "," : ";");
+	for (i = 0; t->n > 1 && i < t->n; i++)
+		printf("%s rank %d = process %d", i ? "," : "", (int)t->rank[i], (int)t->s[i].pid);
 	printf("; samples every %.0f ms%s%s\n", o->period_ms, o->trigger ? "; waiting for " : "",
 	       o->trigger ? o->trigger : "");
 	fflush(stdout);

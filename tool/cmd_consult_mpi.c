@@ -191,6 +191,13 @@ static int maps_has(pid_t pid, const char *lib)
 }
 
 
+int consult_mpi_rank(pid_t pid, int32_t *rank)
+{
+	int32_t size;
+
+	return rank_of(pid, rank, &size) == 0 && maps_has(pid, "libmpi") ? 0 : -1;
+}
+
 /* One look at the launcher's descendants: the ranks found into r (by rank), their number. */
 static uint32_t look(pid_t root, struct consult_rank *r, uint32_t cap, int32_t *size)
 {
@@ -261,10 +268,13 @@ int consult_mpi_find(pid_t root, int child, struct consult_rank **out, uint32_t 
 	qsort(r, n, sizeof(*r), by_rank);
 	settle(r, n);
 	for (i = 0; i < n; i++)
-		if (!maps_has(r[i].pid, "libmpi"))
-			return free(r), error("consult: rank %d (process %d) has no MPI library "
-					      "(libmpi) mapped: the live MPI search needs a program "
-					      "linked with MPI", (int)r[i].rank, (int)r[i].pid);
+		if (!maps_has(r[i].pid, "libmpi")) {
+			error("consult: rank %d (process %d) has no MPI library (libmpi) mapped: "
+			      "the live MPI search needs a program linked with MPI", (int)r[i].rank,
+			      (int)r[i].pid);
+			free(r);
+			return -1;
+		}
 	*out = r;
 	*nout = n;
 	return 0;

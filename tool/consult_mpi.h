@@ -14,6 +14,9 @@ struct consult_rank {
 /* Whether a program name (or a process's command name) is an MPI launcher: mpirun, mpiexec... */
 int consult_mpi_launcher(const char *name);
 int consult_mpi_pid_is_launcher(pid_t pid);
+/* A rank of an MPI program (its environment names its world rank, an MPI library mapped): 0
+ * with its rank, else -1. */
+int consult_mpi_rank(pid_t pid, int32_t *rank);
 /* Start the launcher as a plain child (its ranks are attached, not started held): its pid, or
  * -1 after an error. */
 pid_t consult_mpi_start(char *const argv[]);

@@ -133,3 +133,140 @@ def t_consult_mpi_pair(o):
         other = trun(build_example('consult_cpu'), tag='consult-mpi-other')
         shutil.copy(os.path.join(other, traces(other)[0]), os.path.join(dup, 'trace.2.strc'))
         expect_error(run([SONDE, 'consult', dup, '-q']), 'choose one with --pid P', 1)
+
+
+# ---- live (docs/consult.md "MPI programs live"): the ranks attached, searched together ----
+
+def mpi_plain(name):
+    """examples/NAME.c built with plain mpicc (no hooks: the live search needs none)."""
+    out = os.path.join(TMP, 'bin', name + '-plain')
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    cmd = ['mpicc', '-O1', '-g', '-Wall', '-Wextra', '-o', out, os.path.join(EXAMPLES, name + '.c')]
+    with check(f'{name}: built with plain mpicc') as c:
+        p = run(cmd, cwd=ROOT, env=MPI_ENV)
+        expect(p.returncode == 0, f'{shlex.join(cmd)}: {describe(p)}')
+    if not c.ok:
+        raise Fail(f'{name} did not build')
+    return out
+
+
+def consult_live_mpi(target, *opts, timeout=600):
+    """`sonde consult -q --json F --sufficient 2 OPTS TARGET...` under MPI_ENV: (the process,
+    the JSON)."""
+    js = os.path.join(TMP, f'consult-live-mpi-{RUNS[0]}.json')
+    RUNS[0] += 1
+    p = run([SONDE, 'consult', '-q', '--json', js, '--sufficient', '2'] + list(opts) +
+            list(target), env=MPI_ENV, timeout=timeout)
+    expect(p.returncode == 0, f'sonde consult {shlex.join(map(str, target))}: {describe(p)}')
+    with open(js) as f:
+        return p, json.load(f)
+
+
+def ranks_of(js, hyp):
+    """The world ranks at whose foci hyp was true (any procedure)."""
+    out = set()
+    for n in js['nodes']:
+        m = re.search(r'/Process/rank(\d+)', n['focus'])
+        if n['hypothesis'] == hyp and n['was_true'] and m:
+            out.add(int(m.group(1)))
+    return out
+
+
+def live_mpi_checks(js, ended=True):
+    eq(js['ranks'], 4, 'ranks')
+    eq(sorted(r['rank'] for r in js['rank_pids']), [0, 1, 2, 3], 'ranks attached')
+    eq(len({r['pid'] for r in js['rank_pids']}), 4, 'one process a rank')
+    live_checks(js, ended)
+    # no message matching live, no arguments read: these are post mortem only
+    for n in js['nodes']:
+        expect(not any(k in n['focus'] for k in ('/Communicator', '/Peer', '/Tag')),
+               f'a channel focus live: {n["focus"]}')
+
+
+@test()
+def t_consult_live_mpi_imbalance(o):
+    """Live, launched through mpirun: the slow rank and the ranks that wait for it, the same
+    ranks as post mortem."""
+    if not mpi_ready('consult live mpi imbalance'):
+        return
+    d = mpi_example('consult_mpi_imbalance')
+    _, pm = consult(d, *MPI_QUICK)
+    b = mpi_plain('consult_mpi_imbalance')
+    m = '/Code/consult_mpi_imbalance.c'
+    with check('consult live mpi imbalance: LoadImbalance at rank 2 in work, WaitAtCollective '
+               'at ranks 0, 1, 3 in exchange, as post mortem'):
+        # 6: about 15 s (rank 2 sleeps 20 ms a round), so that the search reaches the
+        # procedures of every rank even on a loaded machine
+        p, js = consult_live_mpi(['--', *MPIRUN, b, '6'])
+        live_mpi_checks(js)
+        eq(ranks_of(js, 'LoadImbalance'), ranks_of(pm, 'LoadImbalance'), 'LoadImbalance ranks')
+        eq(ranks_of(js, 'LoadImbalance'), {2}, 'LoadImbalance ranks')
+        eq(ranks_of(js, 'WaitAtCollective'), ranks_of(pm, 'WaitAtCollective'),
+           'WaitAtCollective ranks')
+        eq(ranks_of(js, 'WaitAtCollective'), {0, 1, 3}, 'WaitAtCollective ranks')
+        expect(shg_node(js, 'LoadImbalance', f'{m}/work,/Process/rank2')['was_true'],
+               'LoadImbalance in work at rank 2')
+        for r in (0, 1, 3):
+            expect(shg_node(js, 'WaitAtCollective', f'{m}/exchange,/Process/rank{r}')['was_true'],
+                   f'WaitAtCollective in exchange at rank {r}')
+            expect(not shg_node(js, 'LoadImbalance', f'/Process/rank{r}')['was_true'],
+                   f'rank {r} is not overloaded')
+        eq(shg_node(js, 'ExcessiveMPISyncWait', '/')['state'], 'true', 'ExcessiveMPISyncWait')
+        eq(shg_node(js, 'LateSender', '/')['state'] if shg_node(js, 'ExcessiveCommWait', '/')
+           ['was_true'] else 'unavailable', 'unavailable', 'LateSender live')
+        out = p.stdout.decode()
+        expect('4 MPI ranks of process' in out and 'rank 2 = process' in out, out[:400])
+        expect(re.search(r'where: \S*/Process/rank[013]\n', out), 'explanation: ' + out[-1500:])
+        expect(b'the program exited' not in p.stdout, 'mpirun\'s status')
+
+
+@test()
+def t_consult_live_mpi_attach(o):
+    """Live, attached through mpirun's process id: rank 0 waits in its receives (the late
+    sender of post mortem), no other rank; the ranks run on and end as they would."""
+    if not mpi_ready('consult live mpi attach'):
+        return
+    d = mpi_example('consult_mpi_pair')
+    _, pm = consult(d, *MPI_QUICK)
+    b = mpi_plain('consult_mpi_pair')
+    with check('consult live mpi attach: ExcessiveCommWait at rank 0 in consume, as post '
+               'mortem\'s LateSender; mpirun let go'):
+        # 8: about 16 s of rounds of 10 ms; the search takes 10 s of it
+        sp = subprocess.Popen(MPIRUN + [b, '8'], env=MPI_ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+        try:
+            time.sleep(0.5)
+            p, js = consult_live_mpi([str(sp.pid)], '--for', '10s')
+            out, err = sp.communicate(timeout=600)
+        finally:
+            if sp.poll() is None:
+                sp.terminate()
+                sp.wait()
+        eq(sp.returncode, 0, f'mpirun\'s status ({err[-300:]})')
+        live_mpi_checks(js, ended=False)
+        eq(ranks_of(pm, 'LateSender'), {0}, 'post mortem LateSender ranks')
+        eq(ranks_of(js, 'ExcessiveCommWait'), {0}, 'ExcessiveCommWait ranks')
+        expect(shg_node(js, 'ExcessiveCommWait',
+                        '/Code/consult_mpi_pair.c/consume,/Process/rank0')['was_true'],
+               'ExcessiveCommWait in consume at rank 0')
+        eq(shg_node(js, 'LateSender', '/')['state'], 'unavailable', 'LateSender live')
+        # rank 0 computes nothing: the imbalance is among the others, as post mortem
+        li = ranks_of(js, 'LoadImbalance')
+        expect(li and li <= ranks_of(pm, 'LoadImbalance') == {1, 2, 3},
+               f'LoadImbalance ranks {li} (post mortem {ranks_of(pm, "LoadImbalance")})')
+
+
+@test()
+def t_consult_live_mpi_errors(o):
+    """mpirun of a program without MPI: one line, and mpirun ends."""
+    if not mpi_ready('consult live mpi errors'):
+        return
+    with check('consult live mpi: a program without MPI under mpirun, one line'):
+        p = run([SONDE, 'consult', '-q', '--', *MPIRUN[:-1], '2', 'sleep', '30'], env=MPI_ENV,
+                timeout=300)
+        expect_error(p, 'no MPI library', 1)
+        expect(b'has no MPI library' in p.stderr, first_line(p.stderr))
+    with check('consult live mpi: a launcher that ends before its ranks, one line'):
+        p = run([SONDE, 'consult', '-q', '--', *MPIRUN[:-1], '2', 'true'], env=MPI_ENV,
+                timeout=300)
+        expect_error(p, 'launcher ended', 1)

@@ -10,6 +10,7 @@
 #ifndef SONDE_CONSULT_LIVE_INT_H
 #define SONDE_CONSULT_LIVE_INT_H
 
+#include <libelf.h>
 #include <stdint.h>
 
 #include "../dyn/resources.h"
@@ -60,6 +61,8 @@ struct thr {
 	double wait_ns; /* time waiting for a CPU so far (schedstat), -1: not read yet */
 };
 
+#define LV_MPI_MAX 32
+
 struct lsrc {
 	struct dyn_session *s;
 	struct dyn_live *l;
@@ -89,6 +92,8 @@ struct lsrc {
 	int ended, last_done, memfd;
 	int coarse;     /* sampling at the re-test period (the search is settled) */
 	uint32_t phase_linked; /* sonde__phase slots pointed at the runtime (live_phase.c) */
+	/* the MPI calls of lv_mpi_*_calls the program imports (live_objects.c: lv_mpi_imports) */
+	const char *mpi_p2p[LV_MPI_MAX], *mpi_coll[LV_MPI_MAX], *mpi_all[2 * LV_MPI_MAX];
 	char error[256];
 };
 
@@ -109,6 +114,7 @@ extern const char *const lv_io_data_calls[];
 /* MPI's blocking point-to-point calls (receives, waits, probes), its collectives, both */
 extern const char *const lv_mpi_p2p_calls[], *const lv_mpi_coll_calls[], *const lv_mpi_calls[];
 int lv_has_mpi(const struct dyn_session *s);
+void lv_mpi_imports(struct lsrc *ls);
 void lv_own_objects(struct lsrc *ls);
 void lv_read_files(struct lsrc *ls);
 void lv_heap_start(struct lsrc *ls);
@@ -126,6 +132,8 @@ double lv_reading(struct lsrc *ls, const struct req *r);
  * slots so linked (0: none, or resolved at start already) */
 #define LV_PHASE_SLOTS 4
 uint32_t lv_phase_link(struct lsrc *ls);
+/* Open path's ELF and call fn on it: 0, or -1 when it cannot be read. */
+int lv_with_elf(const char *path, void (*fn)(Elf *e, void *arg), void *arg);
 
 /* live_spec.c */
 int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,

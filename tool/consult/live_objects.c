@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,82 @@ int lv_has_mpi(const struct dyn_session *s)
 		if (s->procs[i].library && !strcmp(s->procs[i].name, "MPI_Barrier"))
 			return 1;
 	return 0;
+}
+
+/* Marks (seen[k]) the calls of lv_mpi_calls that an ELF file imports as MPI_X or PMPI_X. */
+static void mpi_imports_of(Elf *e, void *arg)
+{
+	uint8_t *seen = arg;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Sym sym;
+		size_t i, n, k;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !d || !sh.sh_entsize)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n && gelf_getsym(d, (int)i, &sym); i++) {
+			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
+
+			if (!name || sym.st_shndx != SHN_UNDEF)
+				continue;
+			name += name[0] == 'P';
+			for (k = 0; lv_mpi_calls[k]; k++)
+				seen[k] |= !strcmp(name, lv_mpi_calls[k]);
+		}
+	}
+}
+
+/* The MPI library's own modules (their calls are MPI's inside, not the program's). */
+static int mpi_own(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	return !strncmp(b, "libmpi", 6) || !strncmp(b, "libopen-", 8) || !strncmp(b, "mca_", 4) ||
+	       !strncmp(b, "libpmix", 7) || !strncmp(b, "libmca", 6);
+}
+
+static void keep_seen(const char *const *all, const uint8_t *seen, size_t off, const char **out,
+		      uint32_t cap)
+{
+	uint32_t n = 0;
+	size_t k;
+
+	for (k = 0; all[k] && n + 1 < cap; k++)
+		if (seen[off + k])
+			out[n++] = all[k];
+	out[n] = NULL;
+}
+
+/* Only the MPI calls the program makes are instrumented: those the executable and its other
+ * libraries import (a point on each of MPI's 27 waiting calls, most never called, would be
+ * set again at every request's coming and going, in every rank). None imported (Fortran's
+ * bindings, a call through dlsym): all of them. */
+void lv_mpi_imports(struct lsrc *ls)
+{
+	uint8_t seen[2 * LV_MPI_MAX] = { 0 };
+	size_t np = 0, k, any = 0;
+	char file[4200];
+	int i;
+
+	while (lv_mpi_p2p_calls[np])
+		np++;
+	for (i = 0; i < ls->s->nmods; i++)
+		if (!mpi_own(ls->s->mods[i].path)) {
+			dyn_module_file(ls->s, (uint32_t)i, file, sizeof(file));
+			lv_with_elf(file, mpi_imports_of, seen);
+		}
+	for (k = 0; lv_mpi_calls[k]; k++)
+		any |= seen[k];
+	if (!any)
+		memset(seen, 1, sizeof(seen));
+	keep_seen(lv_mpi_p2p_calls, seen, 0, ls->mpi_p2p, LV_MPI_MAX);
+	keep_seen(lv_mpi_coll_calls, seen, np, ls->mpi_coll, LV_MPI_MAX);
+	keep_seen(lv_mpi_calls, seen, 0, ls->mpi_all, 2 * LV_MPI_MAX);
 }
 
 /* ---- sync objects and files ---- */

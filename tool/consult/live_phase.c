@@ -86,8 +86,8 @@ static uint32_t phase_slots(Elf *e, uint64_t *slot, uint32_t max)
 	return k;
 }
 
-/* Open path's ELF and call fn on it. */
-static int with_elf(const char *path, void (*fn)(Elf *e, void *arg), void *arg)
+/* Open path's ELF and call fn on it (live_int.h). */
+int lv_with_elf(const char *path, void (*fn)(Elf *e, void *arg), void *arg)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *e;
@@ -150,8 +150,8 @@ uint32_t lv_phase_link(struct lsrc *ls)
 	int fd;
 
 	if (runtime_path(found, sizeof(found)) != 0 || !realpath(found, rtpath) ||
-	    !s->c.hello.entry_addr || with_elf(s->exe, exe_fn, &x) != 0 || !x.n ||
-	    with_elf(rtpath, rt_fn, &rt) != 0 || !rt.phase || !rt.entry)
+	    !s->c.hello.entry_addr || lv_with_elf(s->exe, exe_fn, &x) != 0 || !x.n ||
+	    lv_with_elf(rtpath, rt_fn, &rt) != 0 || !rt.phase || !rt.entry)
 		return 0;
 	to = s->c.hello.entry_addr - rt.entry + rt.phase;
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)s->pid);

@@ -558,6 +558,7 @@ struct cs_source *live_source_new(struct dyn_session *s, const struct live_sourc
 	lv_read_files(ls);
 	lv_heap_start(ls);
 	ls->heap_read_ns = mono_now_ns();
+	lv_mpi_imports(ls);
 	if (dyn_live_commit(ls->l, err, cap) != 0) { /* the runtime's own counters: sampling on */
 		live_source_free(src);
 		return NULL;

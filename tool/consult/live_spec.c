@@ -217,8 +217,8 @@ int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn
 	case LM_MPI_CPU:
 		if (f->part[H_SYNC] || f->part[H_FILES])
 			return -1;
-		nw = (struct narrow){ .timed = m == LM_MPI_P2P ? lv_mpi_p2p_calls
-					     : m == LM_MPI_COLL ? lv_mpi_coll_calls : lv_mpi_calls };
+		nw = (struct narrow){ .timed = m == LM_MPI_P2P ? ls->mpi_p2p
+					     : m == LM_MPI_COLL ? ls->mpi_coll : ls->mpi_all };
 		calls_spec(sp, ls->s, mod, proc, &nw, 0, m == LM_MPI_CPU);
 		break;
 	case LM_WALL: /* inclusive wall time in the focus's procedures (live_mpi.c) */
