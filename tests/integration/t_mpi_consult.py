@@ -270,3 +270,51 @@ def t_consult_live_mpi_errors(o):
         p = run([SONDE, 'consult', '-q', '--', *MPIRUN[:-1], '2', 'true'], env=MPI_ENV,
                 timeout=300)
         expect_error(p, 'launcher ended', 1)
+
+
+def rank_pid(launcher, rank, wait=60):
+    """The process of world rank RANK among the children of LAUNCHER (None: not found)."""
+    end = time.time() + wait
+    while time.time() < end:
+        for d in os.listdir('/proc'):
+            try:
+                with open(f'/proc/{d}/stat') as f:
+                    ppid = int(f.read().rsplit(')', 1)[1].split()[1])
+                with open(f'/proc/{d}/environ', 'rb') as f:
+                    env = f.read().split(b'\0')
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == launcher and f'OMPI_COMM_WORLD_RANK={rank}'.encode() in env:
+                return int(d)
+        time.sleep(0.1)
+    return None
+
+
+@test()
+def t_consult_live_mpi_one_rank(o):
+    """One rank attached alone: its MPI time, magnified to its procedure (no other rank: no
+    cross-rank hypothesis); the job runs on and ends as it would."""
+    if not mpi_ready('consult live mpi one rank'):
+        return
+    b = mpi_plain('consult_mpi_pair')
+    with check('consult live mpi one rank: ExcessiveCommWait at consume in rank 0 alone'):
+        sp = subprocess.Popen(MPIRUN + [b, '6'], env=MPI_ENV, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+        try:
+            pid = rank_pid(sp.pid, 0)
+            expect(pid, 'rank 0 not found')
+            time.sleep(1)  # past MPI_Init
+            p, js = consult_live_mpi([str(pid)], '--for', '6s')
+            out, err = sp.communicate(timeout=600)
+        finally:
+            if sp.poll() is None:
+                sp.terminate()
+                sp.wait()
+        eq(sp.returncode, 0, f'mpirun\'s status ({err[-300:]})')
+        eq(js['ranks'], 1, 'ranks')
+        eq(js['rank_pids'], [{'rank': 0, 'pid': pid}], 'the rank')
+        for h in ('LoadImbalance', 'LateSender'):
+            eq(shg_node(js, h, '/')['state'], 'unavailable', h)
+        expect(shg_node(js, 'ExcessiveCommWait', '/Code/consult_mpi_pair.c/consume')['was_true'],
+               'ExcessiveCommWait in consume')
+        expect(b'MPI rank 0, process' in p.stdout, p.stdout[:300])
