@@ -316,6 +316,16 @@ $(UNIT_CONSULT_MPI): tests/unit/test_consult_mpi.c tool/consult/trace_source.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -ldl
 
+# The consultant's live search of an MPI program's ranks together, over synthetic ranks.
+UNIT_CONSULT_LIVE_MPI := $(TEST_BUILD)/test_consult_live_mpi
+UNIT_BINS += $(UNIT_CONSULT_LIVE_MPI)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_CONSULT_LIVE_MPI)"
+
+$(UNIT_CONSULT_LIVE_MPI): tests/unit/test_consult_live_mpi.c tool/consult/live_mpi.c \
+		tool/util.c $(wildcard tool/consult/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 # MPI: the compensation rules on synthetic timelines, the MPI_CALL/MPI_PEER/MPI_COMP records.
 UNIT_MPI := $(TEST_BUILD)/test_mpi
 UNIT_BINS += $(UNIT_MPI)
