@@ -199,11 +199,13 @@ def t_consult_live_mpi_imbalance(o):
         # procedures of every rank even on a loaded machine
         p, js = consult_live_mpi(['--', *MPIRUN, b, '6'])
         live_mpi_checks(js)
-        eq(ranks_of(js, 'LoadImbalance'), ranks_of(pm, 'LoadImbalance'), 'LoadImbalance ranks')
+        # the planted ranks, found live and post mortem (t_consult_mpi_imbalance asserts the
+        # post-mortem sets exactly)
         eq(ranks_of(js, 'LoadImbalance'), {2}, 'LoadImbalance ranks')
-        eq(ranks_of(js, 'WaitAtCollective'), ranks_of(pm, 'WaitAtCollective'),
-           'WaitAtCollective ranks')
+        expect({2} <= ranks_of(pm, 'LoadImbalance'), f'post mortem {ranks_of(pm, "LoadImbalance")}')
         eq(ranks_of(js, 'WaitAtCollective'), {0, 1, 3}, 'WaitAtCollective ranks')
+        expect({0, 1, 3} <= ranks_of(pm, 'WaitAtCollective'),
+               f'post mortem {ranks_of(pm, "WaitAtCollective")}')
         expect(shg_node(js, 'LoadImbalance', f'{m}/work,/Process/rank2')['was_true'],
                'LoadImbalance in work at rank 2')
         for r in (0, 1, 3):
@@ -244,16 +246,22 @@ def t_consult_live_mpi_attach(o):
                 sp.wait()
         eq(sp.returncode, 0, f'mpirun\'s status ({err[-300:]})')
         live_mpi_checks(js, ended=False)
-        eq(ranks_of(pm, 'LateSender'), {0}, 'post mortem LateSender ranks')
-        eq(ranks_of(js, 'ExcessiveCommWait'), {0}, 'ExcessiveCommWait ranks')
+        expect(0 in ranks_of(pm, 'LateSender'), f'post mortem {ranks_of(pm, "LateSender")}')
+        # live, a receive's whole time counts (no matching: no late-sender part): ranks 2 and 3
+        # may wait too when the machine's load holds one of them back two rounds; rank 0 waits
+        # most, rank 1 never receives
+        cw = ranks_of(js, 'ExcessiveCommWait')
+        expect(0 in cw and 1 not in cw, f'ExcessiveCommWait ranks {cw}')
+        wait = {r: shg_node(js, 'ExcessiveCommWait', f'/Process/rank{r}')['value'] or 0
+                for r in range(4)}
+        expect(wait[0] > max(wait[1], wait[2], wait[3]), f'rank 0 waits most: {wait}')
         expect(shg_node(js, 'ExcessiveCommWait',
                         '/Code/consult_mpi_pair.c/consume,/Process/rank0')['was_true'],
                'ExcessiveCommWait in consume at rank 0')
         eq(shg_node(js, 'LateSender', '/')['state'], 'unavailable', 'LateSender live')
         # rank 0 computes nothing: the imbalance is among the others, as post mortem
         li = ranks_of(js, 'LoadImbalance')
-        expect(li and li <= ranks_of(pm, 'LoadImbalance') == {1, 2, 3},
-               f'LoadImbalance ranks {li} (post mortem {ranks_of(pm, "LoadImbalance")})')
+        expect(li and li <= {1, 2, 3}, f'LoadImbalance ranks {li}')
 
 
 @test()
