@@ -625,6 +625,7 @@ void live_mpi_info(struct cs_source *src, struct live_source_info *out)
 	struct msrc *ms = M(src);
 	struct live_source_info r;
 	uint32_t i;
+	size_t k;
 
 	memset(out, 0, sizeof(*out));
 	out->ended = 1;
@@ -646,6 +647,9 @@ void live_mpi_info(struct cs_source *src, struct live_source_info *out)
 		out->dyn.samples += r.dyn.samples;
 		out->dyn.entries += r.dyn.entries;
 		out->dyn.bytes += r.dyn.bytes;
+		out->dyn.entry_bytes += r.dyn.entry_bytes;
+		for (k = 0; k < sizeof(r.dyn.by_kind) / sizeof(r.dyn.by_kind[0]); k++)
+			out->dyn.by_kind[k] += r.dyn.by_kind[k];
 		out->dyn.pause_ms += r.dyn.pause_ms;
 		out->observed_ns += r.observed_ns;
 		out->full_calls += r.full_calls;
