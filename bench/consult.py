@@ -22,9 +22,17 @@ that did not change are not sent and not counted), the same samples at the thesi
 headers, the runtime's own counters and the points' execution counters included). Per second:
 what the search received over the time it searched, and the trace's bytes over the traced run's
 wall time. BENCH_LIVE=0 skips the live part.
+
+Live MPI (`sonde consult -- mpirun -np 4 PROGRAM`, examples/consult_mpi_imbalance.c built by
+mpicc alone): BENCH_LIVE_RUNS searches, each after an uninstrumented mpirun of the same work: the
+program time at which LoadImbalance at rank 2 and WaitAtCollective at ranks 0, 1 and 3 were
+concluded true, the slowdown (mpirun's wall time under the search, attaching included, against
+the plain run), and the data against the trace files of `mpirun -np 4 sonde run --trace` of the
+same work (the hooked build, all ranks). BENCH_LIVE_MPI=0 skips it; skipped without mpirun.
 """
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -185,6 +193,81 @@ def live(tmp):
         print(line)
 
 
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
+               OMPI_MCA_btl='self,vader', OMPI_MCA_rmaps_base_oversubscribe='1',
+               OMPI_MCA_btl_vader_single_copy_mechanism='none')
+MPIRUN = ['mpirun', '--oversubscribe', '--allow-run-as-root', '-np', '4']
+MPI_PROG, MPI_ARG = 'consult_mpi_imbalance', '6'  # about 15 s: rank 2 sleeps 20 ms a round
+MPI_MOD = '/Code/consult_mpi_imbalance.c'
+# the planted bottlenecks: (hypothesis, focus) pairs, each to be concluded true
+MPI_WANT = [('LoadImbalance', f'{MPI_MOD}/work,/Process/rank2')] + [
+    ('WaitAtCollective', f'{MPI_MOD}/exchange,/Process/rank{r}') for r in (0, 1, 3)]
+
+
+def mpi_timed(argv):
+    t = time.monotonic()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=MPI_ENV)
+    if p.returncode != 0:
+        sys.exit(f'bench/consult: {" ".join(argv)}: exit {p.returncode}: {p.stderr.strip()}')
+    return time.monotonic() - t
+
+
+def live_mpi_one(tmp, plain, i):
+    js = os.path.join(tmp, f'mpi-live-{i}.json')
+    wall = mpi_timed([SONDE, 'consult', '-q', '--json', js, '--sufficient', '2', '-o',
+                      os.path.join(tmp, 'mpi-live-out'), '--'] + MPIRUN + [plain, MPI_ARG])
+    with open(js) as f:
+        d = json.load(f)
+    when = {(n['hypothesis'], n['focus']): n['decided_ns'] / 1e9 for n in d['nodes']
+            if n['was_true']}
+    found = [when.get(w) for w in MPI_WANT]
+    dv = d['data']
+    return {'wall': wall, 'found': None if None in found else max(found),
+            'hits': sum(f is not None for f in found), 'samples': dv['samples'],
+            'bytes': dv['bytes'], 'wire': dv.get('wire_bytes', 0),
+            'cost': d['live']['observed_cost_s'], 'searched': d['run_ns'] / 1e9,
+            'vs_full': dv['full_sampling_samples'] / max(1, dv['samples'])}
+
+
+def live_mpi(tmp):
+    if not shutil.which('mpirun') or not shutil.which('mpicc'):
+        print('\nsonde consult live MPI: skipped (mpirun or mpicc not installed)')
+        return
+    src = os.path.join('examples', MPI_PROG + '.c')
+    plain, hooked = os.path.join(tmp, MPI_PROG + '-plain'), os.path.join(tmp, MPI_PROG)
+    sh(['mpicc', '-O1', '-g', '-o', plain, src])
+    sh([SONDE, 'cc', '--', 'mpicc', '-O1', '-g', '-o', hooked, src])
+    rec = os.path.join(tmp, 'mpi-trace')
+    mpi_timed(MPIRUN + [SONDE, 'run', '--trace', '-o', rec, '--', hooked, MPI_ARG])
+    trace = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(rec) for f in fs
+                if f.endswith('.strc'))
+    rows = []
+    for i in range(LIVE_RUNS):  # side by side: an uninstrumented run, then a search
+        base = mpi_timed(MPIRUN + [plain, MPI_ARG])
+        rows.append(live_mpi_one(tmp, plain, i))
+        rows[-1]['plain'] = base
+        rows[-1]['slow'] = rows[-1]['wall'] / base - 1
+    isolated = sum(r['hits'] == len(MPI_WANT) for r in rows)
+    f, used, wire = med(rows, 'found'), med(rows, 'bytes'), med(rows, 'wire')
+    cost = med(rows, 'cost') / med(rows, 'searched')
+    print(f'\nsonde consult live MPI (-- mpirun -np 4 {MPI_PROG} {MPI_ARG}, built by mpicc '
+          f'alone): {LIVE_RUNS} searches, medians; found: when the last of the {len(MPI_WANT)} '
+          'planted (hypothesis, rank) pairs was concluded true')
+    print(f'{"plain s":>7} {"search s":>8} {"slowdown":>8} {"obs.cost":>8} {"found at s":>10} '
+          f'{"isolated":>9} {"samples":>7} {"bytes":>7} {"wire B":>7} {"trace B":>9} '
+          f'{"trace/used":>10} {"trace/wire":>10} {"full/used":>9}')
+    print(f'{med(rows, "plain"):7.2f} {med(rows, "wall"):8.2f} {100 * med(rows, "slow"):7.1f}% '
+          f'{100 * cost:7.2f}% {f if f is not None else float("nan"):10.2f} '
+          f'{isolated:>4}/{len(rows):<4} {med(rows, "samples"):7.0f} {used:7.0f} {wire:7.0f} '
+          f'{trace:9.0f} {trace / max(1, used):10.1f} {trace / max(1, wire):10.1f} '
+          f'{med(rows, "vs_full"):9.1f}')
+    print(f'live MPI figures: isolated {isolated}/{len(rows)} at {f}s, slowdown '
+          f'{100 * med(rows, "slow"):.1f}% (observed cost {100 * cost:.2f}%), '
+          f'{trace / max(1, used):.1f}x less than the trace '
+          f'({trace / max(1, wire):.1f}x counting every byte received)')
+
+
 def main():
     print(f'sonde consult on the planted programs: {RUNS} recordings each, medians')
     print(f'{"program":16} {"run s":>7} {"found at s":>10} {"isolated":>9} {"samples":>8} '
@@ -206,6 +289,8 @@ def main():
         print('figures: ' + '; '.join(summary))
         if os.environ.get('BENCH_LIVE', '1') != '0':
             live(tmp)
+        if os.environ.get('BENCH_LIVE_MPI', '1') != '0':
+            live_mpi(tmp)
 
 
 if __name__ == '__main__':
