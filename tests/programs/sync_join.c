@@ -1,9 +1,9 @@
 /*
  * Joins in the order that tests the compensation of a late join (runtime/sync_comp.c,
- * tests/integration/t_sync.py): main starts a long thread (200,000 instrumented calls) and a
- * short one (10 calls), joins the long one first, then the short one, which ended long before.
- * The first join gives main the long thread's delay; the second must not pull it down to the
- * short thread's (a thread that ended before the join began was not waited for). Says on stderr
+ * tests/integration/t_sync.py): main starts a long thread (15 ms of uninstrumented work, then
+ * 200,000 instrumented calls) and a short one (10 calls), joins the long one first, then the
+ * short one, which ended long before. The first join gives main the long thread's delay; the
+ * second must not pull it down to the short thread's (a thread that ended before the join began was not waited for). Says on stderr
  * which pthread_t is which (the test finds each join's wait in its thread object), and how long
  * before main's second join the short thread ended: on a loaded machine it may start late, and
  * then the rule rightly gives main a smaller delay (it would have waited for it unmeasured).
@@ -13,7 +13,7 @@
 #include <time.h>
 
 struct work {
-	unsigned long n, sum, end_ns;
+	unsigned long n, spin_ns, sum, end_ns;
 };
 
 __attribute__((noinline)) static unsigned long tick(unsigned long sum, unsigned long i)
@@ -33,8 +33,10 @@ static unsigned long now_ns(void)
 static void *run(void *arg)
 {
 	struct work *w = arg;
-	unsigned long i, sum = 0;
+	unsigned long i, sum = 0, until = now_ns() + w->spin_ns;
 
+	while (now_ns() < until) /* uninstrumented work first: main's first join outlasts the */
+		;                /* long thread's delay by far, so the short one has ended by then */
 	for (i = 0; i < w->n; i++)
 		sum = tick(sum, i);
 	w->sum = sum;
@@ -45,7 +47,7 @@ static void *run(void *arg)
 int main(void)
 {
 	pthread_t slow, quick;
-	struct work a = { 200000, 0, 0 }, b = { 10, 0, 0 };
+	struct work a = { 200000, 15000000, 0, 0 }, b = { 10, 0, 0, 0 };
 	unsigned long second;
 
 	pthread_create(&slow, NULL, run, &a);
