@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "consult_mpi.h"
+#include "dyn/proc_state.h"
 #include "util.h"
 
 /* Ranks that have not all appeared in this long are an error (mpirun on a loaded machine can
@@ -60,19 +61,10 @@ int consult_mpi_pid_is_launcher(pid_t pid)
 
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
+	char state;
+	pid_t ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
-		ppid = 0;
-	fclose(f);
-	return (pid_t)ppid;
+	return dyn_proc_stat(pid, &state, &ppid) == 0 ? ppid : 0;
 }
 
 static int descends_from(pid_t pid, pid_t root)

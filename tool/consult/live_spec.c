@@ -169,6 +169,21 @@ static int bytes_spec(struct dyn_lspec *sp, const struct dyn_session *s, const c
 	return 0;
 }
 
+/* One timer (DYN_LV_CPU or DYN_LV_WALL) around the focus's procedures, inclusive. */
+static void timer_spec(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
+		       const char *proc, int var)
+{
+	int cpu = var == DYN_LV_CPU;
+	struct dyn_lact a[2] = {
+		ACT(SPROTO_AT_ENTRY, cpu ? SPROTO_START_CPU : SPROTO_START_WALL, 0, -1, 0),
+		ACT(SPROTO_AT_EXIT, cpu ? SPROTO_STOP_CPU : SPROTO_STOP_WALL, 0, -1, 0),
+	};
+
+	sp->nvars = 1;
+	sp->var[0] = var;
+	add_focus(sp, s, mod, proc, a, 2);
+}
+
 /* The instrumentation of (metric, focus): 0 with sp filled and key named, -1 when none. */
 int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,
 		    char *key, size_t cap)
@@ -185,15 +200,10 @@ int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn
 	cs_focus_str(fs, sizeof(fs), f);
 	switch (m) {
 	case LM_CPU:
-		if (!code) {
+		if (!code)
 			sp->proc_cpu = 1;
-			break;
-		}
-		sp->nvars = 1;
-		sp->var[0] = DYN_LV_CPU;
-		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_START_CPU, 0, -1, 0);
-		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_CPU, 0, -1, 0);
-		add_focus(sp, ls->s, mod, proc, a, 2);
+		else
+			timer_spec(sp, ls->s, mod, proc, DYN_LV_CPU);
 		break;
 	case LM_CALLS:
 		if (!code)
@@ -224,11 +234,7 @@ int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn
 	case LM_WALL: /* inclusive wall time in the focus's procedures (live_mpi.c) */
 		if (!code)
 			return -1;
-		sp->nvars = 1;
-		sp->var[0] = DYN_LV_WALL;
-		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, -1, 0);
-		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0);
-		add_focus(sp, ls->s, mod, proc, a, 2);
+		timer_spec(sp, ls->s, mod, proc, DYN_LV_WALL);
 		break;
 	case LM_IO_BYTES:
 		if (lv_narrow_of(ls, LM_IO, f, &nw) != 0 || bytes_spec(sp, ls->s, mod, proc, &nw) != 0)

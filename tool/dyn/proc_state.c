@@ -10,20 +10,30 @@
 
 #include "proc_state.h"
 
-int dyn_process_gone(pid_t pid)
+int dyn_proc_stat(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[64], buf[512], *p;
 	FILE *f;
-	int gone = 1;
+	int ok, parent = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
-		return 1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		gone = p[2] == 'Z' || p[2] == 'X';
+		return -1;
+	/* the command name, in parentheses, may hold anything: the fields follow the last ')' */
+	ok = fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	     sscanf(p + 1, " %c %d", state, &parent) == 2;
 	fclose(f);
-	return gone;
+	*ppid = (pid_t)parent;
+	return ok ? 0 : -1;
+}
+
+int dyn_process_gone(pid_t pid)
+{
+	char state;
+	pid_t ppid;
+
+	return dyn_proc_stat(pid, &state, &ppid) != 0 || state == 'Z' || state == 'X';
 }
 
 int dyn_gone_soon(pid_t pid)

@@ -9,6 +9,9 @@
  * Only after its connection closed: a leader thread that ended before the others is a zombie
  * too. */
 int dyn_process_gone(pid_t pid);
+/* From /proc/PID/stat: the state letter ('R', 'S', 'Z'...) and the parent; -1 when pid is
+ * not there. */
+int dyn_proc_stat(pid_t pid, char *state, pid_t *ppid);
 /* The control connection closed: the process is ending, and it may take a moment to be gone
  * (its files are closed before it becomes a zombie): 1 when gone within 2 s. */
 int dyn_gone_soon(pid_t pid);
