@@ -36,7 +36,9 @@ static pthread_cond_t turn_cond = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t barrier;
 static int turn;
 static unsigned long shared_sum;
-static long long cpu_ns[THREADS], runq_ns[THREADS];
+static long long cpu_ns[THREADS], runq_ns[THREADS], life_ns[THREADS];
+static long long lockwait_ns[THREADS]; /* lock: time in contended pthread_mutex_lock calls */
+static long contended[THREADS];         /* lock: rounds whose lock word was taken at the call */
 static long shared_rounds[THREADS];
 static long long *round_end; /* worker 0's, ns */
 static volatile int last_cpu[THREADS] = { -1, -1 };
@@ -137,15 +139,29 @@ static void barrier_rounds(int id)
 	pthread_mutex_unlock(&lock);
 }
 
+/* glibc's lock word, the mutex's first int: 0 when free (as the runtime's wrapper looks). */
+static int lock_taken(void)
+{
+	return __atomic_load_n((const int *)&lock, __ATOMIC_RELAXED) != 0;
+}
+
 static void lock_rounds(int id)
 {
 	unsigned long x = (unsigned long)id;
+	long long t0;
 	long r;
+	int taken;
 
 	for (r = 0; r < rounds; r++) {
 		x = compute(work, x);
 		note_cpu(id);
+		taken = lock_taken();
+		t0 = taken ? now_ns() : 0;
 		pthread_mutex_lock(&lock);
+		if (taken) {
+			contended[id]++;
+			lockwait_ns[id] += now_ns() - t0;
+		}
 		shared_sum += compute(work / 4, x);
 		pthread_mutex_unlock(&lock);
 		round_done(id, r);
@@ -188,11 +204,12 @@ static void pin(int id)
 static void *worker(void *arg)
 {
 	int id = (int)(long)arg;
-	long long q0;
+	long long q0, t0;
 	struct timespec c;
 
 	pin(id);
 	q0 = runq_delay();
+	t0 = now_ns();
 
 	if (!strcmp(mode, "handoff"))
 		handoff(id);
@@ -203,6 +220,7 @@ static void *worker(void *arg)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
 	cpu_ns[id] = (long long)c.tv_sec * 1000000000ll + c.tv_nsec;
 	runq_ns[id] = runq_delay() - q0;
+	life_ns[id] = now_ns() - t0;
 	return NULL;
 }
 
@@ -232,7 +250,8 @@ int main(int argc, char **argv)
 	       (long long)(b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec), shared_sum,
 	       median_round());
 	for (i = 0; i < THREADS; i++)
-		printf("worker %ld cpu_ns %lld runq_ns %lld shared %ld\n", i, cpu_ns[i], runq_ns[i],
-		       shared_rounds[i]);
+		printf("worker %ld cpu_ns %lld runq_ns %lld shared %ld life_ns %lld contended %ld "
+		       "lockwait_ns %lld\n", i, cpu_ns[i], runq_ns[i], shared_rounds[i], life_ns[i],
+		       contended[i], lockwait_ns[i]);
 	return 0;
 }
