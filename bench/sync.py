@@ -69,11 +69,11 @@ def compensated(out, run_dir=RUN_DIR):
     wk = [t for t in sy["threads"] if t["thread"] != 0]
     o = sum(t["overhead_ns"] for t in wk)
     e = elapsed(out)
-    return out + "\ncomp %d %d %d\ncalib %.3f %d\nremoved %d\nwaits %d %d %d\n" % (
+    return out + "\ncomp %d %d %d\ncalib %.3f %d\nremoved %d\nwaits %d %d %d\ndelays %d\n" % (
         e - (pr["T_m_ns"] - pr["T_a_ns"]), e - (pr["T_m_ns"] - pr["T_par_ns"]), o,
         cal["o_full_ns"], cal["batches"], pr["T_m_ns"] - pr["T_par_ns"],
         sum(t["waits"] for t in wk), sum(t["wait_ns"] for t in wk),
-        sum(t["wait_c_ns"] for t in wk))
+        sum(t["wait_c_ns"] for t in wk), sum(t["delay_ns"] - t["delay0_ns"] for t in wk))
 
 
 def contention(out):
@@ -81,6 +81,24 @@ def contention(out):
     time in those calls (ns), as the program saw them: summed over the workers."""
     c = re.findall(r"contended (\d+) lockwait_ns (\d+)", out)
     return sum(int(n) for n, _ in c), sum(int(w) for _, w in c)
+
+
+def lives(out):
+    """The workers' lifetimes (ns), summed, as the program measured them."""
+    return sum(int(v) for v in re.findall(r"life_ns (\d+)", out))
+
+
+def decompose(plain, sync):
+    """One round's difference between the workers' compensated and plain lifetimes (summed over
+    the two workers, ns), and its parts: the probes' cost in situ less the overhead removed
+    (CPU time: cpu sync - o - cpu plain), the load (run-queue delay, sync - plain), lock's waits
+    (compensated w' less the plain run's contended waits) and the rest (sleeps, wake-ups)."""
+    life = lives(sync) - int(re.search(r"delays (-?\d+)", sync).group(1)) - lives(plain)
+    cpu = workers(sync)[0] - int(re.search(r"comp \d+ \d+ (\d+)", sync).group(1)) - \
+        workers(plain)[0]
+    q = sum(workers(sync)[1]) - sum(workers(plain)[1])
+    wait = comp_waits(sync)[2] - contention(plain)[1] if "lockwait_ns" in plain else 0
+    return life, cpu, q, wait, life - cpu - q - wait
 
 
 def comp_waits(out):
@@ -140,7 +158,10 @@ def comp_row(mode, res):
             "lw_t": med(contention(o)[1] for _, o in plain),
             "cont_m": med(comp_waits(o)[0] for _, o in inst),
             "lw_m": med(comp_waits(o)[1] for _, o in inst),
-            "lw_c": med(comp_waits(o)[2] for _, o in inst)}
+            "lw_c": med(comp_waits(o)[2] for _, o in inst),
+            "dec": [med(d[i] for d in (decompose(p, o) for (_, p), (_, o) in zip(plain, inst)))
+                    for i in range(5)],
+            "life_t": med(lives(o) for _, o in plain)}
 
 
 def pct(a, b):
@@ -245,6 +266,19 @@ def print_comp(rows, pin):
             print("%-8s plain %5d waits %8.2f ms   sync %5d waits %8.2f ms, compensated %8.2f ms"
                   % (r["mode"], r["cont_t"], r["lw_t"] / 1e6, r["cont_m"], r["lw_m"] / 1e6,
                      r["lw_c"] / 1e6))
+    print("\nThe workers' compensated lifetimes against plain, summed over the two workers, in ms"
+          "\n(medians over rounds of each round's plain and sync runs; the parts need not add up"
+          "\nto the whole: each is its own median): cpu-o, the probes' cost in situ less the"
+          "\noverhead removed (CPU time); runq, the load; wait, lock's compensated waits less the"
+          "\nplain run's contended waits; rest, the remainder (sleeps, wake-ups, the wrappers;"
+          "\nhandoff's and barrier's waits too, which their plain runs do not time)")
+    print("%-8s %9s %9s %7s %9s %9s %9s %9s" % ("program", "plain", "comp-pl", "err", "cpu-o",
+                                                "runq", "wait", "rest"))
+    for r in rows:
+        d = r["dec"]
+        print("%-8s %9.2f %+9.2f %+6.1f%% %+9.2f %+9.2f %9s %+9.2f" % (
+            r["mode"], r["life_t"] / 1e6, d[0] / 1e6, 100.0 * d[0] / r["life_t"], d[1] / 1e6,
+            d[2] / 1e6, "%+.2f" % (d[3] / 1e6) if r["mode"] == "lock" else "-", d[4] / 1e6))
     print("\nPaired errors: in each round the plain and the sync run of a program ran one after"
           "\nthe other; the error of that round is the sync run's parallel-compensated time against"
           "\nthat plain run's. Median, interquartile range and range over the rounds; target %.0f %%:"
