@@ -56,7 +56,8 @@ struct rt_sync_obj {
 	_Atomic uint64_t late_a[2];   /* barrier: generation << 56 | latest approximated arrival */
 	_Atomic int64_t late_q[2];    /* barrier: xq of the thread whose arrival is in late_a */
 	_Atomic uint64_t ended;       /* thread: ticks when it ended (its delay is in x) */
-	_Atomic uint64_t released;    /* mutex: ticks of the last unlock that found waiters */
+	_Atomic uint64_t released;    /* ticks of the last release that may wake a waiter: an unlock
+					 * that found waiters, a signal, a post, an rwlock unlock */
 } __attribute__((aligned(64)));
 
 #define RT_SYNC_DEAD ((uintptr_t)1)

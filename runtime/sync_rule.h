@@ -54,6 +54,23 @@ static inline int64_t sync_rule_woken(int64_t x_r, uint64_t w, uint64_t d, int64
 }
 
 /*
+ * Two releases that a wait needed both, the second g after the first (a condition variable's
+ * signal, then the unlock of the mutex the waiter takes again): the one release at the second's
+ * time that stands for them. Unmeasured, the waiter runs after the later of the two approximated
+ * releases, at (second - x_2) or (first - x_1) = (second - (x_1 + g)): the delay of that release
+ * is min(x_2, x_1 + g). Returns 1 when it is the first's (x_1 + g), 0 when the second's.
+ */
+static inline int sync_rule_then(int64_t x_1, uint64_t g, int64_t x_2, int64_t *x)
+{
+	if (x_1 + (int64_t)g < x_2) {
+		*x = x_1 + (int64_t)g;
+		return 1;
+	}
+	*x = x_2;
+	return 0;
+}
+
+/*
  * The probe-cost part of the new delay x_new that sync_rule_wait or sync_rule_late gave to a
  * thread whose delay was x_r (of it q_r probe costs) after a wait of w: its own when the rule
  * kept x_r + w (w is time, not probe costs), else the releaser's q_s. The report prices these

@@ -152,6 +152,21 @@ static inline void excl_acquired(struct rt_thread *t, struct rt_sync_obj *o)
 		o->hold_start = rt_now();
 }
 
+/* At a release that may wake a waiter: when, for the waiter's rule (sync_rule_woken). */
+static inline void stamp_release(struct rt_sync_obj *o)
+{
+	atomic_store_explicit(&o->released, rt_now(), RELAXED);
+}
+
+/* The time from t0 to the object's last stamped release when that fell within the wait (t0, t1],
+ * else the whole wait (no release time: sync_rule_woken is then sync_rule_wait). */
+static uint64_t release_after(struct rt_sync_obj *o, uint64_t t0, uint64_t t1)
+{
+	uint64_t rel = atomic_load_explicit(&o->released, RELAXED);
+
+	return rel > t0 && rel <= t1 ? rel - t0 : t1 - t0;
+}
+
 /* After waiting w ticks for an exclusive lock: the wait, and the releaser's delay. */
 static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 {
@@ -169,13 +184,11 @@ static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
  */
 static void mutex_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0, uint64_t t1)
 {
-	uint64_t rel = atomic_load_explicit(&o->released, RELAXED);
-
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
 	own_add(&o->contended, 1);
 	note_wait(o, t1 - t0);
-	rt_sync_woken(t, t1 - t0, rel > t0 && rel <= t1 ? rel - t0 : t1 - t0,
-		      atomic_load_explicit(&o->x, RELAXED), atomic_load_explicit(&o->xq, RELAXED));
+	rt_sync_woken(t, t1 - t0, release_after(o, t0, t1), atomic_load_explicit(&o->x, RELAXED),
+		      atomic_load_explicit(&o->xq, RELAXED));
 }
 
 /* An exclusive release, still holding the lock; `count`: an unlock (not a condition wait). */
@@ -205,14 +218,15 @@ static void shared_release(struct rt_thread *t, struct rt_sync_obj *o, _Atomic u
 	TRACE(t, o, STRC_SYNC_RELEASE, ld(&o->releases) + ld(&o->broadcasts));
 }
 
-/* A blocking call that waited w ticks and succeeded, counted atomically. */
-static void shared_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
+/* A blocking call (rwlock, semaphore) that waited from t0 to t1 and succeeded, counted
+ * atomically: the releaser's delay, by the time of its release (sync_rule_woken). */
+static void shared_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0, uint64_t t1)
 {
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases) + ld(&o->broadcasts));
 	add(&o->contended, 1);
-	note_wait(o, w);
-	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED),
-			atomic_load_explicit(&o->xq, RELAXED), 0);
+	note_wait(o, t1 - t0);
+	rt_sync_woken(t, t1 - t0, release_after(o, t0, t1), atomic_load_explicit(&o->x, RELAXED),
+		      atomic_load_explicit(&o->xq, RELAXED));
 }
 
 static void timed_out(struct rt_sync_obj *o, uint64_t w)
@@ -251,7 +265,7 @@ static inline int word_waiters(const void *lock)
 static inline void mutex_released(struct rt_sync_obj *o, const pthread_mutex_t *m)
 {
 	if (unlikely(word_waiters(m)))
-		atomic_store_explicit(&o->released, rt_now(), RELAXED);
+		stamp_release(o);
 }
 
 RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
@@ -521,7 +535,7 @@ static int rw_lock(struct rt_thread *t, pthread_rwlock_t *l, int write, struct d
 	t1 = rt_now();
 	if (r == 0) {
 		rw_acquired(t, o, write);
-		shared_waited(t, o, t1 - t0);
+		shared_waited(t, o, t0, t1);
 	} else if (r == ETIMEDOUT) {
 		timed_out(o, t1 - t0);
 	}
@@ -636,6 +650,7 @@ RT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		} else {
 			shared_release(t, o, &o->releases);
 		}
+		stamp_release(o); /* whether it wakes anyone, glibc's rwlock does not say simply */
 	}
 	return REAL(pthread_rwlock_unlock)(l);
 }
@@ -646,6 +661,34 @@ RT_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
 	init_site(c, SPROF_SYNC_COND, SITE);
 	return REAL(pthread_cond_init)(c, a);
+}
+
+/* Whether a condition variable has waiters: glibc counts them in __wrefs from bit 3 (its
+ * pthread_cond_signal returns at once without). Only decides whether a signal reads the clock. */
+static inline int cond_waiters(pthread_cond_t *c)
+{
+	return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3) != 0;
+}
+
+/*
+ * After a condition wait from t0 to t1 that returned 0. The signal (its time and its signaller's
+ * delay in oc) woke the waiter, which then took the mutex again inside the real call: when an
+ * unlock that found waiters came after the signal within the wait (the signaller's, typically,
+ * still holding the mutex as it signalled), the waiter needed both, and runs after the later of
+ * the two approximated releases (sync_rule_then). Then the wake-up rule, as for a mutex.
+ */
+static void cond_waited(struct rt_thread *t, struct rt_sync_obj *oc, struct rt_sync_obj *om,
+			uint64_t t0, uint64_t t1)
+{
+	uint64_t ds = release_after(oc, t0, t1), du = release_after(om, t0, t1), w = t1 - t0;
+	int64_t x = atomic_load_explicit(&oc->x, RELAXED), xq = atomic_load_explicit(&oc->xq, RELAXED);
+
+	if (ds < w && du < w && du > ds) {
+		if (!sync_rule_then(x, du - ds, atomic_load_explicit(&om->x, RELAXED), &x))
+			xq = atomic_load_explicit(&om->xq, RELAXED);
+		ds = du;
+	}
+	rt_sync_woken(t, w, ds, x, xq);
 }
 
 /*
@@ -684,8 +727,7 @@ static int cond_wait(struct rt_thread *t, pthread_cond_t *c, pthread_mutex_t *m,
 		TRACE(t, oc, STRC_SYNC_DONE, ld(&oc->releases) + ld(&oc->broadcasts));
 		add(&oc->acquires, 1);
 		note_wait(oc, w);
-		rt_sync_inherit(t, w, atomic_load_explicit(&oc->x, RELAXED),
-				atomic_load_explicit(&oc->xq, RELAXED), 0);
+		cond_waited(t, oc, om, t0, t1);
 	} else if (r == ETIMEDOUT) {
 		timed_out(oc, w);
 	}
@@ -730,6 +772,8 @@ RT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 		struct rt_sync_obj *o = rt_sync_get(c, SPROF_SYNC_COND, SITE);
 
 		shared_release(t, o, &o->releases);
+		if (cond_waiters(c))
+			stamp_release(o);
 	}
 	return REAL(pthread_cond_signal)(c);
 }
@@ -742,6 +786,8 @@ RT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 		struct rt_sync_obj *o = rt_sync_get(c, SPROF_SYNC_COND, SITE);
 
 		shared_release(t, o, &o->broadcasts);
+		if (cond_waiters(c))
+			stamp_release(o);
 	}
 	return REAL(pthread_cond_broadcast)(c);
 }
@@ -850,6 +896,13 @@ RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 
 /* ---- semaphores (errno is theirs: the try that we add leaves it as it was) ---- */
 
+/* Whether a semaphore has sleepers: glibc's x86-64 sem_t begins with a 64-bit word whose upper
+ * half counts them (SEM_NWAITERS_SHIFT). Only decides whether a post reads the clock. */
+static inline int sem_waiters(sem_t *s)
+{
+	return (__atomic_load_n((const uint64_t *)(void *)s, __ATOMIC_RELAXED) >> 32) != 0;
+}
+
 RT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 {
 	init_site(s, SPROF_SYNC_SEM, SITE);
@@ -885,7 +938,7 @@ static int sem_wait_measured(struct rt_thread *t, sem_t *s, struct deadline d, u
 	t1 = rt_now();
 	if (r == 0) {
 		add(&o->acquires, 1);
-		shared_waited(t, o, t1 - t0);
+		shared_waited(t, o, t0, t1);
 	} else if (errno == ETIMEDOUT) {
 		timed_out(o, t1 - t0);
 	}
@@ -944,6 +997,8 @@ RT_EXPORT int sem_post(sem_t *s)
 		struct rt_sync_obj *o = rt_sync_get(s, SPROF_SYNC_SEM, SITE);
 
 		shared_release(t, o, &o->releases);
+		if (sem_waiters(s))
+			stamp_release(o);
 	}
 	return REAL(sem_post)(s);
 }

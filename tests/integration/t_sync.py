@@ -224,6 +224,65 @@ def t_sync_join_late(o):
                 f'waited {w_slow} and {w_quick} ns)')
 
 
+def inherit_pairs(rep):
+    """sync_inherit's (kind, waiter, releaser) threads: a pair's two threads start with main's
+    delay at their creation (the same delay0); its releaser has the most overhead; the kind by
+    the releaser's calls: 30,000 (sem), 90,000 (rwlock), 120,000 (cond)."""
+    by_x0 = {}
+    for t in rep['threads']:
+        if t['thread'] != 0:
+            by_x0.setdefault(t['delay0_ns'], []).append(t)
+    pairs = [sorted(p, key=lambda t: t['overhead_ns']) for p in by_x0.values()]
+    pairs.sort(key=lambda p: p[1]['overhead_ns'])
+    return [(k, p[0], p[1]) for k, p in zip(('sem', 'rwlock', 'cond'), pairs)], pairs
+
+
+@test('-O0')
+def t_sync_inherit(o):
+    """A condition variable, a semaphore and an rwlock pass the releaser's delay to the waiter
+    (tests/programs/sync_inherit.c): after its wait each of the three waiters, with almost no
+    probes of its own, has the delay its releaser released with, which is the releaser's final
+    delay. The condition waiter needed the signal and then the unlock, 60,000 calls later: it
+    must have the unlock's delay (the signal's is about half of it). The rule rightly gives
+    another delay when a waiter began its wait after the release in approximated time (its wait
+    shorter than the releaser's delay growth: a loaded machine descheduled it): such runs, and
+    runs with a waiter late, are tried again, five in all."""
+    name = 'sync_inherit'
+    b = build('sync_inherit', o)
+    for attempt in range(5):
+        p, d = srun(b, opts=['--sync', '--throttle', 'off'], tag='syncinherit')
+        with check(f'{name}: output as a direct run'):
+            same_output(p, direct(b), stderr=False)
+        rep = report(d)['sync']
+        kinds, pairs = inherit_pairs(rep)
+        with check(f'{name}: three pairs, each a releaser that paid for its calls'):
+            eq([len(p) for p in pairs], [2, 2, 2], 'threads per pair')
+            r = [rel['overhead_ns'] for _, _, rel in kinds]
+            expect(r[0] > 100 * max(w['overhead_ns'] for _, w, _ in kinds),
+                   f'overheads: releasers {r} ns')
+            between(r[1] / r[0], 2.5, 3.5, f'rwlock over sem releaser overhead ({r})')
+            between(r[2] / r[0], 3.5, 4.5, f'cond over sem releaser overhead ({r})')
+        early = all(w['wait_ns'] > rel['delay_ns'] - rel['delay0_ns'] for _, w, rel in kinds)
+        if b'late' not in p.stderr and early:
+            break
+        print(f'# {name}: {p.stderr.decode().strip()} waits '
+              f'{[(k, w["wait_ns"], rel["delay_ns"] - rel["delay0_ns"]) for k, w, rel in kinds]}'
+              f' (wait, releaser delay growth): run again')
+    else:
+        print(f'# {name}: a waiter late in 5 runs: delays not checked')
+        return
+    with check(f'{name}: each waiter has its releaser\'s delay'):
+        for kind, w, rel in kinds:
+            x = rel['delay_ns']
+            between(w['delay_ns'] - x, -0.01 * x - 100000, 0.01 * x + 100000,
+                    f'{kind}: waiter delay {w["delay_ns"]} ns, releaser {x} ns')
+    with check(f'{name}: the condition waiter waited for the unlock, not only the signal'):
+        # with the signal's delay it would have about half of its releaser's growth
+        _, w, rel = kinds[2]
+        expect(w['delay_ns'] - w['delay0_ns'] > 0.75 * (rel['delay_ns'] - rel['delay0_ns']),
+               f'cond waiter delay {w["delay_ns"]} ns, releaser {rel["delay_ns"]} ns')
+
+
 @test()
 def t_sync_off(o):
     b = build('sync_misc', '-O0')

@@ -138,6 +138,32 @@ static void test_lock_woken(void **state)
 	assert_int_equal(sync_rule_q(100, 112, 129, 60, 90), 90);
 }
 
+/*
+ * A condition wait that needed the signal and then the mutex. B (delay 10) waits from 1000; A
+ * signals at 1040 with delay 30, runs 60 more with the mutex held, its probes adding 25, and
+ * unlocks at 1100 with delay 55; B runs at 1108. Approximated: B waits from 990, signal at 1010,
+ * unlock at 1045: B runs 8 after the unlock, at 1053: delay 1108 - 1053 = 55, the unlocker's
+ * (the signaller's, 30, would put B at 1078: 25 too late). Had A's delay not grown after the
+ * signal, both releases give 30 + 60 = 90 > 30: the unlock's again.
+ */
+static void test_cond_then_mutex(void **state)
+{
+	int64_t x, w_c;
+
+	(void)state;
+	assert_int_equal(sync_rule_then(30, 1100 - 1040, 55, &x), 0);
+	assert_int_equal(x, 55);
+	assert_int_equal(sync_rule_woken(10, 1108 - 1000, 1100 - 1000, x, &w_c), 55);
+	assert_int_equal(w_c, 108 + 10 - 55);
+	/* the unlock's releaser less delayed than the signaller by more than the gap: the signal
+	 * came last in approximated time, and its delay counts with the gap */
+	assert_int_equal(sync_rule_then(100, 20, 300, &x), 1);
+	assert_int_equal(x, 120);
+	/* equal: the unlock's */
+	assert_int_equal(sync_rule_then(100, 20, 120, &x), 0);
+	assert_int_equal(x, 120);
+}
+
 /* pthread_join takes the exiting thread's delay when it ended the wait. */
 static void test_join(void **state)
 {
@@ -531,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_join_waited),  cmocka_unit_test(test_read_good),
 		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
 		cmocka_unit_test(test_price_inherited),
+		cmocka_unit_test(test_cond_then_mutex),
 		cmocka_unit_test(test_price_barrier),
 		cmocka_unit_test(test_trace_round_trip), cmocka_unit_test(test_trace_refused),
 	};
