@@ -215,7 +215,7 @@ PLACEMENTS = {
 
 def print_comp(rows, pin):
     print("\nShared-memory compensation, main's elapsed time in ms (medians of %d rounds; %s)"
-          % (benchlib.runs(), PLACEMENTS[pin]))
+          % (comp_runs(), PLACEMENTS[pin]))
     print("(hooks: the instrumented build run without sonde, its hooks glibc's empty ones: the code"
           "\n perturbation, which no removal of probe costs can undo; MODELS §2.2 eq. 6)")
     print("%-8s %9s %9s %9s %9s %9s %9s %9s %9s %9s" % (

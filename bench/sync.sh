@@ -11,7 +11,11 @@
 #   from its in-run calibration batches). BENCH_SYNC_PIN=none,apart: the placements of the
 #   workers compared (none: the scheduler's; apart: one CPU each; together: one CPU for both);
 #   BENCH_SYNC_COMPARE=LIBSONDE: the sync runs again, side by side, with that runtime;
-#   BENCH_SYNC_PAIR=0: no lock/unlock pair costs. bench/sync_wake.c: what a futex wake-up costs.
+#   BENCH_SYNC_PAIR=0: no lock/unlock pair costs; BENCH_SYNC_RUNS: rounds of the compensation
+#   programs (default BENCH_RUNS, at least 11), each round one run of every variant in turn:
+#   the paired errors (sync against the plain run of the same round) give the median, the
+#   interquartile range and one verdict line per program against the 5 % target.
+#   bench/sync_wake.c: what a futex wake-up costs.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
