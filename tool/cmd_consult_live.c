@@ -282,13 +282,14 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 	printf("\nData: the search used %llu samples (%llu bytes at %.1f bytes a sample, the mean "
 	       "entry received; %llu bytes of SAMPLE messages received: %llu messages, %llu "
 	       "entries of %llu bytes) of %u (metric, focus) pairs, in %llu steps of %.0f ms or "
-	       "more (values that did not change are not sent; %.0f ms while only true nodes are "
-	       "re-tested)\n",
+	       "more (values that did not change are not sent; %.0f to %.0f ms while only true "
+	       "nodes are re-tested)\n",
 	       (unsigned long long)v->samples, (unsigned long long)v->bytes, v->sample_bytes,
 	       (unsigned long long)v->wire_bytes, (unsigned long long)li->dyn.samples,
 	       (unsigned long long)li->dyn.entries, (unsigned long long)li->dyn.entry_bytes,
 	       v->pairs, (unsigned long long)steps,
-	       (double)li->period_ns / 1e6, (double)li->period_ns * LIVE_RETEST / 1e6);
+	       (double)li->period_ns / 1e6, (double)li->period_ns * LIVE_RETEST / 1e6,
+	       (double)li->period_ns * LIVE_SETTLED_MAX / 1e6);
 	printf("      full periodic sampling of all %u pairs: %llu samples, %llu bytes "
 	       "(%.1fx more)\n",
 	       v->pairs_available, (unsigned long long)v->full_samples,
@@ -316,12 +317,16 @@ static void write_json_data(FILE *out, const struct cs_engine *e, const struct l
 	fprintf(out, "\"data\":{\"samples\":%llu,\"sample_bytes\":%g,\"bytes\":%llu,"
 		"\"wire_bytes\":%llu,\"pairs\":%u,\"pairs_available\":%u,"
 		"\"full_sampling_samples\":%llu,\"full_sampling_bytes\":%llu,\"trace_bytes\":%llu,"
-		"\"trace_events\":%llu,\"steps\":%llu,\"cost_max\":%g,",
+		"\"trace_events\":%llu,\"steps\":%llu,\"cost_max\":%g,\"retest_samples\":%llu,"
+		"\"settled_samples\":%llu,\"settled_steps\":%llu,\"pair_samples\":%llu,",
 		(unsigned long long)v->samples, v->sample_bytes, (unsigned long long)v->bytes,
 		(unsigned long long)v->wire_bytes, v->pairs, v->pairs_available,
 		(unsigned long long)v->full_samples, (unsigned long long)v->full_bytes,
 		(unsigned long long)v->trace_bytes, (unsigned long long)v->trace_events,
-		(unsigned long long)e->st.steps, e->st.cost_max);
+		(unsigned long long)e->st.steps, e->st.cost_max,
+		(unsigned long long)e->st.retest_samples, (unsigned long long)e->st.settled_samples,
+		(unsigned long long)e->st.settled_steps,
+		(unsigned long long)(li->ranks ? li->pair_samples : e->st.samples));
 	fprintf(out, "\"wire\":{\"messages\":%llu,\"entries\":%llu,\"entry_bytes\":%llu,"
 		"\"own_entries\":%llu,\"request_entries\":%llu,\"point_entries\":%llu,"
 		"\"stale_entries\":%llu}},", (unsigned long long)d->samples,
@@ -332,7 +337,7 @@ static void write_json_data(FILE *out, const struct cs_engine *e, const struct l
 
 static int write_json(const char *path, const struct cs_engine *e, const struct co_opts *o,
 		      const struct live_volume *v, const struct live_source_info *li,
-		      const struct co_target *t)
+		      const struct co_target *t, struct cs_source *src)
 {
 	FILE *out = fopen(path, "w");
 	pid_t pid = t->launcher ? t->launcher : t->s[0].pid;
@@ -341,9 +346,16 @@ static int write_json(const char *path, const struct cs_engine *e, const struct 
 	if (!out)
 		return error("consult: %s: %s", path, strerror(errno));
 	fprintf(out, "{\"sonde_consult\":1,\"ranks\":%u,\"rank_pids\":[", t->rank ? t->n : 0);
-	for (i = 0; t->rank && i < t->n; i++)
-		fprintf(out, "%s{\"rank\":%d,\"pid\":%d}", i ? "," : "", (int)t->rank[i],
-			(int)t->s[i].pid);
+	for (i = 0; t->rank && i < t->n; i++) {
+		struct live_source_info ri = { 0 };
+
+		if (live_mpi_is(src))
+			live_mpi_rank_info(src, i, &ri);
+		fprintf(out, "%s{\"rank\":%d,\"pid\":%d,\"messages\":%llu,\"entries\":%llu,"
+			"\"wire_bytes\":%llu}", i ? "," : "", (int)t->rank[i], (int)t->s[i].pid,
+			(unsigned long long)ri.dyn.samples, (unsigned long long)ri.dyn.entries,
+			(unsigned long long)ri.dyn.bytes);
+	}
 	fprintf(out, "],\"live\":{\"pid\":%d,\"launched\":%s,\"ended\":%s,"
 		"\"observed_cost_s\":%g,\"requests\":%u,\"requests_max\":%u,\"points\":%u,"
 		"\"points_max\":%u,\"batches\":%u,\"removals\":%u,\"pause_ms\":%g},\"run_ns\":%llu,"
@@ -395,7 +407,7 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 	volume_of(e, &li, src->ops->sample_bytes, &v);
 	print_volume(&v, &li, e->st.steps);
 	if (o->json)
-		write_json(o->json, e, o, &v, &li, t);
+		write_json(o->json, e, o, &v, &li, t, src);
 	if (o->dot)
 		consult_write_dot(o->dot, e, t->title);
 	if (li.error[0])

@@ -3470,6 +3470,33 @@ def live_checks(js, ended=True):
     expect(dv['wire_bytes'] >= w['entry_bytes'] + 17 * w['messages'], f'wire bytes {dv}')
     expect(abs(dv['sample_bytes'] - w['entry_bytes'] / w['entries']) < 1e-3, f'a sample {dv}')
     expect(abs(dv['bytes'] - dv['samples'] * dv['sample_bytes']) <= 1, f'bytes {dv}')
+    concluded_checks(js)
+
+
+def concluded_checks(js):
+    """The search let go of what it had concluded: a (metric, focus) pair read only by nodes
+    that were never true is measured no longer than those nodes were tested (its
+    instrumentation removed with them); true nodes decided well before the end were re-tested;
+    the samples of re-tests and of the settled steps are counted apart."""
+    dv = js['data']
+    expect(dv['settled_samples'] <= dv['retest_samples'] <= dv['samples'] <= dv['pair_samples'],
+           f'samples by phase {dv}')
+    readers = {}
+    for n in js['nodes']:
+        for m in n['metrics']:
+            readers.setdefault((m, n['focus']), []).append(n)
+    for r in js['measured']:
+        rs = [n for n in readers.get((r['metric'], r['focus']), []) if n['observed_s']]
+        if not rs or any(n['was_true'] for n in rs) or r['seconds'] is None:
+            continue
+        tested = sum(max(0, (n['end_ns'] or js['run_ns']) - n['start_ns']) for n in rs) / 1e9
+        # one step of slack: a pair is let go after the step that concluded its last reader
+        expect(r['seconds'] <= tested + 2.5,
+               f'{r["metric"]} at {r["focus"]} measured {r["seconds"]:.2f} s, its nodes '
+               f'tested {tested:.2f} s')
+    for n in js['nodes']:
+        if n['state'] == 'true' and n['decided_ns'] and n['decided_ns'] < js['run_ns'] - 3e9:
+            expect(n['retests'] >= 1, f'{n["hypothesis"]} at {n["focus"]} never re-tested')
 
 
 @test()

@@ -220,6 +220,16 @@ def t_consult_live_mpi_imbalance(o):
         expect('4 MPI ranks of process' in out and 'rank 2 = process' in out, out[:400])
         expect(re.search(r'where: \S*/Process/rank[013]\n', out), 'explanation: ' + out[-1500:])
         expect(b'the program exited' not in p.stdout, 'mpirun\'s status')
+        # every node concluded some 4 s in, the true ones re-tested to the end of the 15 s run
+        # in ever wider buckets (0.25 s to 2 s): most of the run settled in a few steps; the
+        # mean of work's time over the ranks at rank 0, 1, 2, 3 is one sample, not four
+        dv = js['data']
+        expect(dv['settled_steps'] >= 1 and dv['settled_samples'] < dv['samples'] / 2,
+               f'settled {dv}')
+        expect(dv['pair_samples'] > dv['samples'], f'shared readings counted once {dv}')
+        for r in js['rank_pids']:
+            expect(r['messages'] > 0 and r['wire_bytes'] > r['entries'], f'rank {r}')
+        eq(sum(r['wire_bytes'] for r in js['rank_pids']), dv['wire_bytes'], 'wire by rank')
 
 
 @test()

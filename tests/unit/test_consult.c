@@ -908,6 +908,76 @@ static void test_pacing(void **state)
 	hyp_lib_free(lib);
 }
 
+/* ---- settled: the re-tests wait CS_RETEST_FRACTION of the shortest observation ---- */
+
+static struct {
+	uint32_t settled_steps, checked;
+	double last;
+} sp;
+
+static void sp_progress(struct cs_engine *e, void *arg)
+{
+	double least = INFINITY;
+	uint32_t i;
+
+	(void)arg;
+	for (i = 0; i < e->nnodes; i++) {
+		const struct cs_node *n = &e->nodes[i];
+
+		if (n->state == CS_TESTING || n->state == CS_UNTESTED || n->state == CS_DEFERRED) {
+			assert_true(e->st.settled_s == 0);
+			return;
+		}
+		if (n->term_req[0] >= 0 && n->observed < least)
+			least = n->observed;
+	}
+	assert_true(isfinite(least));
+	assert_true(fabs(e->st.settled_s - CS_RETEST_FRACTION * least) < 1e-9);
+	assert_true(e->st.settled_s >= sp.last); /* wider and wider, as the run goes on */
+	sp.last = e->st.settled_s;
+	sp.settled_steps++;
+}
+
+/* Hot true everywhere: once every refinement is concluded the search is settled, and the pace
+ * it asks for grows with the time its true nodes have been observed; they are still re-tested
+ * (each lump of the source), and the samples of the settled steps are counted apart. */
+static void test_settled_pace(void **state)
+{
+	static struct cs_source_ops ops;
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *n;
+
+	(void)state;
+	memset(&pz, 0, sizeof(pz));
+	memset(&sp, 0, sizeof(sp));
+	ops = syn_ops;
+	ops.read = pz_read;
+	ops.pace_req = pz_pace_req;
+	ops.current = pz_current;
+	ops.fresh = pz_fresh;
+	cs_params_default(&p);
+	syn_init(&y, 60, rate_near);
+	y.pub.ops = &ops;
+	y.known_end = 0;
+	e = cs_engine_new(lib, &p, &y.pub);
+	e->progress = sp_progress;
+	cs_engine_run(e);
+	n = node_at(e, "Hot", "/", NULL);
+	assert_int_equal(n->state, CS_TRUE);
+	assert_true(sp.settled_steps >= 30);
+	assert_true(sp.last >= CS_RETEST_FRACTION * 1.5); /* 1.5 s and more observed */
+	assert_int_equal(e->st.settled_steps, sp.settled_steps - 1); /* counted from the next */
+	assert_true(e->st.settled_samples > 0 && e->st.settled_samples < e->st.samples);
+	assert_true(e->st.retest_samples >= e->st.settled_samples);
+	/* re-tested at each of its lumps (every 5th step) after its first conclusion */
+	assert_true(n->retests >= (60 - 6) / 5 - 1 && n->retests <= 60 - 5);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
 static void test_focus(void **state)
 {
 	struct cs_focus f, g;
@@ -934,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_language),
 		cmocka_unit_test(test_builtin_file),
 		cmocka_unit_test(test_focus),
+		cmocka_unit_test(test_settled_pace),
 		cmocka_unit_test(test_magnify),
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_damping),

@@ -158,6 +158,20 @@ void live_source_info(struct cs_source *src, struct live_source_info *out)
 	out->requests = ((struct fake *)src->impl)->nreq;
 }
 
+/* The same (metric, Code part) requested twice in a rank reads the same data (live_source.c
+ * shares its instrumentation). */
+int live_source_data_id(struct cs_source *src, int req)
+{
+	struct fake *k = src->impl;
+	int i;
+
+	for (i = 0; i < req; i++)
+		if (k->req[i].used && !strcmp(k->req[i].metric, k->req[req].metric) &&
+		    !strcmp(k->req[i].code, k->req[req].code))
+			return i;
+	return req;
+}
+
 double live_source_call_rate(struct cs_source *src, const char *module, const char *proc)
 {
 	(void)module, (void)proc;
@@ -288,6 +302,37 @@ static void test_values(void **state)
 	live_mpi_free(s);
 }
 
+/* The mean of a procedure's time over the ranks is the same data whatever rank the focus
+ * names, and so are the collectives' times every wait is derived from: one sample a step, not
+ * one a pair; the count as each pair had it is kept apart (pair_samples). */
+static void test_shared_samples(void **state)
+{
+	struct cs_source *s = ranks3(9);
+	struct live_source_info li;
+	int mean_r0, mean_r1, wait_r0, wait_r2, p2p_r1, p2p_r2;
+
+	(void)state;
+	mean_r0 = req(s, "cpu_time_rank_mean", "/Code/m/a", "/Process/rank0");
+	mean_r1 = req(s, "cpu_time_rank_mean", "/Code/m/a", "/Process/rank1");
+	wait_r0 = req(s, "mpi_coll_wait", NULL, "/Process/rank0");
+	wait_r2 = req(s, "mpi_coll_wait", NULL, "/Process/rank2");
+	p2p_r1 = req(s, "mpi_p2p_time", NULL, "/Process/rank1");
+	p2p_r2 = req(s, "mpi_p2p_time", NULL, "/Process/rank2");
+	step(s, 0);
+	step(s, 0);
+	assert_int_equal(s->ops->fresh(s, mean_r0), 1);
+	assert_int_equal(s->ops->fresh(s, mean_r1), 0);
+	assert_int_equal(s->ops->fresh(s, wait_r0), 1);
+	assert_int_equal(s->ops->fresh(s, wait_r2), 0);
+	assert_int_equal(s->ops->fresh(s, p2p_r1), 1); /* each rank's own */
+	assert_int_equal(s->ops->fresh(s, p2p_r2), 1);
+	assert_near(s->ops->read(s, mean_r1), 0.070 / 3); /* the values are each pair's */
+	assert_near(s->ops->read(s, wait_r2), 0);
+	live_mpi_info(s, &li);
+	assert_int_equal(li.pair_samples, 2 * 6);
+	live_mpi_free(s);
+}
+
 static void test_rank_ends(void **state)
 {
 	struct cs_source *s = ranks3(3); /* rank 1 ends at the search's 3rd step */
@@ -322,6 +367,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hierarchy),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_shared_samples),
 		cmocka_unit_test(test_rank_ends),
 	};
 

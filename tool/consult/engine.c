@@ -816,6 +816,9 @@ static void collect(struct cs_engine *e, const struct cs_step *st)
 		got = !e->src->ops->fresh || e->src->ops->fresh(e->src, e->reqs[i].src);
 		e->reqs[i].samples += (uint64_t)got;
 		e->st.samples += (uint64_t)got;
+		e->reqs[i].retest_samples += (uint64_t)(got && e->reqs[i].slow);
+		e->st.retest_samples += (uint64_t)(got && e->reqs[i].slow);
+		e->st.settled_samples += (uint64_t)(got && e->st.settled_s > 0);
 		e->reqs[i].fresh = got;
 		e->reqs[i].current = !e->src->ops->current ||
 				     e->src->ops->current(e->src, e->reqs[i].src);
@@ -868,15 +871,23 @@ static void pace_reqs(struct cs_engine *e)
 	free(busy);
 }
 
-/* Every node measured is a true one being re-tested: nothing under test, nothing waiting. */
-static int settled(const struct cs_engine *e)
+/* Every node measured is a true one being re-tested: nothing under test, nothing waiting. Then
+ * the seconds the re-tests can wait: CS_RETEST_FRACTION of the shortest observation among the
+ * nodes measured (INFINITY when none is); else 0. */
+static double settled(const struct cs_engine *e)
 {
+	double wait = INFINITY;
 	uint32_t i;
 
-	for (i = 0; i < e->nnodes; i++)
-		if (e->nodes[i].state == CS_TESTING || waiting(&e->nodes[i]))
+	for (i = 0; i < e->nnodes; i++) {
+		const struct cs_node *n = &e->nodes[i];
+
+		if (n->state == CS_TESTING || waiting(n))
 			return 0;
-	return 1;
+		if (holding(n) && CS_RETEST_FRACTION * n->observed < wait)
+			wait = CS_RETEST_FRACTION * n->observed;
+	}
+	return wait > 1e-3 ? wait : 1e-3;
 }
 
 int cs_engine_step(struct cs_engine *e)
@@ -896,8 +907,10 @@ int cs_engine_step(struct cs_engine *e)
 	collect(e, &st);
 	e->now = st.t1;
 	for (i = 0; i < e->nnodes; i++)
-		if (holding(&e->nodes[i]) && current(e, &e->nodes[i]))
+		if (holding(&e->nodes[i]) && current(e, &e->nodes[i])) {
+			e->nodes[i].retests += e->nodes[i].state != CS_TESTING;
 			evaluate(e, i);
+		}
 	for (i = 0; i < st.nphase && i < CS_MAX_PHASE_EVENTS; i++) {
 		phase_close(e, st.phase[i].t);
 		if (st.phase[i].name)
@@ -905,8 +918,10 @@ int cs_engine_step(struct cs_engine *e)
 	}
 	grow(e);
 	launch(e);
+	e->st.settled_steps += e->st.settled_s > 0;
+	e->st.settled_s = settled(e);
 	if (e->src->ops->pace)
-		e->src->ops->pace(e->src, settled(e));
+		e->src->ops->pace(e->src, e->st.settled_s);
 	if (e->src->ops->pace_req)
 		pace_reqs(e);
 	e->st.steps++;

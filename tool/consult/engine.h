@@ -62,6 +62,7 @@ struct cs_node {
 	double share;        /* the share expression's value at the last evaluation, -1: none */
 	double values[CS_MAX_TERMS]; /* each metric's cumulative average then */
 	uint64_t samples;    /* samples this node's requests delivered while it used them */
+	uint32_t retests;    /* evaluations after its first conclusion (true nodes re-tested) */
 	struct cs_flip flips[CS_MAX_FLIPS]; /* the first transitions */
 	uint32_t nflips;
 	uint32_t transitions; /* all of them */
@@ -83,6 +84,7 @@ struct cs_req {
 	uint32_t users;
 	double total;    /* increase since it was requested */
 	uint64_t samples; /* samples delivered in all */
+	uint64_t retest_samples; /* of them, while only concluded nodes read it (slow) */
 	double secs;      /* seconds measured in all (total / secs: its rate while measured) */
 	int fresh;        /* the last step's reading came as a sample (source.h: fresh) */
 	int current;      /* ... and it is complete (source.h: current) */
@@ -106,6 +108,10 @@ void cs_params_default(struct cs_params *p);
 /* Progress and data volume. */
 struct cs_stats {
 	uint64_t steps, samples, requests;
+	/* where the samples went: of pairs only concluded nodes read (re-tests), and in the steps
+	 * while the search was settled (nothing under test or waiting) */
+	uint64_t retest_samples, settled_samples, settled_steps;
+	double settled_s;    /* the re-test interval asked for while settled (0: not settled) */
 	uint64_t t_now;
 	double cost_now, cost_max;
 	uint32_t foci_used;  /* distinct (metric, focus) pairs measured */
@@ -130,6 +136,12 @@ struct cs_engine {
 	void (*progress)(struct cs_engine *e, void *arg);
 	void *progress_arg;
 };
+
+/* A true node is re-tested at least every CS_RETEST_FRACTION of the time it has been observed
+ * (its cumulative average can move by no more than that share of itself in between): the
+ * re-tests of a long run grow sparse as the time histograms' buckets grow wide (MODELS.md §4),
+ * and a turn to false is seen within that share of the node's time. */
+#define CS_RETEST_FRACTION 0.25
 
 struct cs_engine *cs_engine_new(const struct hyp_lib *lib, const struct cs_params *par,
 				struct cs_source *src);

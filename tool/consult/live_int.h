@@ -90,7 +90,7 @@ struct lsrc {
 	uint64_t heap_read_ns;
 	double dt;      /* seconds of the last step */
 	int ended, last_done, memfd;
-	int coarse;     /* sampling at the re-test period (the search is settled) */
+	uint32_t coarse; /* settled: the periods of a bucket (LIVE_RETEST or more); 0: not */
 	uint32_t phase_linked; /* sonde__phase slots pointed at the runtime (live_phase.c) */
 	/* the MPI calls of lv_mpi_*_calls the program imports (live_objects.c: lv_mpi_imports) */
 	const char *mpi_p2p[LV_MPI_MAX], *mpi_coll[LV_MPI_MAX], *mpi_all[2 * LV_MPI_MAX];

@@ -57,6 +57,7 @@ struct msrc {
 	double dt;
 	int last_done, warm;
 	char phase_name[256];
+	uint64_t pair_samples; /* readings as each pair had them, the shared ones counted again */
 };
 
 #define M(src) ((struct msrc *)(src)->impl)
@@ -399,6 +400,37 @@ static void update(struct msrc *ms, struct mreq *q)
 	q->prev = now;
 }
 
+/* Whether every fresh reading request id takes in this step came to a request before it too:
+ * the mean of a procedure's time over the ranks at /Process/rank0 and at /Process/rank1 is
+ * the same data (so are the collectives' times a wait is derived from), one sample, not two. */
+static int read_before(struct msrc *ms, uint32_t id)
+{
+	const struct mreq *q = &ms->reqs[id];
+	uint32_t i, p;
+
+	for (i = 0; i < ms->n; i++) {
+		int sub[2] = { q->a[i], q->b[i] }, k;
+
+		for (k = 0; k < 2; k++) {
+			int data, seen = 0;
+
+			if (!sub_fresh(ms, i, sub[k]))
+				continue;
+			data = live_source_data_id(SUB(ms, i), sub[k]);
+			for (p = 0; p < id && !seen; p++) {
+				const struct mreq *o = &ms->reqs[p];
+
+				seen = o->used && o->kind != MK_ACTIVE &&
+				       ((o->a[i] >= 0 && live_source_data_id(SUB(ms, i), o->a[i]) == data) ||
+					(o->b[i] >= 0 && live_source_data_id(SUB(ms, i), o->b[i]) == data));
+			}
+			if (!seen)
+				return 0;
+		}
+	}
+	return 1;
+}
+
 /* Rank 0's phase markers are the run's (as post mortem). */
 static void take_phases(struct msrc *ms, const struct cs_step *sub, struct cs_step *st)
 {
@@ -476,6 +508,11 @@ static int ms_step(struct cs_source *src, struct cs_step *st)
 	for (i = 0; i < ms->nreqs; i++)
 		if (ms->reqs[i].used)
 			update(ms, &ms->reqs[i]);
+	for (i = ms->nreqs; i-- > 0;) {
+		ms->pair_samples += ms->reqs[i].used && ms->reqs[i].fresh;
+		if (ms->reqs[i].used && ms->reqs[i].kind != MK_ACTIVE && ms->reqs[i].fresh)
+			ms->reqs[i].fresh = !read_before(ms, i);
+	}
 	st->last = !open;
 	ms->last_done = st->last;
 	return 0;
@@ -495,7 +532,7 @@ static int ms_fresh(struct cs_source *src, int id)
 	return id >= 0 && (uint32_t)id < ms->nreqs && ms->reqs[id].used && ms->reqs[id].fresh;
 }
 
-static void ms_pace(struct cs_source *src, int settled)
+static void ms_pace(struct cs_source *src, double settled)
 {
 	struct msrc *ms = M(src);
 	uint32_t i;
@@ -660,6 +697,17 @@ void live_mpi_info(struct cs_source *src, struct live_source_info *out)
 	}
 	out->run_ns = ms->t_prev;
 	out->ranks = ms->n;
+	out->pair_samples = ms->pair_samples;
+}
+
+int live_mpi_rank_info(struct cs_source *src, uint32_t i, struct live_source_info *out)
+{
+	struct msrc *ms = M(src);
+
+	if (i >= ms->n)
+		return -1;
+	live_source_info(ms->r[i], out);
+	return 0;
 }
 
 double live_mpi_call_rate(struct cs_source *src, const char *module, const char *proc)

@@ -16,6 +16,8 @@ void live_mpi_free(struct cs_source *src);
 /* Whether src is such a source (live_source_info and live_source_call_rate sum its ranks'). */
 int live_mpi_is(const struct cs_source *src);
 void live_mpi_info(struct cs_source *src, struct live_source_info *out);
+/* Rank index i's own figures (what its runtime sent: where the bytes went); -1: no such rank. */
+int live_mpi_rank_info(struct cs_source *src, uint32_t i, struct live_source_info *out);
 double live_mpi_call_rate(struct cs_source *src, const char *module, const char *proc);
 
 #endif

@@ -467,18 +467,33 @@ static void pace_ent(struct lsrc *ls, int e)
 	dyn_live_pace(ls->l, ls->ents[e].id, slow ? LIVE_RETEST : 1, err, sizeof(err));
 }
 
-static void ls_pace(struct cs_source *src, int settled)
+/* The periods of a settled bucket: LIVE_RETEST doubled while the re-tests can wait that long
+ * (and --for has that long to run), up to LIVE_SETTLED_MAX; 0 when not settled. */
+static uint32_t settled_periods(const struct lsrc *ls, double settled)
+{
+	double period = (double)ls->s->bucket_ns / 1e9, left = INFINITY;
+	uint32_t k = LIVE_RETEST;
+
+	if (settled <= 0)
+		return 0;
+	if (ls->o.seconds > 0)
+		left = ls->o.seconds - (double)ls->t_prev / 1e9;
+	while (2 * k <= LIVE_SETTLED_MAX && 2 * k * period <= settled && 2 * k * period <= left)
+		k *= 2;
+	return k;
+}
+
+static void ls_pace(struct cs_source *src, double settled)
 {
 	struct lsrc *ls = L(src);
+	uint32_t i, k = settled_periods(ls, settled);
 	char err[256];
-	uint32_t i;
 
-	if (settled == ls->coarse || ls->s->ended || ls->last_done)
+	if (k == ls->coarse || ls->s->ended || ls->last_done)
 		return;
-	if (dyn_live_sampling(ls->l, ls->s->bucket_ns * (settled ? LIVE_RETEST : 1), err,
-			      sizeof(err)) != 0)
+	if (dyn_live_sampling(ls->l, ls->s->bucket_ns * (k ? k : 1), err, sizeof(err)) != 0)
 		return;
-	ls->coarse = settled;
+	ls->coarse = k;
 	for (i = 0; i < ls->nents; i++)
 		if (ls->ents[i].id >= 0)
 			pace_ent(ls, (int)i);
@@ -495,6 +510,18 @@ static void ls_pace_req(struct cs_source *src, int id, int slow)
 	r->slow = slow;
 	if (r->kind == K_DYN && r->ent >= 0 && !ls->s->ended && !ls->last_done)
 		pace_ent(ls, r->ent);
+}
+
+int live_source_data_id(struct cs_source *src, int id)
+{
+	struct lsrc *ls = L(src);
+	const struct req *r;
+
+	if (id < 0 || (uint32_t)id >= ls->nreqs || !ls->reqs[id].used)
+		return -1;
+	r = &ls->reqs[id];
+	/* tool-side readings are each their own (ids past the entries') */
+	return r->kind == K_DYN && r->ent >= 0 ? r->ent : (int)ls->nents + id;
 }
 
 /* A request sent in lumps is complete when its lump came. */

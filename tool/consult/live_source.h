@@ -16,8 +16,11 @@
 #include "source.h"
 
 /* While the search is settled (only true nodes re-tested) samples come every LIVE_RETEST
- * periods. */
+ * periods, or more as the re-tests can wait longer (engine.h: CS_RETEST_FRACTION): 2, 4, 8
+ * times that, up to LIVE_SETTLED_MAX periods (a new phase, or the end of --for, is seen within
+ * a bucket). */
 #define LIVE_RETEST 5
+#define LIVE_SETTLED_MAX 40
 /* The points' execution counters are sent every LIVE_POINT_EVERY buckets (when they changed)
  * while no request reads the observed cost: the call rates of the cost model need no more. */
 #define LIVE_POINT_EVERY 20
@@ -44,9 +47,15 @@ struct live_source_info {
 					       * where they were instrumented (rates x time) */
 	int ended;                            /* the process ended during the search */
 	uint32_t ranks;                       /* MPI ranks searched together (live_mpi.c), 0 */
+	uint64_t pair_samples;                /* of the ranks: the samples as each pair had
+					       * them, one reading of several pairs counted again
+					       * (the count before 2026-11-22 11:00); 0 */
 	char error[256];                      /* why the search stopped early, "" */
 };
 void live_source_info(struct cs_source *src, struct live_source_info *out);
+/* Which data a request reads: two requests with the same id read the same entries (a
+ * (metric, focus) of dynamic instrumentation shared); -1: none. */
+int live_source_data_id(struct cs_source *src, int req);
 /* Entries per second of the procedure MODULE/PROC counted where it had a point; -1: none. */
 double live_source_call_rate(struct cs_source *src, const char *module, const char *proc);
 

@@ -62,7 +62,8 @@ static void json_node(FILE *out, const struct cs_engine *e, const struct cs_node
 		fprintf(out, ":");
 		json_num(out, n->observed > 0 ? n->values[i] : (double)NAN);
 	}
-	fprintf(out, "},\"samples\":%llu,\"flips\":[", (unsigned long long)n->samples);
+	fprintf(out, "},\"samples\":%llu,\"retests\":%u,\"flips\":[",
+		(unsigned long long)n->samples, n->retests);
 	for (i = 0; i < n->nflips; i++)
 		fprintf(out, "%s{\"t_ns\":%llu,\"to\":\"%s\"}", i ? "," : "",
 			(unsigned long long)n->flips[i].t, n->flips[i].to_true ? "true" : "false");
@@ -71,6 +72,22 @@ static void json_node(FILE *out, const struct cs_engine *e, const struct cs_node
 		json_str(out, n->why);
 	else
 		fprintf(out, "null");
+	fprintf(out, "}");
+}
+
+/* Where the samples went: one (metric, focus) pair measured, its samples, of them re-tests. */
+static void json_req(FILE *out, const struct cs_engine *e, const struct cs_req *r, uint32_t i)
+{
+	char focus[4096];
+
+	cs_focus_str(focus, sizeof(focus), &r->focus);
+	fprintf(out, "%s\n{\"metric\":", i ? "," : "");
+	json_str(out, e->lib->metrics[r->metric]);
+	fprintf(out, ",\"focus\":");
+	json_str(out, focus);
+	fprintf(out, ",\"samples\":%llu,\"retest_samples\":%llu,\"seconds\":",
+		(unsigned long long)r->samples, (unsigned long long)r->retest_samples);
+	json_num(out, r->secs);
 	fprintf(out, "}");
 }
 
@@ -95,6 +112,9 @@ void cs_write_json_members(FILE *out, const struct cs_engine *e)
 	for (i = 0; i < e->nnodes; i++)
 		if (cs_node_is_bottleneck(e, &e->nodes[i]))
 			fprintf(out, "%s%u", k++ ? "," : "", i);
+	fprintf(out, "],\"measured\":[");
+	for (i = 0; i < e->nreqs; i++)
+		json_req(out, e, &e->reqs[i], i);
 	fprintf(out, "]");
 }
 

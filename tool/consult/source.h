@@ -66,10 +66,10 @@ struct cs_source_ops {
 	/* Whether the last step's reading of a request came as a sample (a value that did not
 	 * change is not sent live: it counts in no data volume); NULL: always. */
 	int (*fresh)(struct cs_source *s, int req);
-	/* The search is settled (1: every node measured is a true one being re-tested, nothing
-	 * under test or waiting) or not (0): a source may sample less often while it is; NULL:
-	 * ignored. */
-	void (*pace)(struct cs_source *s, int settled);
+	/* The search is settled (every node measured is a true one being re-tested, nothing
+	 * under test or waiting: settled > 0, the seconds the engine can wait between two
+	 * re-tests) or not (0): a source may sample less often while it is; NULL: ignored. */
+	void (*pace)(struct cs_source *s, double settled);
 	/* Only true nodes being re-tested read the request (slow 1) or not (0): a source may
 	 * deliver its increase in lumps every few steps while it is slow; NULL: ignored. */
 	void (*pace_req)(struct cs_source *s, int req, int slow);

@@ -206,7 +206,7 @@ static int tr_fresh(struct cs_source *s, int req)
 }
 
 /* Until the trigger fires the source keeps its pace: the firing is seen within a period. */
-static void tr_pace(struct cs_source *s, int settled)
+static void tr_pace(struct cs_source *s, double settled)
 {
 	struct cs_source *in = T(s)->in;
 
