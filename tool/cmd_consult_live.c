@@ -55,6 +55,7 @@ struct co_target {
 	int32_t *rank;  /* NULL: not the ranks of an MPI program */
 	pid_t child;    /* the program or the MPI launcher started here, 0 */
 	pid_t launcher; /* the MPI launcher, 0 */
+	uint64_t held_ns; /* the program started held until let go, or attached (injected) */
 	char title[160];
 };
 
@@ -132,9 +133,12 @@ static int attach_ranks(const struct co_opts *o, struct co_target *t,
 		struct dyn_session *s = &t->s[i];
 
 		t->rank[i] = r[i].rank;
+		uint64_t t0 = mono_now_ns();
+
 		if (dyn_session_plan(s, r[i].pid, NULL, NULL, NULL, NULL, err, sizeof(err)) != 0 ||
 		    dyn_session_attach(s, &so, err, sizeof(err)) != 0)
 			break;
+		t->held_ns += mono_now_ns() - t0;
 	}
 	if (i == t->n)
 		return 0;
@@ -189,8 +193,10 @@ static int open_target(const struct co_opts *o, struct co_target *t)
 	t->s = xcalloc(1, sizeof(*t->s));
 	t->s->c.fd = -1;
 	t->n = 1;
+	t->held_ns = mono_now_ns();
 	if (open_session(o, t->s, &t->child) != 0)
 		return -1;
+	t->held_ns = mono_now_ns() - t->held_ns;
 	if (!o->argv && consult_mpi_rank(t->s->pid, &rank) == 0) {
 		/* one rank alone: its MPI library's threads are not the program's (live_mpi.c) */
 		t->rank = xcalloc(1, sizeof(*t->rank));
@@ -276,8 +282,15 @@ static void volume_of(const struct cs_engine *e, const struct live_source_info *
 	v->trace_bytes = 8 * v->trace_events;
 }
 
+/* What the search took from the program for sure: its instrumentation's executions (observed
+ * cost) and the time it was stopped to be patched. */
+static double perturbation_s(const struct live_source_info *li)
+{
+	return li->observed_ns / 1e9 + li->dyn.pause_ms / 1e3;
+}
+
 static void print_volume(const struct live_volume *v, const struct live_source_info *li,
-			 uint64_t steps)
+			 uint64_t steps, uint64_t held, int launched)
 {
 	printf("\nData: the search used %llu samples (%llu bytes at %.1f bytes a sample, the mean "
 	       "entry received; %llu bytes of SAMPLE messages received: %llu messages, %llu "
@@ -305,6 +318,14 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 	       li->dyn.points_total, li->dyn.batches, li->dyn.points_max, li->dyn.removals,
 	       li->dyn.pause_ms, li->observed_ns / 1e9,
 	       li->run_ns ? 100 * li->observed_ns / (double)li->run_ns : 0.0);
+	printf("Perturbation: %.3f s (%.2g %% of the time searched): the observed cost and the "
+	       "pauses (the program stopped while patched); besides, the runtime's control thread "
+	       "took %.3f s of CPU (%.2g %%: the program's own only when the CPUs are all busy), "
+	       "and the program was held %.3f s at its %s\n", perturbation_s(li),
+	       li->run_ns ? 100 * perturbation_s(li) * 1e9 / (double)li->run_ns : 0.0,
+	       li->control_cpu_ns / 1e9,
+	       li->run_ns ? 100 * li->control_cpu_ns / (double)li->run_ns : 0.0, held / 1e9,
+	       launched ? "start (runtime loaded, connected)" : "attach (runtime injected)");
 }
 
 /* The data volume: what the search used, what the runtime sent (protocol version 6), what
@@ -358,13 +379,16 @@ static int write_json(const char *path, const struct cs_engine *e, const struct 
 	}
 	fprintf(out, "],\"live\":{\"pid\":%d,\"launched\":%s,\"ended\":%s,"
 		"\"observed_cost_s\":%g,\"requests\":%u,\"requests_max\":%u,\"points\":%u,"
-		"\"points_max\":%u,\"batches\":%u,\"removals\":%u,\"pause_ms\":%g},\"run_ns\":%llu,"
+		"\"points_max\":%u,\"batches\":%u,\"removals\":%u,\"pause_ms\":%g,"
+		"\"perturbation_s\":%g,\"control_cpu_s\":%g,\"held_s\":%g},\"run_ns\":%llu,"
 		"\"period_ns\":%llu,\"params\":{\"min_obs_s\":%g,\"sufficient_obs_s\":%g,"
 		"\"min_fraction\":%g,\"hysteresis\":%g,\"budget\":%g,\"load_compensation\":%s},"
 		"\"thresholds\":{", (int)pid, o->argv ? "true" : "false",
 		li->ended ? "true" : "false", li->observed_ns / 1e9, li->requests, li->requests_max,
 		li->dyn.points_total, li->dyn.points_max, li->dyn.batches, li->dyn.removals,
-		li->dyn.pause_ms, (unsigned long long)li->run_ns, (unsigned long long)li->period_ns,
+		li->dyn.pause_ms, perturbation_s(li), li->control_cpu_ns / 1e9,
+		(double)t->held_ns / 1e9, (unsigned long long)li->run_ns,
+		(unsigned long long)li->period_ns,
 		e->par.min_obs, e->par.suff_obs, e->par.min_fraction, e->par.hyst, e->par.budget,
 		e->par.load_comp ? "true" : "false");
 	for (i = 0; i < e->lib->nthresholds; i++) {
@@ -405,7 +429,7 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 	cs_view_explain_live(fitted, e, e->now, live_profile, src);
 	term_fitted_close(fitted, stdout);
 	volume_of(e, &li, src->ops->sample_bytes, &v);
-	print_volume(&v, &li, e->st.steps);
+	print_volume(&v, &li, e->st.steps, t->held_ns, o->argv != NULL);
 	if (o->json)
 		write_json(o->json, e, o, &v, &li, t, src);
 	if (o->dot)

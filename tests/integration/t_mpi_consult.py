@@ -330,7 +330,8 @@ def t_consult_live_mpi_one_rank(o):
                 sp.wait()
         eq(sp.returncode, 0, f'mpirun\'s status ({err[-300:]})')
         eq(js['ranks'], 1, 'ranks')
-        eq(js['rank_pids'], [{'rank': 0, 'pid': pid}], 'the rank')
+        eq([(r['rank'], r['pid']) for r in js['rank_pids']], [(0, pid)], 'the rank')
+        eq(js['rank_pids'][0]['wire_bytes'], js['data']['wire_bytes'], 'its bytes')
         for h in ('LoadImbalance', 'LateSender'):
             eq(shg_node(js, h, '/')['state'], 'unavailable', h)
         expect(shg_node(js, 'ExcessiveCommWait', '/Code/consult_mpi_pair.c/consume')['was_true'],

@@ -91,6 +91,7 @@ struct lsrc {
 	double dt;      /* seconds of the last step */
 	int ended, last_done, memfd;
 	uint32_t coarse; /* settled: the periods of a bucket (LIVE_RETEST or more); 0: not */
+	double ctl_cpu_ns; /* the runtime's control thread's CPU time at its last reading */
 	uint32_t phase_linked; /* sonde__phase slots pointed at the runtime (live_phase.c) */
 	/* the MPI calls of lv_mpi_*_calls the program imports (live_objects.c: lv_mpi_imports) */
 	const char *mpi_p2p[LV_MPI_MAX], *mpi_coll[LV_MPI_MAX], *mpi_all[2 * LV_MPI_MAX];
@@ -126,6 +127,7 @@ uint32_t lv_sync_children(struct lsrc *ls, const char *part, char ***out);
 void lv_read_threads(struct lsrc *ls);
 int lv_thread_alive(const struct lsrc *ls, uint32_t tid);
 double lv_load_factor(struct lsrc *ls);
+void lv_read_ctl_cpu(struct lsrc *ls);
 double lv_reading(struct lsrc *ls, const struct req *r);
 
 /* live_phase.c: point an attached program's unresolved sonde__phase at the runtime's; the

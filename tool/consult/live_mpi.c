@@ -689,6 +689,7 @@ void live_mpi_info(struct cs_source *src, struct live_source_info *out)
 			out->dyn.by_kind[k] += r.dyn.by_kind[k];
 		out->dyn.pause_ms += r.dyn.pause_ms;
 		out->observed_ns += r.observed_ns;
+		out->control_cpu_ns += r.control_cpu_ns;
 		out->full_calls += r.full_calls;
 		out->ended &= r.ended;
 		if (r.error[0] && !out->error[0])

@@ -90,6 +90,17 @@ static double thread_cpu_ns(const struct lsrc *ls, uint32_t tid)
 	return read_file(path, buf, sizeof(buf)) == 0 ? strtod(buf, NULL) : -1;
 }
 
+/* The runtime's control thread's CPU time (sampling, serving the tool): a cost of the search
+ * the points' counters do not see. Kept from the last reading (the process may be gone). */
+void lv_read_ctl_cpu(struct lsrc *ls)
+{
+	uint32_t ctl = dyn_live_ctl_tid(ls->l);
+	double v = ctl ? thread_cpu_ns(ls, ctl) : -1;
+
+	if (v > ls->ctl_cpu_ns)
+		ls->ctl_cpu_ns = v;
+}
+
 /*
  * Load compensation (docs/consult.md): the share of the period the program's threads could
  * have run, 1 - their time waiting for a CPU (schedstat's second field) over their time alive.

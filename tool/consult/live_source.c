@@ -427,6 +427,7 @@ static int ls_step(struct cs_source *src, struct cs_step *st)
 	ls->dt = (double)(st->t1 - st->t0) / 1e9;
 	ls->t_prev = st->t1;
 	take_all(ls);
+	lv_read_ctl_cpu(ls);
 	st->load = lv_load_factor(ls);
 	phases(ls, st, name, sizeof(name));
 	ls->ended |= gone;
@@ -656,6 +657,7 @@ void live_source_info(struct cs_source *src, struct live_source_info *out)
 	out->requests_max = ls->max_reqs;
 	dyn_live_stats(ls->l, &out->dyn);
 	out->observed_ns = dyn_live_observed_ns(ls->l, NULL);
+	out->control_cpu_ns = ls->ctl_cpu_ns;
 	out->ended = ls->ended || s->ended;
 	snprintf(out->error, sizeof(out->error), "%s", ls->error);
 }

@@ -43,6 +43,7 @@ struct live_source_info {
 	uint32_t requests, requests_max;      /* instrumentation requests made, at once at most */
 	struct dyn_live_stats dyn;            /* points, batches, samples and bytes received */
 	double observed_ns;                   /* the instrumentation's cost so far */
+	double control_cpu_ns;                /* the runtime's control thread's CPU time */
 	uint64_t full_calls;                  /* calls of the executable's procedures, counted
 					       * where they were instrumented (rates x time) */
 	int ended;                            /* the process ended during the search */
