@@ -32,6 +32,7 @@ same work (the hooked build, all ranks). BENCH_LIVE_MPI=0 skips it; skipped with
 """
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -108,11 +109,29 @@ def timed(argv):
     return time.monotonic() - t
 
 
+def lived(tmp, argv):
+    """Run argv whose program was linked with bench/lifetime.c: (wall s, the program's own
+    lifetime s, before its constructors s, after its destructors s)."""
+    path = os.path.join(tmp, 'lifetime.txt')
+    if os.path.exists(path):
+        os.unlink(path)
+    t = time.monotonic()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, BENCH_LIFETIME=path))
+    end = time.monotonic()
+    if p.returncode != 0:
+        sys.exit(f'bench/consult: {" ".join(argv)}: exit {p.returncode}: {p.stderr.strip()}')
+    with open(path) as f:
+        t0, t1 = map(float, f.read().split())
+    return end - t, t1 - t0, t0 - t, end - t1
+
+
 def live_one(tmp, name, arg, opts, want, i):
     js = os.path.join(tmp, f'{name}-live-{i}.json')
     exe = os.path.join(tmp, name + '-plain')
-    wall = timed([SONDE, 'consult', '-q', '--json', js, '-o', os.path.join(tmp, 'live-out')] +
-                 opts + ['--', exe, arg])
+    wall, life, before, after = lived(tmp, [SONDE, 'consult', '-q', '--json', js, '-o',
+                                            os.path.join(tmp, 'live-out')] +
+                                      opts + ['--', exe, arg])
     with open(js) as f:
         d = json.load(f)
     found = None
@@ -121,7 +140,10 @@ def live_one(tmp, name, arg, opts, want, i):
             found = n['decided_ns'] / 1e9
     dv = d['data']
     w = dv['wire']
-    return {'wall': wall, 'found': found, 'samples': dv['samples'], 'bytes': dv['bytes'],
+    lv = d['live']
+    return {'wall': wall, 'life': life, 'before': before, 'after': after,
+            'perturb': lv['perturbation_s'], 'ctl': lv['control_cpu_s'], 'held': lv['held_s'],
+            'found': found, 'samples': dv['samples'], 'bytes': dv['bytes'],
             'wire': dv['wire_bytes'], 'cost': d['live']['observed_cost_s'],
             'entry_b': dv['sample_bytes'], 'messages': w['messages'],
             'entries': w['entries'], 'req_e': w['request_entries'],
@@ -140,11 +162,12 @@ def live(tmp):
           f'{"trace/wire":>10} {"full/used":>9}')
     summary = []
     detail = []
+    perturb = []
     for name, arg, opts, want, counts in LIVE:
         src = os.path.join('examples', name + '.c')
         plain = os.path.join(tmp, name + '-plain')
         sh([os.environ.get('CC', 'gcc'), '-O1', '-g', '-fno-inline-functions-called-once',
-            '-Iinclude', '-o', plain, src, '-lpthread'])
+            '-Iinclude', '-o', plain, src, 'bench/lifetime.c', '-lpthread'])
         rec = os.path.join(tmp, f'{name}-trace-{arg}')
         trace_s = timed([SONDE, 'run', '--trace', '--sync', '-o', rec, '--',
                          os.path.join(tmp, name), arg])
@@ -152,10 +175,12 @@ def live(tmp):
                     if f.endswith('.strc'))
         rows = []
         for i in range(LIVE_RUNS):  # side by side: an uninstrumented run, then a search
-            plain_s = timed([plain, arg])
+            plain_s, plain_life, _, _ = lived(tmp, [plain, arg])
             rows.append(live_one(tmp, name, arg, opts, want, i))
             rows[-1]['plain'] = plain_s
             rows[-1]['slow'] = rows[-1]['wall'] / plain_s - 1
+            rows[-1]['plain_life'] = plain_life
+            rows[-1]['slow_life'] = rows[-1]['life'] / plain_life - 1
         hits = sum(r['found'] is not None for r in rows)
         f = med(rows, 'found')
         wall, base = med(rows, 'wall'), med(rows, 'plain')
@@ -176,8 +201,17 @@ def live(tmp):
                       f'{wire - med(rows, "entry_bytes"):8.0f} {searched:7.2f} '
                       f'{wire / searched:8.0f} {used / searched:8.0f} {trace_s:7.2f} '
                       f'{trace / trace_s:9.0f}')
+        slow_life = med(rows, 'slow_life') if not opts else float('nan')
+        perturb.append(f'{name:16} {100 * slow:7.1f}% {med(rows, "plain_life"):8.2f} '
+                       f'{med(rows, "life"):8.2f} {100 * slow_life:7.1f}% '
+                       f'{1e3 * med(rows, "before"):8.0f} {1e3 * med(rows, "after"):7.0f} '
+                       f'{1e3 * med(rows, "held"):7.0f} {100 * cost:7.2f}% '
+                       f'{100 * med(rows, "perturb") / searched:7.2f}% '
+                       f'{100 * med(rows, "ctl") / searched:7.2f}%')
         summary.append(f'{name}: isolated {hits}/{len(rows)} at {f}s, slowdown '
-                       f'{100 * slow:.1f}% (observed cost {100 * cost:.1f}%'
+                       f'{100 * slow:.1f}% (the program itself {100 * slow_life:.1f}%; '
+                       f'observed cost {100 * cost:.1f}%, with the pauses '
+                       f'{100 * med(rows, "perturb") / searched:.1f}%'
                        f'{"" if counts else ", the planted instrumentation bottleneck"}), '
                        f'{trace / max(1, used):.1f}x less than the trace '
                        f'({trace / max(1, thesis):.1f}x at 12 bytes a sample, '
@@ -190,6 +224,17 @@ def live(tmp):
           f'{"own":>5} {"entry B":>7} {"header B":>8} {"s":>7} {"wire B/s":>8} '
           f'{"used B/s":>8} {"trace s":>7} {"trace B/s":>9}')
     for line in detail:
+        print(line)
+    print('\nperturbation (medians): the wall-time slowdown above; the program\'s own lifetime '
+          '(constructors to destructors, bench/lifetime.c) plain and searched, and its slowdown; '
+          'what the search added before the program\'s constructors and after its destructors '
+          '(ms: launch, the runtime\'s start; last sample, report); the time the program was '
+          'held (ms, the search\'s own figure); the observed cost, the search\'s perturbation '
+          '(observed cost and pauses) and its control thread\'s CPU, over the time searched')
+    print(f'{"program":16} {"wall":>8} {"plain s":>8} {"prog s":>8} {"prog":>8} '
+          f'{"before":>8} {"after":>7} {"held":>7} {"obs.cost":>8} {"perturb.":>8} '
+          f'{"ctl cpu":>8}')
+    for line in perturb:
         print(line)
 
 
@@ -223,10 +268,26 @@ def live_mpi_one(tmp, plain, i):
             if n['was_true']}
     found = [when.get(w) for w in MPI_WANT]
     dv = d['data']
+    by_metric, by_rank = {}, {}
+    for r in d['measured']:
+        m = by_metric.setdefault(r['metric'], [0, 0])
+        m[0] += r['samples']
+        m[1] += r['retest_samples']
+        rank = re.search(r'/Process/rank\d+', r['focus'])
+        by_rank[rank.group(0) if rank else 'every rank'] = \
+            by_rank.get(rank.group(0) if rank else 'every rank', 0) + r['samples']
     return {'wall': wall, 'found': None if None in found else max(found),
             'hits': sum(f is not None for f in found), 'samples': dv['samples'],
+            'pair_samples': dv['pair_samples'], 'retest': dv['retest_samples'],
+            'settled': dv['settled_samples'], 'settled_steps': dv['settled_steps'],
+            'steps': dv['steps'], 'entries': dv['wire']['request_entries'],
+            'point_e': dv['wire']['point_entries'], 'messages': dv['wire']['messages'],
+            'entry_b': dv['sample_bytes'],
             'bytes': dv['bytes'], 'wire': dv.get('wire_bytes', 0),
-            'cost': d['live']['observed_cost_s'], 'searched': d['run_ns'] / 1e9,
+            'cost': d['live']['observed_cost_s'], 'perturb': d['live']['perturbation_s'],
+            'ctl': d['live']['control_cpu_s'], 'searched': d['run_ns'] / 1e9,
+            'by_metric': by_metric, 'by_rank': by_rank,
+            'rank_wire': {r['rank']: r['wire_bytes'] for r in d['rank_pids']},
             'vs_full': dv['full_sampling_samples'] / max(1, dv['samples'])}
 
 
@@ -262,10 +323,35 @@ def live_mpi(tmp):
           f'{isolated:>4}/{len(rows):<4} {med(rows, "samples"):7.0f} {used:7.0f} {wire:7.0f} '
           f'{trace:9.0f} {trace / max(1, used):10.1f} {trace / max(1, wire):10.1f} '
           f'{med(rows, "vs_full"):9.1f}')
+    pair_b = med(rows, 'pair_samples') * med(rows, 'entry_b')
+    req_b = med(rows, 'entries') * med(rows, 'entry_b')
+    print('\nwhere the data went (medians): samples as each pair counted them (a reading of '
+          'several pairs counted again: the count of earlier runs), of re-tests (pairs only '
+          'concluded nodes read), of the settled steps; the steps, settled steps; the entries '
+          'of requests and of the points received, the messages; the trace against each')
+    print(f'{"samples":>7} {"per pair":>8} {"retest":>7} {"settled":>7} {"steps":>5} '
+          f'{"settled":>7} {"req.ent":>7} {"pt.ent":>7} {"msgs":>5} {"trace/pair":>10} '
+          f'{"trace/req.ent":>13} {"perturb.":>8} {"ctl cpu":>8}')
+    print(f'{med(rows, "samples"):7.0f} {med(rows, "pair_samples"):8.0f} '
+          f'{med(rows, "retest"):7.0f} {med(rows, "settled"):7.0f} {med(rows, "steps"):5.0f} '
+          f'{med(rows, "settled_steps"):7.0f} {med(rows, "entries"):7.0f} '
+          f'{med(rows, "point_e"):7.0f} {med(rows, "messages"):5.0f} '
+          f'{trace / max(1, pair_b):10.1f} {trace / max(1, req_b):13.1f} '
+          f'{100 * med(rows, "perturb") / med(rows, "searched"):7.2f}% '
+          f'{100 * med(rows, "ctl") / med(rows, "searched"):7.2f}%')
+    last = rows[-1]
+    print('last search, samples (re-tests) by metric: ' +
+          ', '.join(f'{k} {v[0]} ({v[1]})' for k, v in sorted(last['by_metric'].items())))
+    print('last search, samples by rank: ' +
+          ', '.join(f'{k} {v}' for k, v in sorted(last['by_rank'].items())) +
+          '; wire bytes by rank: ' +
+          ', '.join(f'rank{k} {v}' for k, v in sorted(last['rank_wire'].items())))
     print(f'live MPI figures: isolated {isolated}/{len(rows)} at {f}s, slowdown '
           f'{100 * med(rows, "slow"):.1f}% (observed cost {100 * cost:.2f}%), '
           f'{trace / max(1, used):.1f}x less than the trace '
-          f'({trace / max(1, wire):.1f}x counting every byte received)')
+          f'({trace / max(1, pair_b):.1f}x counting each pair\'s readings as before, '
+          f'{trace / max(1, req_b):.1f}x counting every entry of a request, '
+          f'{trace / max(1, wire):.1f}x counting every byte received)')
 
 
 def main():
