@@ -830,9 +830,12 @@ static struct {
 } pz;
 
 /* Only busy is paced (live, active_threads is read from /proc each step). */
-static void pz_pace_req(struct cs_source *s, int id, int slow)
+static void pz_pace_req(struct cs_source *s, int id, double wait)
 {
-	slow = slow && !strcmp(S(s)->req[id].metric, "busy");
+	int slow = wait > 0 && !strcmp(S(s)->req[id].metric, "busy");
+
+	if (slow == pz.slow[id])
+		return; /* the wait grows with the observation: only a change of pace restarts */
 	pz.slow[id] = slow;
 	pz.since[id] = 0;
 	pz.slowed += (uint32_t)slow;

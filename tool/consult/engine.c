@@ -328,6 +328,7 @@ static void hold(struct cs_engine *e, struct cs_node *n)
 		if (r->src < 0) {
 			r->src = e->src->ops->request(e->src, e->lib->metrics[r->metric], &r->focus);
 			r->slow = 0;
+			r->wait = 0;
 			r->current = 1;
 			r->cost = e->src->ops->cost(e->src, e->lib->metrics[r->metric], &r->focus);
 			e->st.cost_now += r->cost;
@@ -847,28 +848,41 @@ static int current(const struct cs_engine *e, const struct cs_node *n)
 }
 
 /* The pairs no node under test reads (only concluded ones being re-tested: true, or true
- * once and false now) are slow: the source may deliver them in lumps. */
+ * once and false now) are slow: the source may deliver them in lumps, as far apart as
+ * CS_RETEST_FRACTION of the shortest observation of the nodes that read them. */
 static void pace_reqs(struct cs_engine *e)
 {
 	uint8_t *busy = xcalloc(e->nreqs + 1, 1);
+	double *wait = xmalloc((e->nreqs + 1) * sizeof(double));
 	uint32_t i, k;
 
+	for (i = 0; i < e->nreqs; i++)
+		wait[i] = INFINITY;
 	for (i = 0; i < e->nnodes; i++) {
 		const struct cs_node *n = &e->nodes[i];
 
-		for (k = 0; n->state == CS_TESTING && k < CS_MAX_TERMS; k++)
-			if (n->term_req[k] >= 0)
-				busy[n->term_req[k]] = 1;
+		for (k = 0; k < CS_MAX_TERMS; k++) {
+			int q = n->term_req[k];
+
+			if (q < 0)
+				continue;
+			busy[q] |= n->state == CS_TESTING;
+			if (CS_RETEST_FRACTION * n->observed < wait[q])
+				wait[q] = CS_RETEST_FRACTION * n->observed;
+		}
 	}
 	for (i = 0; i < e->nreqs; i++) {
 		struct cs_req *r = &e->reqs[i];
+		double w = busy[i] ? 0 : wait[i] > 1e-3 ? wait[i] : 1e-3;
 
-		if (r->src >= 0 && r->slow != !busy[i]) {
+		if (r->src >= 0 && (r->slow != !busy[i] || r->wait != w)) {
 			r->slow = !busy[i];
-			e->src->ops->pace_req(e->src, r->src, r->slow);
+			r->wait = w;
+			e->src->ops->pace_req(e->src, r->src, w);
 		}
 	}
 	free(busy);
+	free(wait);
 }
 
 /* Every node measured is a true one being re-tested: nothing under test, nothing waiting. Then

@@ -89,6 +89,7 @@ struct cs_req {
 	int fresh;        /* the last step's reading came as a sample (source.h: fresh) */
 	int current;      /* ... and it is complete (source.h: current) */
 	int slow;         /* only true nodes read it (source.h: pace_req) */
+	double wait;      /* then the seconds its re-tests can wait, as last told to the source */
 	double cost;     /* predicted, CPUs */
 };
 

@@ -52,7 +52,8 @@ struct req {
 	double last;
 	double alive;   /* K_ACTIVE: threads alive at the last step, -1: none yet */
 	int fresh;      /* the last step's reading counts as a sample (source.h: fresh) */
-	int slow;       /* only true nodes read it (source.h: pace_req) */
+	double slow;    /* only true nodes read it: the seconds its re-tests can wait; 0: busy
+			 * (source.h: pace_req) */
 };
 
 struct thr {

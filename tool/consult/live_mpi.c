@@ -542,7 +542,7 @@ static void ms_pace(struct cs_source *src, double settled)
 			SUB(ms, i)->ops->pace(SUB(ms, i), settled);
 }
 
-static void ms_pace_req(struct cs_source *src, int id, int slow)
+static void ms_pace_req(struct cs_source *src, int id, double slow)
 {
 	struct msrc *ms = M(src);
 	const struct mreq *q;

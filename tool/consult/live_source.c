@@ -454,18 +454,25 @@ static int ls_fresh(struct cs_source *src, int id)
  * samples, the same cumulative averages (a bucket's increase is the same whatever its width).
  * Any node to test brings the sample period back. */
 /* A request of dynamic instrumentation read only by slow requests is sent every LIVE_RETEST
- * buckets — unless every bucket is that long already (settled). */
+ * buckets, or 2, 4, 8 times that (up to LIVE_SETTLED_MAX) while their re-tests can wait that
+ * long — unless every bucket is that long already (settled). */
 static void pace_ent(struct lsrc *ls, int e)
 {
+	double wait = INFINITY, period = (double)ls->s->bucket_ns / 1e9;
+	uint32_t i, every = LIVE_RETEST;
 	char err[256];
-	int slow = !ls->coarse;
-	uint32_t i;
 
-	for (i = 0; slow && i < ls->nreqs; i++)
-		if (ls->reqs[i].used && ls->reqs[i].kind == K_DYN && ls->reqs[i].ent == e &&
-		    !ls->reqs[i].slow)
-			slow = 0;
-	dyn_live_pace(ls->l, ls->ents[e].id, slow ? LIVE_RETEST : 1, err, sizeof(err));
+	for (i = 0; i < ls->nreqs; i++) {
+		const struct req *r = &ls->reqs[i];
+
+		if (r->used && r->kind == K_DYN && r->ent == e && r->slow < wait)
+			wait = r->slow;
+	}
+	if (ls->coarse || wait <= 0)
+		every = 1;
+	while (every > 1 && 2 * every <= LIVE_SETTLED_MAX && 2 * every * period <= wait)
+		every *= 2;
+	dyn_live_pace(ls->l, ls->ents[e].id, every, err, sizeof(err));
 }
 
 /* The periods of a settled bucket: LIVE_RETEST doubled while the re-tests can wait that long
@@ -500,7 +507,7 @@ static void ls_pace(struct cs_source *src, double settled)
 			pace_ent(ls, (int)i);
 }
 
-static void ls_pace_req(struct cs_source *src, int id, int slow)
+static void ls_pace_req(struct cs_source *src, int id, double slow)
 {
 	struct lsrc *ls = L(src);
 	struct req *r;

@@ -70,9 +70,10 @@ struct cs_source_ops {
 	 * under test or waiting: settled > 0, the seconds the engine can wait between two
 	 * re-tests) or not (0): a source may sample less often while it is; NULL: ignored. */
 	void (*pace)(struct cs_source *s, double settled);
-	/* Only true nodes being re-tested read the request (slow 1) or not (0): a source may
-	 * deliver its increase in lumps every few steps while it is slow; NULL: ignored. */
-	void (*pace_req)(struct cs_source *s, int req, int slow);
+	/* Only true nodes being re-tested read the request (slow > 0: the seconds their re-tests
+	 * can wait, engine.h CS_RETEST_FRACTION) or not (0): a source may deliver its increase in
+	 * lumps every few steps while it is slow; NULL: ignored. */
+	void (*pace_req)(struct cs_source *s, int req, double slow);
 	/* Whether the last step's reading of a request is complete (0: a lump is still to come,
 	 * the nodes that read it wait for it to be evaluated); NULL: always. */
 	int (*current)(struct cs_source *s, int req);

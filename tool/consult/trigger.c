@@ -214,7 +214,7 @@ static void tr_pace(struct cs_source *s, double settled)
 		in->ops->pace(in, settled);
 }
 
-static void tr_pace_req(struct cs_source *s, int req, int slow)
+static void tr_pace_req(struct cs_source *s, int req, double slow)
 {
 	struct cs_source *in = T(s)->in;
 
