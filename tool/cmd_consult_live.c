@@ -325,7 +325,9 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 	       li->run_ns ? 100 * perturbation_s(li) * 1e9 / (double)li->run_ns : 0.0,
 	       li->control_cpu_ns / 1e9,
 	       li->run_ns ? 100 * li->control_cpu_ns / (double)li->run_ns : 0.0, held / 1e9,
-	       launched ? "start (runtime loaded, connected)" : "attach (runtime injected)");
+	       launched ? "start (runtime loaded, connected)"
+			: li->ranks ? "attach (runtime injected; the ranks' times added)"
+				    : "attach (runtime injected)");
 }
 
 /* The data volume: what the search used, what the runtime sent (protocol version 6), what
@@ -429,7 +431,7 @@ static int report(const struct co_opts *o, struct cs_engine *e, struct cs_source
 	cs_view_explain_live(fitted, e, e->now, live_profile, src);
 	term_fitted_close(fitted, stdout);
 	volume_of(e, &li, src->ops->sample_bytes, &v);
-	print_volume(&v, &li, e->st.steps, t->held_ns, o->argv != NULL);
+	print_volume(&v, &li, e->st.steps, t->held_ns, o->argv != NULL && !t->rank);
 	if (o->json)
 		write_json(o->json, e, o, &v, &li, t, src);
 	if (o->dot)
