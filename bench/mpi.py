@@ -70,7 +70,11 @@ def latency():
     return med
 
 
+CALLS = []  # inside()'s calls in a run, as the master printed them
+
+
 def plain_times(out):
+    CALLS[:] = [int(n) for n in re.findall(r"inside_calls (\d+)", out)][:1] or CALLS
     t = {int(r): float(ns) for r, ns in re.findall(r"rank (\d+) ns (\S+)", out)}
     return t[0], [t[r] for r in sorted(t) if r]
 
@@ -192,7 +196,7 @@ def table1():
     print("propagation (parallel runs, medians): the master inherited %.1f ms of delay; the "
           "workers' overhead was %.1f ms (%.2f%%)" % (got / 1e6, own / 1e6,
                                                       100.0 * (got - own) / own if own else 0))
-    calls = int(CHUNKS) * (int(POINTS) // 8)
+    calls = CALLS[0]
     # the fastest runs: a difference of medians would carry the load's stretch of the runs
     situ = (min(statistics.mean(r[1]) for r in cols["no compensation"]) -
             min(statistics.mean(r[1]) for r in cols["uninstrumented"])) / calls

@@ -3,19 +3,23 @@
  * Seed 001's Table 1 program (bench/mpi.sh): a master/worker Monte Carlo estimate of pi, the
  * area under 4/(1+x^2) on [0,1]. The master waits for a request from any worker, sends it a work
  * packet — the seed of a chunk of random points, so that computing, not copying, takes the time —
- * and waits for the chunk's count of points under the curve; workers draw the points, 8 at a time,
- * and test them with inside(), an instrumented function (its probes then cost about half of the
- * work: seed 001's run took 73 % longer instrumented). uniform(), called per number, is not
- * instrumented. inside() is kept out of line (noinline) in every build, so that the uninstrumented
- * and the instrumented programs are the same code apart from the probes: instrumented, GCC does
- * not inline it (its hooks would be called at every inlined copy), and a plain build that inlines
- * and vectorizes it would be another program. Built with -DINLINE_INSIDE, the plain program
- * inlines it: bench/mpi.sh reports that difference apart (what instrumenting costs in code
- * generation, which no compensation of the probes' cost can remove). Few, large chunks: on a loaded machine each message can take milliseconds. One chunk is out at a time, so
- * only one worker computes at once (4 ranks on this machine's 2 CPUs would otherwise time-share,
- * and the probes' cost would be stretched by the sharing). Every rank prints its time from the
- * end of MPI_Init to the start of MPI_Finalize: "rank R ns T".
- *   mpi_pi CHUNKS POINTS   (defaults 6 and 10000000; POINTS is rounded down to a multiple of 8)
+ * and waits for the chunk's count of points under the curve; workers draw the points, 12 at a
+ * time, and test them with inside(), an instrumented function (its probes then make the run
+ * about 70 % longer, as seed 001's 73 %; the more of the run the probes are, the more any
+ * slowing of the machine during a run is multiplied in the compensated times). uniform(), called
+ * per number, is not instrumented. inside() is kept out of line (noinline) in every build, so
+ * that the uninstrumented and the instrumented programs are the same code apart from the probes:
+ * instrumented, GCC does not inline it (its hooks would be called at every inlined copy), and a
+ * plain build that inlines and vectorizes it would be another program. Built with
+ * -DINLINE_INSIDE, the plain program inlines it: bench/mpi.sh reports that difference apart
+ * (what instrumenting costs in code generation, which no compensation of the probes' cost can
+ * remove). Few, large chunks: on a loaded machine each message can take milliseconds. One chunk
+ * is out at a time, so only one worker computes at once (4 ranks on this machine's 2 CPUs would
+ * otherwise time-share, and the probes' cost would be stretched by the sharing; bench/mpi.py
+ * pins the master to one CPU and the workers to the other). Every rank prints its time from the
+ * end of MPI_Init to the start of MPI_Finalize: "rank R ns T"; the master also the calls of
+ * inside(): "pi P inside_calls N".
+ *   mpi_pi CHUNKS POINTS   (defaults 6 and 10000000; POINTS is rounded down to a multiple of 12)
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -33,7 +37,7 @@
 
 int inside(const double *xy);
 
-#define PER_CALL 8
+#define PER_CALL 12 /* the probes then cost about 70 % of the work here, as in the seed */
 
 /* PER_CALL points (x, y): how many lie under the curve. */
 INSIDE_ATTR int inside(const double *xy)
@@ -117,7 +121,8 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	if (rank == 0) {
 		hits = master(size, chunks);
-		printf("pi %.4f\n", 4.0 * (double)hits / ((double)chunks * points));
+		printf("pi %.4f inside_calls %ld\n", 4.0 * (double)hits / ((double)chunks * points),
+		       (long)chunks * (points / PER_CALL));
 	} else {
 		worker(points);
 	}
