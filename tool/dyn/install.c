@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "dyn.h"
 #include "symbols.h"
@@ -340,6 +341,21 @@ static int move_threads_out(struct target *t, const struct patch_plan *p)
 	return busy;
 }
 
+/*
+ * How long threads caught in a handler call's register save or restore are let run before a
+ * removal gives up: time, not tries, because on a loaded machine a thread let run for 1 ms may
+ * not be scheduled at all in it (a `make check` under load saw 100 tries pass with a thread still inside).
+ */
+#define BUSY_LIMIT_NS (2 * 1000000000ull)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int threads_busy(struct target *t, struct dyn_set *s, const uint8_t *which)
 {
 	size_t i;
@@ -361,9 +377,10 @@ int dyn_remove_some(struct target *t, struct dyn_set *s, const uint8_t *which, c
 {
 	size_t i;
 	int tries;
+	uint64_t give_up = now_ns() + BUSY_LIMIT_NS;
 
 	for (tries = 0; threads_busy(t, s, which); tries++) {
-		if (tries == 100 || target_run_for(t, 1, NULL) != 0) {
+		if ((tries >= 100 && now_ns() > give_up) || target_run_for(t, 1, NULL) != 0) {
 			snprintf(err, n, "a thread stays inside a trampoline; not removing");
 			return -1;
 		}
