@@ -196,7 +196,8 @@ static int open_target(const struct co_opts *o, struct co_target *t)
 	t->held_ns = mono_now_ns();
 	if (open_session(o, t->s, &t->child) != 0)
 		return -1;
-	t->held_ns = mono_now_ns() - t->held_ns;
+	/* launched: held until let go (the session reads the program after) */
+	t->held_ns = (t->s->t_resumed ? t->s->t_resumed : mono_now_ns()) - t->held_ns;
 	if (!o->argv && consult_mpi_rank(t->s->pid, &rank) == 0) {
 		/* one rank alone: its MPI library's threads are not the program's (live_mpi.c) */
 		t->rank = xcalloc(1, sizeof(*t->rank));

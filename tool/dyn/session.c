@@ -694,14 +694,17 @@ static int cost_setup(struct dyn_session *s, char *err, size_t n)
 	return 0;
 }
 
-/* No plan: the process connected and let go; requests come later (live.c). */
+/* No plan: the process connected and let go; requests come later (live.c). A program started
+ * here was never patched: no other session's patches to look for in it (reading every
+ * procedure's first bytes while it is held before main). */
 static int open_only(struct dyn_session *s, char *err, size_t n)
 {
 	uint8_t msg[64];
 
 	if (s->o.launched && dyn_program_read(s, err, n) != 0)
 		return -1;
-	if (list_process(s, err, n) != 0 || dyn_sites_left_patch(s, err, n) != 0)
+	if (list_process(s, err, n) != 0 ||
+	    (!s->o.launched && dyn_sites_left_patch(s, err, n) != 0))
 		return -1;
 	cost_defaults(&s->cp);
 	dyn_costs_apply(&s->costs, 1, &s->cp);
@@ -710,8 +713,11 @@ static int open_only(struct dyn_session *s, char *err, size_t n)
 	s->cost = cost_model_new(&s->cp);
 	if (sampling(s, s->bucket_ns, err, n) != 0)
 		return -1;
-	if (s->o.launched)
-		return simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n);
+	if (!s->o.launched)
+		return 0;
+	if (simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n) != 0)
+		return -1;
+	s->t_resumed = mono_now_ns();
 	return 0;
 }
 

@@ -116,6 +116,7 @@ struct dyn_session {
 	double attach_pause_ms, attach_ms, detach_pause_ms, detach_ms;
 	double hammer_pause_ms; /* summed over the hammer's rounds */
 	uint64_t t_open;
+	uint64_t t_resumed; /* a launched program without a plan let go (RESUME), 0: not */
 	/* a /Files focus: its descriptors, read again every DYN_REFRESH_NS (dyn_session_refresh) */
 	uint64_t t_refresh;
 	uint32_t refocused; /* times the points' predicates were set to new descriptors */
