@@ -26,6 +26,7 @@
 #include "consult_live.h"
 #include "consult_mpi.h"
 #include "dyn/launch.h"
+#include "dyn/proc_state.h"
 #include "elfinfo.h"
 #include "report.h"
 #include "term.h"
@@ -451,7 +452,10 @@ static struct cs_source *sources(struct co_target *t, const struct live_source_o
 
 	for (i = 0; i < t->n; i++)
 		if (!(v[i] = live_source_new(&t->s[i], lo, err, sizeof(err)))) {
-			if (t->rank)
+			if (dyn_gone_soon(t->s[i].pid)) /* a broken connection says less */
+				error("consult: process %d ended before the search could begin: "
+				      "nothing was measured", (int)t->s[i].pid);
+			else if (t->rank)
 				error("consult: rank %d (process %d): %s", (int)t->rank[i],
 				      (int)t->s[i].pid, err);
 			else

@@ -3385,6 +3385,19 @@ def t_consult_errors(o):
         pc = run([CC, '-static', '-o', static, src])
         if pc.returncode == 0:  # a static libc is installed
             expect_error(run([SONDE, 'consult', '--', static]), 'statically linked', 1)
+        # a program that ends at once, while the search is being set up: said so, not a
+        # broken connection (the search may also get to begin: then the usual ending)
+        triv = os.path.join(TMP, 'bin', 'consult-triv')
+        pc = run([CC, '-o', triv, src])
+        expect(pc.returncode == 0, describe(pc))
+        p = run([SONDE, 'consult', '-q', '--', triv])
+        if p.returncode:
+            expect_error(p, 'a program that ends at once', 1)
+            expect(b'ended before the search could begin: nothing was measured' in p.stderr,
+                   describe(p))
+        else:
+            expect(p.stdout.strip(), f'a search that began reports: {describe(p)}')
+        expect(b'connection broke' not in p.stderr, describe(p))
         expect_error(run([SONDE, 'consult', d, '--trigger', 'nonsense']), 'call:PROC', 2)
         p = run([SONDE, 'consult', d, '-q', '--trigger', 'call:nowhere'])
         eq(p.returncode, 0, f'a trigger that never fires ({describe(p)})')
