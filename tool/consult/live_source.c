@@ -450,9 +450,6 @@ static int ls_fresh(struct cs_source *src, int id)
 	return id >= 0 && (uint32_t)id < ls->nreqs && ls->reqs[id].used && ls->reqs[id].fresh;
 }
 
-/* Settled, the true nodes are re-tested every LIVE_RETEST periods or more (live_source.h):
- * fewer samples, the same cumulative averages (a bucket's increase is the same whatever its
- * width). Any node to test brings the sample period back. */
 /* A request of dynamic instrumentation read only by slow requests is sent every LIVE_RETEST
  * buckets, or 2, 4, 8 times that (up to LIVE_SETTLED_MAX) while their re-tests can wait that
  * long — unless every bucket is that long already (settled). */
@@ -491,6 +488,9 @@ static uint32_t settled_periods(const struct lsrc *ls, double settled)
 	return k;
 }
 
+/* Settled, the true nodes are re-tested every LIVE_RETEST periods or more (live_source.h):
+ * fewer samples, the same cumulative averages (a bucket's increase is the same whatever its
+ * width). Any node to test brings the sample period back. */
 static void ls_pace(struct cs_source *src, double settled)
 {
 	struct lsrc *ls = L(src);
