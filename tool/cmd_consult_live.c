@@ -132,10 +132,9 @@ static int attach_ranks(const struct co_opts *o, struct co_target *t,
 	so.max_cost = -1;
 	for (i = 0; i < t->n; i++) {
 		struct dyn_session *s = &t->s[i];
-
-		t->rank[i] = r[i].rank;
 		uint64_t t0 = mono_now_ns();
 
+		t->rank[i] = r[i].rank;
 		if (dyn_session_plan(s, r[i].pid, NULL, NULL, NULL, NULL, err, sizeof(err)) != 0 ||
 		    dyn_session_attach(s, &so, err, sizeof(err)) != 0)
 			break;
