@@ -8,9 +8,9 @@
 # compensation. Figures, not pass/fail.
 #   BUILD=build, BENCH_RUNS=7 (medians), BENCH_MPI_PI="6 2500000" (chunks, points per chunk),
 #   BENCH_MPI_ROUNDS=1000 (ping-pong messages per batch; 200 batches of each of 4 kinds),
-#   BENCH_MPI_PARTS=latency,table1 (either alone), BENCH_MPI_PIN=0,1 (Table 1: the master's CPU,
-#   the workers' CPU, bench/mpi_pin.sh; none: unpinned), BENCH_MPI_QUIET=2 (% of CPU time stolen
-#   by the hypervisor under which a round of Table 1 counts as quiet).
+#   BENCH_MPI_PARTS=latency,table1 (either alone), BENCH_MPI_PIN=1,1 (Table 1: the master's CPU,
+#   the workers' CPU, bench/mpi_pin.sh; none: unpinned), BENCH_MPI_T1_RUNS (Table 1's rounds,
+#   default the larger of BENCH_RUNS and 15).
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh

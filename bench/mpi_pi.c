@@ -16,14 +16,22 @@
  * remove). Few, large chunks: on a loaded machine each message can take milliseconds. One chunk
  * is out at a time, so only one worker computes at once (4 ranks on this machine's 2 CPUs would
  * otherwise time-share, and the probes' cost would be stretched by the sharing; bench/mpi.py
- * pins the master to one CPU and the workers to the other). Every rank prints its time from the
- * end of MPI_Init to the start of MPI_Finalize: "rank R ns T"; the master also the calls of
- * inside(): "pi P inside_calls N".
+ * pins all four ranks to one CPU, where the waiting ones yield it to the computing one).
+ * Every rank prints, over its time from the end of MPI_Init to the start of MPI_Finalize, what
+ * the scheduler did to it (read outside that time): "rank R ns T cpu C rq Q slices S vcsw V
+ * ivcsw I chunks K work_wall W work_cpu U" — CPU time and run-queue delay from
+ * /proc/thread-self/schedstat, context switches from getrusage, and for a worker its chunks'
+ * wall and CPU time (the difference: computing time during which another task had its CPU).
+ * The master prints which worker got each chunk ("order 1 2 3 ...") and the calls of inside()
+ * ("pi P inside_calls N"); rank 1, after MPI_Finalize, a probe pair's cost in situ (gauge()).
  *   mpi_pi CHUNKS POINTS   (defaults 6 and 10000000; POINTS is rounded down to a multiple of 12)
  */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #define TAG_REQ 1
 #define TAG_WORK 2
@@ -49,6 +57,20 @@ INSIDE_ATTR int inside(const double *xy)
 	return n;
 }
 
+/*
+ * The same code as inside(), never instrumented: what inside() costs without its probes at the
+ * same moment, for the gauge below. noinline like inside(), so both are the same machine code
+ * in the uninstrumented build.
+ */
+__attribute__((noinline, no_instrument_function)) int inside_plain(const double *xy)
+{
+	int i, n = 0;
+
+	for (i = 0; i < 2 * PER_CALL; i += 2)
+		n += xy[i + 1] * (1.0 + xy[i] * xy[i]) < 1.0;
+	return n;
+}
+
 __attribute__((no_instrument_function)) static double uniform(unsigned long long *seed)
 {
 	*seed ^= *seed << 13;
@@ -56,6 +78,40 @@ __attribute__((no_instrument_function)) static double uniform(unsigned long long
 	*seed ^= *seed << 17;
 	return (double)(*seed >> 11) / 9007199254740992.0;
 }
+
+#define NIF __attribute__((no_instrument_function))
+
+/* What the scheduler did to the rank's thread (read outside the timed part). */
+struct sched {
+	unsigned long long run_ns, wait_ns, slices; /* /proc/thread-self/schedstat */
+	long vcsw, ivcsw;                           /* getrusage(RUSAGE_THREAD) */
+};
+
+NIF static void sched_read(struct sched *s)
+{
+	struct rusage ru;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f || fscanf(f, "%llu %llu %llu", &s->run_ns, &s->wait_ns, &s->slices) != 3)
+		s->run_ns = s->wait_ns = s->slices = 0;
+	if (f)
+		fclose(f);
+	getrusage(RUSAGE_THREAD, &ru);
+	s->vcsw = ru.ru_nvcsw;
+	s->ivcsw = ru.ru_nivcsw;
+}
+
+NIF static long long ns_of(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A worker's computing: chunks, their wall time and their CPU time. */
+static long long work_wall, work_cpu;
+static int work_chunks;
 
 /* A chunk of points: x and y/4 in [0,1); (x, y) is under the curve when y/4 (1+x^2) < 1. */
 
@@ -66,6 +122,7 @@ static long master(int size, int chunks)
 	int sent, stopped = 0, req;
 	MPI_Status st;
 
+	printf("order");
 	for (sent = 0; stopped < size - 1;) {
 		MPI_Recv(&req, 1, MPI_INT, MPI_ANY_SOURCE, TAG_REQ, MPI_COMM_WORLD, &st);
 		if (sent == chunks) {
@@ -74,45 +131,124 @@ static long master(int size, int chunks)
 			stopped++;
 			continue;
 		}
+		printf(" %d", st.MPI_SOURCE); /* which worker computes which chunk */
 		seed = 88172645463325252ull + 7919ull * (unsigned long long)sent;
 		MPI_Send(&seed, 1, MPI_UNSIGNED_LONG_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
 		MPI_Recv(&h, 1, MPI_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		hits += h;
 		sent++;
 	}
+	printf("\n");
 	return hits;
+}
+
+/*
+ * A chunk: `points` points drawn from `seed`, tested by fn. Always inlined with fn a constant, so
+ * the worker's loop and the gauge's loops are the same code calling inside() (or inside_plain())
+ * directly.
+ */
+__attribute__((always_inline, no_instrument_function)) static inline long
+chunk(int (*fn)(const double *), unsigned long long seed, int points)
+{
+	double xy[2 * PER_CALL];
+	long h = 0;
+	int i, k;
+
+	for (i = 0; i + PER_CALL <= points; i += PER_CALL) {
+		for (k = 0; k < 2 * PER_CALL; k++)
+			xy[k] = uniform(&seed);
+		h += fn(xy);
+	}
+	return h;
 }
 
 static void worker(int points)
 {
 	unsigned long long seed;
-	double xy[2 * PER_CALL];
 	MPI_Status st;
+	long long w0, c0;
 	long h;
-	int i, k, req = 0;
+	int req = 0;
 
 	for (;;) {
 		MPI_Send(&req, 1, MPI_INT, 0, TAG_REQ, MPI_COMM_WORLD);
 		MPI_Recv(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
 		if (st.MPI_TAG == TAG_DONE)
 			return;
-		for (h = 0, i = 0; i + PER_CALL <= points; i += PER_CALL) {
-			for (k = 0; k < 2 * PER_CALL; k++)
-				xy[k] = uniform(&seed);
-			h += inside(xy);
-		}
+		w0 = ns_of(CLOCK_MONOTONIC);
+		c0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+		h = chunk(inside, seed, points);
+		work_cpu += ns_of(CLOCK_THREAD_CPUTIME_ID) - c0;
+		work_wall += ns_of(CLOCK_MONOTONIC) - w0;
+		work_chunks++;
 		MPI_Send(&h, 1, MPI_LONG, 0, TAG_WORK, MPI_COMM_WORLD);
 	}
+}
+
+#ifndef GAUGE_BLOCKS
+#define GAUGE_BLOCKS 24
+#endif
+#ifndef GAUGE_POINTS
+#define GAUGE_POINTS 48000
+#endif
+
+NIF static long long gauge_plain(unsigned long long seed, long *h)
+{
+	long long c0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+
+	*h += chunk(inside_plain, seed, GAUGE_POINTS);
+	return ns_of(CLOCK_THREAD_CPUTIME_ID) - c0;
+}
+
+NIF static long long gauge_probed(unsigned long long seed, long *h)
+{
+	long long c0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
+
+	*h += chunk(inside, seed, GAUGE_POINTS);
+	return ns_of(CLOCK_THREAD_CPUTIME_ID) - c0;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The probes' cost in situ, after MPI_Finalize (outside every time Table 1 reports): blocks of
+ * the workers' loop through inside() and through inside_plain() taking turns, each timed in CPU
+ * time; the median difference per call is what a probe pair of inside() costs here and now,
+ * whatever the machine's speed in this run (both sides see it). Uninstrumented, ~0 (the
+ * gauge's own error). Rank 1 only: "gauge_pair_ns G".
+ */
+NIF static void gauge(void)
+{
+	long long d[GAUGE_BLOCKS], p[GAUGE_BLOCKS];
+	long h = 0;
+	int b;
+
+	for (b = 0; b < GAUGE_BLOCKS; b++) {
+		p[b] = gauge_plain(11ull + (unsigned long long)b, &h);
+		d[b] = gauge_probed(11ull + (unsigned long long)b, &h) - p[b];
+	}
+	qsort(d, GAUGE_BLOCKS, sizeof(d[0]), cmp_ll);
+	qsort(p, GAUGE_BLOCKS, sizeof(p[0]), cmp_ll);
+	printf("gauge_pair_ns %.2f plain_point_ns %.3f%s\n",
+	       (double)d[GAUGE_BLOCKS / 2] / (GAUGE_POINTS / PER_CALL),
+	       (double)p[GAUGE_BLOCKS / 2] / GAUGE_POINTS, h < 0 ? " " : "");
 }
 
 int main(int argc, char **argv)
 {
 	int rank, size, chunks = argc > 1 ? atoi(argv[1]) : 6;
 	int points = argc > 2 ? atoi(argv[2]) : 10000000;
+	struct sched s0, s1;
 	double t0, t1;
 	long hits;
 
 	MPI_Init(&argc, &argv);
+	sched_read(&s0);
 	t0 = MPI_Wtime();
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -127,7 +263,13 @@ int main(int argc, char **argv)
 		worker(points);
 	}
 	t1 = MPI_Wtime();
-	printf("rank %d ns %.0f\n", rank, (t1 - t0) * 1e9);
+	sched_read(&s1);
+	printf("rank %d ns %.0f cpu %llu rq %llu slices %llu vcsw %ld ivcsw %ld chunks %d "
+	       "work_wall %lld work_cpu %lld\n", rank, (t1 - t0) * 1e9, s1.run_ns - s0.run_ns,
+	       s1.wait_ns - s0.wait_ns, s1.slices - s0.slices, s1.vcsw - s0.vcsw,
+	       s1.ivcsw - s0.ivcsw, work_chunks, work_wall, work_cpu);
 	MPI_Finalize();
+	if (rank == 1)
+		gauge();
 	return 0;
 }
