@@ -115,6 +115,9 @@ static int work_chunks;
 
 /* A chunk of points: x and y/4 in [0,1); (x, y) is under the curve when y/4 (1+x^2) < 1. */
 
+#define MAX_ORDER 4096
+static int order[MAX_ORDER]; /* the master's hand-outs: the worker of each chunk */
+
 static long master(int size, int chunks)
 {
 	unsigned long long seed;
@@ -122,7 +125,6 @@ static long master(int size, int chunks)
 	int sent, stopped = 0, req;
 	MPI_Status st;
 
-	printf("order");
 	for (sent = 0; stopped < size - 1;) {
 		MPI_Recv(&req, 1, MPI_INT, MPI_ANY_SOURCE, TAG_REQ, MPI_COMM_WORLD, &st);
 		if (sent == chunks) {
@@ -131,14 +133,14 @@ static long master(int size, int chunks)
 			stopped++;
 			continue;
 		}
-		printf(" %d", st.MPI_SOURCE); /* which worker computes which chunk */
+		if (sent < MAX_ORDER)
+			order[sent] = st.MPI_SOURCE; /* which worker computes which chunk */
 		seed = 88172645463325252ull + 7919ull * (unsigned long long)sent;
 		MPI_Send(&seed, 1, MPI_UNSIGNED_LONG_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD);
 		MPI_Recv(&h, 1, MPI_LONG, st.MPI_SOURCE, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		hits += h;
 		sent++;
 	}
-	printf("\n");
 	return hits;
 }
 
@@ -185,6 +187,16 @@ static void worker(int points)
 	}
 }
 
+NIF static void print_order(int chunks)
+{
+	int i;
+
+	printf("order");
+	for (i = 0; i < chunks && i < MAX_ORDER; i++)
+		printf(" %d", order[i]);
+	printf("\n");
+}
+
 #ifndef GAUGE_BLOCKS
 #define GAUGE_BLOCKS 24
 #endif
@@ -225,7 +237,7 @@ static int cmp_ll(const void *a, const void *b)
 NIF static void gauge(void)
 {
 	long long d[GAUGE_BLOCKS], p[GAUGE_BLOCKS];
-	long h = 0;
+	long h = 0; /* the points' count, kept so that the loops are not optimized away */
 	int b;
 
 	for (b = 0; b < GAUGE_BLOCKS; b++) {
@@ -234,9 +246,9 @@ NIF static void gauge(void)
 	}
 	qsort(d, GAUGE_BLOCKS, sizeof(d[0]), cmp_ll);
 	qsort(p, GAUGE_BLOCKS, sizeof(p[0]), cmp_ll);
-	printf("gauge_pair_ns %.2f plain_point_ns %.3f%s\n",
+	printf("gauge_pair_ns %.2f plain_point_ns %.3f gauge_hits %ld\n",
 	       (double)d[GAUGE_BLOCKS / 2] / (GAUGE_POINTS / PER_CALL),
-	       (double)p[GAUGE_BLOCKS / 2] / GAUGE_POINTS, h < 0 ? " " : "");
+	       (double)p[GAUGE_BLOCKS / 2] / GAUGE_POINTS, h);
 }
 
 int main(int argc, char **argv)
@@ -264,6 +276,8 @@ int main(int argc, char **argv)
 	}
 	t1 = MPI_Wtime();
 	sched_read(&s1);
+	if (rank == 0)
+		print_order(chunks);
 	printf("rank %d ns %.0f cpu %llu rq %llu slices %llu vcsw %ld ivcsw %ld chunks %d "
 	       "work_wall %lld work_cpu %lld\n", rank, (t1 - t0) * 1e9, s1.run_ns - s0.run_ns,
 	       s1.wait_ns - s0.wait_ns, s1.slices - s0.slices, s1.vcsw - s0.vcsw,
