@@ -153,7 +153,7 @@ def table1_runs():
         r["inherited"] = ranks[0]["delay_ns"] - ranks[0]["overhead_ns"]
         r["price"] = r["o_workers"] / CALLS[0]  # start-up price per pair, as compensation used
         r["reorders"] = sum(k["reorders"] for k in ranks.values())
-        for key in ("t_local_ns", "t_par_ns"):
+        for key in ("t_m_ns", "t_local_ns", "t_par_ns"):
             r[key] = (ranks[0][key], [k[key] for k in w])
         return r
 
@@ -175,15 +175,13 @@ def table1_runs():
 
 
 def times(rnd, mode):
-    """(master, mean worker) of one round's run in one of Table 1's columns."""
+    """(master, mean worker) of one round's run in one of Table 1's columns: the program's own
+    time uninstrumented, sonde's times (end of MPI_Init to start of MPI_Finalize) otherwise."""
     if mode == "uninstrumented":
         r = rnd["uninstrumented"]
         return r["master"], statistics.mean(r["workers"])
-    if mode == "no compensation":
-        r = rnd["local run"]
-        return r["master"], statistics.mean(r["workers"])
-    r = rnd["local run" if mode == "local" else "parallel run"]
-    m, w = r["t_local_ns" if mode == "local" else "t_par_ns"]
+    r = rnd["parallel run" if mode == "parallel" else "local run"]
+    m, w = r[{"no compensation": "t_m_ns", "local": "t_local_ns", "parallel": "t_par_ns"}[mode]]
     return m, statistics.mean(w)
 
 
