@@ -70,13 +70,20 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_COSTS_REPLY: return "COSTS_REPLY";
 	case SPROTO_RESOURCES: return "RESOURCES";
 	case SPROTO_RESOURCES_REPLY: return "RESOURCES_REPLY";
+	case SPROTO_BUCKET: return "BUCKET";
+	case SPROTO_BUCKET_REPLY: return "BUCKET_REPLY";
 	default: return NULL;
 	}
 }
 
 int sproto_is_request(uint16_t type)
 {
-	return type >= SPROTO_HELLO && type <= SPROTO_RESOURCES;
+	return type >= SPROTO_HELLO && type <= SPROTO_BUCKET;
+}
+
+int sproto_is_sample(uint16_t type)
+{
+	return type == SPROTO_SAMPLE || type == SPROTO_BUCKET_REPLY;
 }
 
 /* HELLO, its reply and ERROR keep their payloads in every version: a peer of another version
@@ -353,7 +360,8 @@ static int dec_metric(struct rd *r, struct sproto_metric *m, char *err, size_t c
 	m->n = rd_u16(r);
 	m->flags = rd_u8(r);
 	m->every = rd_u8(r);
-	if ((m->flags & ~SPROTO_M_FLAGS) || r->bad || m->id >= SPROTO_MAX_METRICS)
+	if ((m->flags & ~SPROTO_M_FLAGS) || (m->flags & SPROTO_M_UNITS) == SPROTO_M_UNITS ||
+	    r->bad || m->id >= SPROTO_MAX_METRICS)
 		return fail(err, cap, "METRIC_ENABLE: bad header, flags or metric id", NULL);
 	if (!m->n || m->n > SPROTO_MAX_TERMS)
 		return fail(err, cap, "METRIC_ENABLE: 1 to 64 terms", NULL);
@@ -385,11 +393,13 @@ static int dec_metric_disable(struct rd *r, struct sproto_metric *m, char *err, 
 	return 0;
 }
 
-static int dec_sampling(struct rd *r, uint64_t *ns, char *err, size_t cap)
+/* SAMPLING and BUCKET: a bucket's width */
+static int dec_sampling(struct rd *r, uint16_t type, uint64_t *ns, char *err, size_t cap)
 {
 	*ns = rd_u64(r);
 	if (r->bad || *ns < SPROTO_MIN_BUCKET_NS || *ns > SPROTO_MAX_BUCKET_NS)
-		return fail(err, cap, "SAMPLING: bucket width must be 1 ms to 1 hour", NULL);
+		return fail(err, cap, sproto_type_name(type),
+			    ": bucket width must be 1 ms to 1 hour");
 	return 0;
 }
 
@@ -620,12 +630,14 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_POINT_CLEAR: return dec_clear(r, &m->u.clear, err, cap);
 	case SPROTO_METRIC_ENABLE: return dec_metric(r, &m->u.metric, err, cap);
 	case SPROTO_METRIC_DISABLE: return dec_metric_disable(r, &m->u.metric, err, cap);
-	case SPROTO_SAMPLING: return dec_sampling(r, &m->u.bucket_ns, err, cap);
+	case SPROTO_SAMPLING:
+	case SPROTO_BUCKET: return dec_sampling(r, type, &m->u.bucket_ns, err, cap);
 	case SPROTO_PROFILE_BEGIN: return dec_profile_begin(r, m->u.dir, err, cap);
 	case SPROTO_OK:
 	case SPROTO_ERROR: return dec_status(r, type, &m->u.status, err, cap);
 	case SPROTO_LIST_REPLY: return dec_list(r, &m->u.list, err, cap);
-	case SPROTO_SAMPLE: return dec_sample(r, &m->u.sample, err, cap);
+	case SPROTO_SAMPLE:
+	case SPROTO_BUCKET_REPLY: return dec_sample(r, &m->u.sample, err, cap);
 	case SPROTO_COSTS_REPLY: return dec_costs(r, &m->u.costs, err, cap);
 	case SPROTO_RESOURCES: return dec_resources(r, &m->u.resources, err, cap);
 	case SPROTO_RESOURCES_REPLY: return dec_objects(r, &m->u.objects, err, cap);
@@ -770,7 +782,7 @@ size_t sproto_end(struct sproto_buf *b)
 		put_le(b->p + b->count_at + 4, b->n2, 4);
 	} else if (type == SPROTO_RESOURCES_REPLY) {
 		put_le(b->p + b->count_at, b->n1, 4);
-	} else if (type == SPROTO_SAMPLE) {
+	} else if (sproto_is_sample(type)) {
 		put_le(b->p + b->count_at, b->n1, 2);
 	}
 	return b->len;
@@ -868,12 +880,13 @@ size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metri
 	struct sproto_buf b;
 	uint16_t i;
 
-	if (m->n > SPROTO_MAX_TERMS)
+	if (m->n > SPROTO_MAX_TERMS || (m->flags & ~SPROTO_M_FLAGS) ||
+	    (m->flags & SPROTO_M_UNITS) == SPROTO_M_UNITS)
 		return 0;
 	sproto_begin(&b, mem, cap, SPROTO_METRIC_ENABLE);
 	sproto_u32(&b, m->id);
 	sproto_u16(&b, m->n);
-	sproto_u8(&b, m->flags & SPROTO_M_FLAGS);
+	sproto_u8(&b, m->flags);
 	sproto_u8(&b, m->every);
 	for (i = 0; i < m->n; i++) {
 		sproto_u8(&b, m->term[i].kind);
@@ -900,6 +913,17 @@ size_t sproto_put_sampling(void *mem, size_t cap, uint64_t bucket_ns)
 
 	sproto_begin(&b, mem, cap, SPROTO_SAMPLING);
 	sproto_u64(&b, bucket_ns);
+	return sproto_end(&b);
+}
+
+size_t sproto_put_bucket(void *mem, size_t cap, uint64_t width_ns)
+{
+	struct sproto_buf b;
+
+	if (width_ns < SPROTO_MIN_BUCKET_NS || width_ns > SPROTO_MAX_BUCKET_NS)
+		return 0;
+	sproto_begin(&b, mem, cap, SPROTO_BUCKET);
+	sproto_u64(&b, width_ns);
 	return sproto_end(&b);
 }
 
@@ -1022,10 +1046,10 @@ static void put_svar(struct sproto_buf *b, int64_t v)
 	put_uvar(b, ((uint64_t)v << 1) ^ (uint64_t)-(int64_t)((uint64_t)v >> 63));
 }
 
-void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
-			 uint64_t start_ns, uint64_t end_ns, uint64_t lost)
+static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type,
+			 uint64_t after_ns, uint64_t start_ns, uint64_t end_ns, uint64_t lost)
 {
-	sproto_begin(b, mem, cap, SPROTO_SAMPLE);
+	sproto_begin(b, mem, cap, type);
 	if (end_ns < start_ns || start_ns >> 63)
 		b->overflow = 1;
 	if (after_ns && after_ns <= start_ns)
@@ -1036,6 +1060,18 @@ void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t a
 	put_uvar(b, lost);
 	b->count_at = b->len;
 	sproto_u16(b, 0);
+}
+
+void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
+			 uint64_t start_ns, uint64_t end_ns, uint64_t lost)
+{
+	sample_begin(b, mem, cap, SPROTO_SAMPLE, after_ns, start_ns, end_ns, lost);
+}
+
+void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
+			       uint64_t start_ns, uint64_t end_ns, uint64_t lost)
+{
+	sample_begin(b, mem, cap, SPROTO_BUCKET_REPLY, after_ns, start_ns, end_ns, lost);
 }
 
 /* b->n2: the next metric id an entry may have (the previous one's + 1). */

@@ -20,9 +20,9 @@
  * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only, every N), 32 actions a point;
  * 5: the RECORD primitive and RESOURCES / RESOURCES_REPLY (the sync objects the process used);
  * 6: SAMPLE in variable-length integers, METRIC_ENABLE's units of 1024 (the live search's data
- * volume) */
-#define SPROTO_VERSION 6
-#define SPROTO_VERSION_TEXT "6"
+ * volume); 7: BUCKET / BUCKET_REPLY (buckets that end when the tool asks: fewer of them) */
+#define SPROTO_VERSION 7
+#define SPROTO_VERSION_TEXT "7"
 #define SPROTO_HEADER_SIZE 12
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
@@ -71,6 +71,8 @@ enum sproto_type {
 	SPROTO_PROFILE_BEGIN = 12, /* a directory: an attached runtime starts a profile */
 	SPROTO_PROFILE_END = 13,   /* empty: every point cleared, the profile written */
 	SPROTO_RESOURCES = 14,     /* the objects RECORD saw, by kind; reply RESOURCES_REPLY (v5) */
+	SPROTO_BUCKET = 15,        /* end the bucket in progress this long after its start; reply
+				    * BUCKET_REPLY; buckets end only when asked from then (v7) */
 	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
 	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
 	SPROTO_OK = 0x83,          /* the request (its type) was done */
@@ -78,6 +80,7 @@ enum sproto_type {
 	SPROTO_SAMPLE = 0x85,      /* unrequested, every bucket: the enabled metrics' values */
 	SPROTO_COSTS_REPLY = 0x86, /* what primitives and trampolines cost here (version 2) */
 	SPROTO_RESOURCES_REPLY = 0x87, /* the objects seen since the session began (version 5) */
+	SPROTO_BUCKET_REPLY = 0x88, /* the SAMPLE of the bucket a BUCKET ended (version 7) */
 };
 
 /* Instrumentation: an action is {when, primitive, target, value, optional predicate}. */
@@ -215,7 +218,14 @@ struct sproto_range {
 /* (version 6) its value and delta sent in units of 1024 (the value shifted right by 10): a
  * timer's to about a microsecond, in fewer bytes */
 #define SPROTO_M_KILO 0x2u
-#define SPROTO_M_FLAGS (SPROTO_M_CHANGES | SPROTO_M_KILO)
+/* (version 7) in units of 65536 (shifted right by 16): a timer's to about 66 us, a bucket's
+ * quarter second of waiting in 2 bytes; not with SPROTO_M_KILO */
+#define SPROTO_M_K64 0x4u
+/* (version 7) deltas only: no entry carries the value, and with SPROTO_M_CHANGES the first
+ * entry is sent only when the value changed (a reader that needs the increases only) */
+#define SPROTO_M_DELTAS 0x8u
+#define SPROTO_M_FLAGS (SPROTO_M_CHANGES | SPROTO_M_KILO | SPROTO_M_K64 | SPROTO_M_DELTAS)
+#define SPROTO_M_UNITS (SPROTO_M_KILO | SPROTO_M_K64)
 
 struct sproto_metric {
 	uint32_t id;
@@ -309,7 +319,7 @@ struct sproto_msg {
 		struct sproto_point_set point_set;
 		struct sproto_range clear;
 		struct sproto_metric metric;
-		uint64_t bucket_ns;
+		uint64_t bucket_ns; /* SAMPLING; BUCKET: the bucket's width */
 		char dir[SPROTO_MAX_PATH + 1]; /* PROFILE_BEGIN */
 		struct sproto_status status;
 		struct sproto_list list;
@@ -344,6 +354,8 @@ int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns);
 
 const char *sproto_type_name(uint16_t type);
 int sproto_is_request(uint16_t type);
+/* SAMPLE or BUCKET_REPLY: a bucket's samples (the same payload) */
+int sproto_is_sample(uint16_t type);
 
 /* ---- writing ---- */
 
@@ -372,6 +384,8 @@ size_t sproto_put_point_clear(void *mem, size_t cap, uint32_t first, uint32_t co
 size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metric *m);
 size_t sproto_put_metric_disable(void *mem, size_t cap, uint32_t id);
 size_t sproto_put_sampling(void *mem, size_t cap, uint64_t bucket_ns);
+/* BUCKET (version 7): width 1 ms to 1 hour, else 0. */
+size_t sproto_put_bucket(void *mem, size_t cap, uint64_t width_ns);
 /* LIST, PAUSE, RESUME, DETACH, COSTS, PROFILE_END */
 size_t sproto_put_empty(void *mem, size_t cap, uint16_t type);
 size_t sproto_put_costs_reply(void *mem, size_t cap, const struct sproto_costs *c);
@@ -401,6 +415,9 @@ void sproto_list_add_tid(struct sproto_buf *b, uint32_t tid);
  * a whole time); 0, or a time after start_ns: the start is given whole. */
 void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
 			 uint64_t start_ns, uint64_t end_ns, uint64_t lost);
+/* The same, as the BUCKET_REPLY answering a BUCKET (version 7). */
+void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
+			       uint64_t start_ns, uint64_t end_ns, uint64_t lost);
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e);
 
 #endif

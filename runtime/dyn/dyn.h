@@ -247,11 +247,14 @@ int dyn_metric_enable(const struct sproto_metric *m);
 void dyn_metric_disable(uint32_t id);
 void dyn_metrics_clear(void);
 uint32_t dyn_metrics_on(void);
-/* A SAMPLE message of every enabled metric into buf: its size, 0 when none is enabled. last:
- * the process is ending (SPROTO_S_LAST); after_ns: the end of the SAMPLE sent before on the
- * connection (0: none), from which its start is given. */
+/* A SAMPLE message of every enabled metric into buf: its size, 0 when none is enabled (and it
+ * is not an answer). how: DYN_SAMPLE_LAST the process is ending (SPROTO_S_LAST),
+ * DYN_SAMPLE_ANSWER a BUCKET_REPLY (sent even with no metric); after_ns: the end of the SAMPLE
+ * sent before on the connection (0: none), from which its start is given. */
+#define DYN_SAMPLE_LAST 0x1
+#define DYN_SAMPLE_ANSWER 0x2
 size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
-		  int last);
+		  int how);
 int64_t dyn_metric_value(uint32_t id); /* tests */
 
 /* ---- the control server (server.c, list.c) ---- */

@@ -119,12 +119,13 @@ static int64_t metric_value(struct metric *m)
 	return (int64_t)sum;
 }
 
-/* What a sample carries: the value, or in units of 1024 (SPROTO_M_KILO). */
+/* What a sample carries: the value, or in units of 1024 (SPROTO_M_KILO) or 65536
+ * (SPROTO_M_K64, version 7). */
 static int64_t sent_value(struct metric *m)
 {
 	uint64_t v = (uint64_t)metric_value(m);
 
-	return (int64_t)(m->flags & SPROTO_M_KILO ? v >> 10 : v);
+	return (int64_t)(m->flags & SPROTO_M_KILO ? v >> 10 : m->flags & SPROTO_M_K64 ? v >> 16 : v);
 }
 
 int64_t dyn_metric_value(uint32_t id)
@@ -156,7 +157,7 @@ int dyn_metric_enable(const struct sproto_metric *sm)
 	if (sm->id >= SPROTO_MAX_METRICS || !sm->n || sm->n > SPROTO_MAX_TERMS)
 		return -1;
 	m = &metrics[sm->id];
-	same = m->on && same_terms(m, sm) && !((m->flags ^ sm->flags) & SPROTO_M_KILO);
+	same = m->on && same_terms(m, sm) && !((m->flags ^ sm->flags) & SPROTO_M_UNITS);
 	m->flags = sm->flags;
 	m->every = sm->every;
 	m->skipped = 0;
@@ -198,33 +199,44 @@ uint32_t dyn_metrics_on(void)
 }
 
 size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
-		  int last)
+		  int how)
 {
+	int last = (how & DYN_SAMPLE_LAST) != 0;
 	struct sproto_buf b;
 	uint32_t i;
 
-	if (!nmetrics_on)
+	if (!nmetrics_on && !(how & DYN_SAMPLE_ANSWER))
 		return 0;
-	sproto_sample_begin(&b, buf, cap, after_ns, start_ns, end_ns, dyn_lost_total());
+	if (how & DYN_SAMPLE_ANSWER)
+		sproto_bucket_reply_begin(&b, buf, cap, after_ns, start_ns, end_ns,
+					  dyn_lost_total());
+	else
+		sproto_sample_begin(&b, buf, cap, after_ns, start_ns, end_ns, dyn_lost_total());
 	for (i = 0; i < SPROTO_MAX_METRICS; i++) {
 		struct metric *m = &metrics[i];
 		struct sproto_sample_entry e;
 
 		if (!m->on)
 			continue;
+		/* the value once, in its first entry, sent whatever its pace; the tool adds the
+		 * deltas to it (version 6) — unless deltas only (version 7) */
+		int valued = m->first && !(m->flags & SPROTO_M_DELTAS);
+
 		e.metric = i;
-		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0);
+		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0) |
+			  (valued ? SPROTO_S_VALUE : 0);
 		e.value = sent_value(m);
 		e.delta = (int64_t)((uint64_t)e.value - (uint64_t)m->last);
-		if (!e.flags && m->every > 1 && ++m->skipped < m->every)
+		if (!valued && !last && m->every > 1 && ++m->skipped < m->every)
 			continue; /* not its bucket */
 		m->skipped = 0;
-		if (!e.flags && !e.delta && (m->flags & SPROTO_M_CHANGES))
+		/* changes only: nothing to send, in the last sample too (version 7) */
+		if (!valued && !e.delta && (m->flags & SPROTO_M_CHANGES))
 			continue;
 		m->last = e.value;
-		if (m->first) /* the value once; the tool adds the deltas to it (version 6) */
-			e.flags |= SPROTO_S_VALUE;
 		m->first = 0;
+		if (!valued)
+			e.value = 0;
 		sproto_sample_add(&b, &e);
 	}
 	return sproto_end(&b);

@@ -29,6 +29,8 @@
 #define SWEEP_NS 1000000000ull    /* ended threads' records are found this often */
 #define SEND_TIMEOUT_S 10         /* a client that reads nothing for this long is dropped */
 #define INBUF (SPROTO_MAX_MESSAGE + 65536)
+/* while a BUCKET is owed, a phase marker is looked for this often (it ends the bucket) */
+#define PHASE_LOOK_NS 10000000ull
 #define FINAL_WAIT_NS 500000000ull /* how long an ending process waits for its last sample */
 
 /* Which file an fd of ours is: a forked child closes the parent's fds only if still ours. */
@@ -48,6 +50,9 @@ struct server {
 	size_t inlen;
 	uint64_t bucket_ns, bucket_start, next_bucket, next_sweep;
 	uint64_t sent_end;         /* the end of the last SAMPLE sent to this client (0: none) */
+	int on_request;            /* buckets end only when a BUCKET asks (version 7) */
+	int owed;                  /* a BUCKET waits for its BUCKET_REPLY: requests after it wait */
+	int64_t phases_at;         /* the phase markers run when it came (one more ends it) */
 	int detach;
 	pid_t pid; /* of the process that opened the socket (not a forked child) */
 };
@@ -293,6 +298,23 @@ static void on_metric_enable(const struct sproto_metric *m)
 		reply_ok(SPROTO_METRIC_ENABLE);
 }
 
+static int64_t phases_run(void)
+{
+	return atomic_load_explicit(&dyn_counters[SPROTO_COUNTER_PHASES].v, memory_order_relaxed);
+}
+
+/* The bucket in progress ends width after its start (at once when that is past), answered by
+ * its BUCKET_REPLY (sample_now); until then the requests after this one wait in the input. */
+static void on_bucket(uint64_t width)
+{
+	if (!srv.on_request && !dyn_metrics_on())
+		srv.bucket_start = dyn_mono_ns(); /* no bucket was running */
+	srv.on_request = 1;
+	srv.owed = 1;
+	srv.next_bucket = srv.bucket_start + width;
+	srv.phases_at = phases_run();
+}
+
 static void on_point_set(const struct sproto_point_set *ps)
 {
 	const char *why = NULL;
@@ -364,7 +386,12 @@ static void dispatch(const struct sproto_msg *m)
 	case SPROTO_POINT_CLEAR: dyn_points_clear(m->u.clear.first, m->u.clear.count); break;
 	case SPROTO_METRIC_ENABLE: on_metric_enable(&m->u.metric); return;
 	case SPROTO_METRIC_DISABLE: dyn_metric_disable(m->u.metric.id); break;
-	case SPROTO_SAMPLING: srv.bucket_ns = m->u.bucket_ns; restart_buckets(); break;
+	case SPROTO_SAMPLING:
+		srv.bucket_ns = m->u.bucket_ns;
+		srv.on_request = 0;
+		restart_buckets();
+		break;
+	case SPROTO_BUCKET: on_bucket(m->u.bucket_ns); return;
 	case SPROTO_PAUSE: atomic_store(&dyn_paused, 1); break;
 	case SPROTO_RESUME: atomic_store(&dyn_paused, 0); atomic_store(&released, 1); break;
 	case SPROTO_DETACH: end_session(); atomic_store(&released, 1); srv.detach = 1; break;
@@ -401,7 +428,7 @@ static void take_input(void)
 {
 	size_t off = 0;
 
-	while (srv.cfd >= 0 && !srv.detach) {
+	while (srv.cfd >= 0 && !srv.detach && !srv.owed) {
 		struct sproto_header h;
 		char err[200];
 		long n = sproto_frame(srv.in + off, srv.inlen - off, &h, err, sizeof(err));
@@ -480,18 +507,29 @@ static void accept_client(void)
 	srv.hello = 0;
 	srv.sent_end = 0; /* its first SAMPLE gives its start whole */
 	srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client starts from the defaults */
+	srv.on_request = srv.owed = 0;
 }
 
 /* ---- the loop ---- */
 
+/* A bucket is due: every bucket width, or (on request) when the BUCKET asked for it ends. */
+static int bucket_due(void)
+{
+	if (srv.cfd < 0 || (srv.on_request ? !srv.owed : !dyn_metrics_on()))
+		return 0;
+	return 1;
+}
+
 static void sample_now(void)
 {
 	uint64_t now = dyn_mono_ns();
+	int answer = srv.owed;
 	size_t n;
 
-	if (now < srv.next_bucket)
-		return;
-	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start, now, 0);
+	if (!bucket_due() || (now < srv.next_bucket && !(answer && phases_run() != srv.phases_at)))
+		return; /* a bucket asked for ends early at a phase marker: one phase's data each */
+	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start, now,
+		       answer ? DYN_SAMPLE_ANSWER : 0);
 	srv.bucket_start = now;
 	srv.next_bucket += srv.bucket_ns;
 	if (srv.next_bucket <= now) /* fell behind: the next bucket starts now */
@@ -499,6 +537,10 @@ static void sample_now(void)
 	if (srv.cfd >= 0 && n) {
 		send_msg(n);
 		srv.sent_end = now;
+	}
+	if (answer) { /* answered: the requests that came after the BUCKET */
+		srv.owed = 0;
+		take_input();
 	}
 }
 
@@ -511,10 +553,11 @@ static void final_sample(void)
 		(void)0; /* nothing to read: woken by something else */
 	if (atomic_load(&final_state) != 1)
 		return;
-	if (srv.cfd >= 0 && dyn_metrics_on()) {
+	if (srv.cfd >= 0 && (dyn_metrics_on() || srv.owed)) { /* owed: this is the answer */
 		size_t n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start,
-				      now, 1);
+				      now, DYN_SAMPLE_LAST | (srv.owed ? DYN_SAMPLE_ANSWER : 0));
 
+		srv.owed = 0;
 		srv.bucket_start = now;
 		send_msg(n);
 		srv.sent_end = n ? now : srv.sent_end;
@@ -537,15 +580,18 @@ static int poll_timeout_ms(void)
 {
 	uint64_t now = dyn_mono_ns(), until = srv.next_sweep;
 
-	if (srv.cfd >= 0 && dyn_metrics_on() && srv.next_bucket < until)
+	if (bucket_due() && srv.next_bucket < until)
 		until = srv.next_bucket;
+	if (srv.owed && now + PHASE_LOOK_NS < until) /* a phase marker ends it: looked for */
+		until = now + PHASE_LOOK_NS;
 	return until <= now ? 0 : (int)((until - now + 999999) / 1000000);
 }
 
 static void serve_once(void)
 {
+	/* a full input while a BUCKET is owed is not read (a hang-up is still seen) */
 	struct pollfd p[3] = { { srv.lfd, POLLIN, 0 }, { srv.efd, POLLIN, 0 },
-			       { srv.cfd, POLLIN, 0 } };
+			       { srv.cfd, srv.owed && srv.inlen >= INBUF ? 0 : POLLIN, 0 } };
 	int n = poll(p, srv.cfd >= 0 ? 3 : 2, poll_timeout_ms());
 
 	if (n > 0 && (p[0].revents & POLLNVAL)) {
@@ -563,8 +609,7 @@ static void serve_once(void)
 		read_client();
 	if (n > 0 && (p[0].revents & POLLIN))
 		accept_client();
-	if (srv.cfd >= 0 && dyn_metrics_on())
-		sample_now();
+	sample_now();
 	housekeeping();
 }
 

@@ -981,6 +981,87 @@ static void test_settled_pace(void **state)
 	hyp_lib_free(lib);
 }
 
+/* ---- the engine's next step: as late as the nodes under test allow ---- */
+
+static struct {
+	double wait;
+	uint32_t steps, testing_steps, tight;
+} nw;
+
+static void nw_pace(struct cs_source *s, double settled, double wait)
+{
+	(void)s;
+	(void)settled;
+	nw.wait = wait;
+}
+
+/* Each node under test could be concluded by then, no later: one short of its minimum
+ * observation time at that time (and a quarter of it more), one past it after a quarter of
+ * its observation or its minimum observation time, and at its sufficient observation time
+ * (with the same slack); one of them is that tight. Nothing under test: no step needed. */
+static void nw_progress(struct cs_engine *e, void *arg)
+{
+	double slack = CS_RETEST_FRACTION * e->par.min_obs, least = INFINITY;
+	uint32_t i;
+
+	(void)arg;
+	nw.steps++;
+	for (i = 0; i < e->nnodes; i++) {
+		const struct cs_node *n = &e->nodes[i];
+		double w;
+
+		if (n->state != CS_TESTING || n->term_req[0] < 0)
+			continue;
+		if (n->observed + 1e-9 < e->par.min_obs) {
+			w = e->par.min_obs - n->observed + slack;
+		} else {
+			w = fmax(CS_RETEST_FRACTION * n->observed, e->par.min_obs);
+			if (e->par.suff_obs > n->observed)
+				w = fmin(w, e->par.suff_obs - n->observed + slack);
+		}
+		least = fmin(least, w);
+	}
+	if (!isfinite(least)) {
+		assert_true(isinf(nw.wait));
+		return;
+	}
+	nw.testing_steps++;
+	assert_true(nw.wait <= least + 1e-9);
+	nw.tight += fabs(nw.wait - fmax(least, 1e-3)) < 1e-9;
+}
+
+/* Hot at the whole program, its module and procedure (test_magnify): the engine asks for its
+ * next step when its nodes under test could next conclude — 0.3125 s after refinements start
+ * at 0.25 s minimum observation, not every period — and for none once nothing is under test. */
+static void test_next_need(void **state)
+{
+	static struct cs_source_ops ops;
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+
+	(void)state;
+	memset(&nw, 0, sizeof(nw));
+	ops = syn_ops;
+	ops.pace = nw_pace;
+	cs_params_default(&p);
+	syn_init(&y, 60, rate_cpu);
+	y.pub.ops = &ops;
+	y.known_end = 0;
+	e = cs_engine_new(lib, &p, &y.pub);
+	e->progress = nw_progress;
+	cs_engine_step(e); /* the first period: the root's children observed 0.05 s of 0.25 */
+	assert_true(fabs(nw.wait - (0.25 - 0.05 + CS_RETEST_FRACTION * 0.25)) < 1e-9);
+	cs_engine_run(e);
+	assert_int_equal(nw.steps, 60);
+	assert_true(nw.testing_steps > 10 && nw.testing_steps < 60);
+	assert_int_equal(nw.tight, nw.testing_steps);
+	assert_int_equal(state_of(e, "Hot", "/Code/m/hot", NULL), CS_TRUE);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
 static void test_focus(void **state)
 {
 	struct cs_focus f, g;
@@ -1008,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_builtin_file),
 		cmocka_unit_test(test_focus),
 		cmocka_unit_test(test_settled_pace),
+		cmocka_unit_test(test_next_need),
 		cmocka_unit_test(test_magnify),
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_damping),

@@ -436,8 +436,8 @@ static uint32_t sample_entries(int last, struct sproto_sample_entry *e)
 }
 
 /* A metric enabled "changes only" (protocol version 4) is left out of the samples in which
- * its value did not change, never out of its first nor its last; the other one always comes.
- * Its value travels in its first entry only (version 6), the deltas after. */
+ * its value did not change, never out of its first, out of the last too (version 7); the other
+ * one always comes. Its value travels in its first entry only (version 6), the deltas after. */
 static void test_sample_changes_only(void **state)
 {
 	struct sproto_metric every = { .id = 2, .n = 1, .term = { { SPROTO_TERM_COUNTER, 7, 0 } } };
@@ -460,8 +460,11 @@ static void test_sample_changes_only(void **state)
 	atomic_fetch_add(&dyn_counters[7].v, 1);
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_true(e[0].metric == 2 && e[0].delta == 1);
-	assert_int_equal(sample_entries(1, e), 2); /* the last sample has every metric */
-	assert_true(e[1].metric == 3 && e[1].delta == 0 && e[1].flags == SPROTO_S_LAST);
+	assert_int_equal(sample_entries(1, e), 1); /* the last: unchanged, not sent (v7) */
+	assert_true(e[0].metric == 2 && e[0].flags == SPROTO_S_LAST);
+	atomic_fetch_add(&dyn_counters[8].v, 3);
+	assert_int_equal(sample_entries(1, e), 2); /* changed: sent, flagged last */
+	assert_true(e[1].metric == 3 && e[1].delta == 3 && e[1].flags == SPROTO_S_LAST);
 	/* every third bucket (changed or not), the delta since it last went; the same terms
 	 * enabled again change only that: the values go on */
 	changes.every = 3;
@@ -524,6 +527,55 @@ static void test_sample_kilo(void **state)
 	assert_int_equal(dyn_metric_enable(&m), 0);
 	assert_int_equal(sample_entries(0, e), 1);
 	assert_true(e[0].value == 9100 && (e[0].flags & SPROTO_S_FIRST));
+}
+
+/* Units of 65536 and deltas only (version 7, the live search's timers and points): no value
+ * is sent, the first entry only when the value changed (unchanged metrics send nothing, the
+ * last sample included), the deltas add up to the change since the enable short of less
+ * than 65536; enabled again with the same terms in other flags, the values go on. */
+static void test_sample_k64_deltas(void **state)
+{
+	struct sproto_metric m = { .id = 6, .n = 1,
+				   .flags = SPROTO_M_CHANGES | SPROTO_M_K64 | SPROTO_M_DELTAS,
+				   .term = { { SPROTO_TERM_COUNTER, 9, 0 } } };
+	struct sproto_metric other = { .id = 1, .n = 1, .term = { { SPROTO_TERM_COUNTER, 7, 0 } } };
+	struct sproto_sample_entry e[4];
+	int64_t sum = 0;
+
+	(void)state;
+	dyn_metrics_clear();
+	assert_int_equal(dyn_metric_enable(&other), 0);
+	atomic_store(&dyn_counters[9].v, 100000); /* 1 unit at the enable */
+	assert_int_equal(dyn_metric_enable(&m), 0);
+	assert_int_equal(sample_entries(0, e), 1); /* no first entry: it did not change */
+	assert_int_equal(e[0].metric, 1);
+	atomic_fetch_add(&dyn_counters[9].v, 200000); /* 300000: 4 units */
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].metric == 6 && e[1].delta == 3 && e[1].value == 0 &&
+		    e[1].flags == SPROTO_S_FIRST);
+	sum += e[1].delta;
+	atomic_fetch_add(&dyn_counters[9].v, 30000); /* 330000: 5 units */
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].delta == 1 && !e[1].flags);
+	sum += e[1].delta;
+	assert_true(sum * 65536 <= 330000 - 100000 + 65535 && sum * 65536 > 330000 - 100000 - 65536);
+	/* paced every 2 buckets, same terms and units: the values go on */
+	m.every = 2;
+	assert_int_equal(dyn_metric_enable(&m), 0);
+	atomic_fetch_add(&dyn_counters[9].v, 65536);
+	assert_int_equal(sample_entries(0, e), 1); /* not its bucket */
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].metric == 6 && e[1].delta == 1 && !e[1].flags);
+	assert_int_equal(sample_entries(1, e), 1); /* the last: unchanged, not sent */
+	assert_int_equal(e[0].metric, 1);
+	/* units of 1024 now: new values, a first entry again (still without its value) */
+	m.flags = SPROTO_M_CHANGES | SPROTO_M_KILO | SPROTO_M_DELTAS;
+	m.every = 0;
+	assert_int_equal(dyn_metric_enable(&m), 0);
+	atomic_fetch_add(&dyn_counters[9].v, 2048);
+	assert_int_equal(sample_entries(0, e), 2);
+	assert_true(e[1].metric == 6 && e[1].delta == 2 && e[1].flags == SPROTO_S_FIRST);
+	dyn_metrics_clear();
 }
 
 /* The sampler's values of a busy timer never go back. */
@@ -1269,6 +1321,7 @@ int main(void)
 		cmocka_unit_test_setup(test_timer_samples_monotonic, setup),
 		cmocka_unit_test_setup(test_sample_changes_only, setup),
 		cmocka_unit_test_setup(test_sample_kilo, setup),
+		cmocka_unit_test_setup(test_sample_k64_deltas, setup),
 		cmocka_unit_test_setup(test_timer_threads, setup),
 		cmocka_unit_test_setup(test_counter_threads, setup),
 		cmocka_unit_test_setup(test_thread_counters, setup),

@@ -3,7 +3,7 @@
  * The control server with a client, in one process: the server thread is started as
  * sonde__attach starts it, the test connects to CTL_DIR/ctl.PID and speaks the protocol
  * (format/protocol.h) — HELLO, LIST, POINT_SET, METRIC_ENABLE, SAMPLING, PAUSE/RESUME,
- * POINT_CLEAR, METRIC_DISABLE, DETACH — while calling instrumented functions (dyn_tramp.S), and
+ * POINT_CLEAR, METRIC_DISABLE, DETACH, BUCKET — while calling instrumented functions (dyn_tramp.S), and
  * reads SAMPLE messages with the expected values. Also: requests before HELLO, invalid
  * requests, a broken frame, a second client, the control directory's checks.
  */
@@ -372,6 +372,79 @@ static void test_hello_first(void **state)
 	hello();
 }
 
+/* The next message that is not a SAMPLE (those a bucket of the running pace sent before the
+ * server read a BUCKET). */
+static void not_sample(struct sproto_msg *m)
+{
+	do
+		assert_int_equal(next_msg(&cl, m), 0);
+	while (m->h.type == SPROTO_SAMPLE);
+}
+
+/* BUCKET (version 7): the bucket in progress ends the width asked for after its start, answered
+ * by its BUCKET_REPLY before the requests sent after it; then nothing until asked again; a
+ * phase marker ends one early; SAMPLING brings the pace back; a bad width gets ERROR. */
+static void test_buckets_on_request(void **state)
+{
+	struct sproto_point_set ps = { .point = P_ADD, .n = 1 };
+	struct sproto_metric mc = { .id = 5, .n = 1, .flags = SPROTO_M_CHANGES,
+				    .term = { { SPROTO_TERM_COUNTER, 60, 0 } } };
+	struct pollfd p = { 0, POLLIN, 0 };
+	struct sproto_sample_entry e;
+	struct sproto_msg m;
+	uint64_t end;
+	size_t n;
+
+	(void)state;
+	hello();
+	ps.act[0] = act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 60, 1);
+	expect_ok(sproto_put_point_set(msg, sizeof(msg), &ps), SPROTO_POINT_SET);
+	expect_ok(sproto_put_metric_enable(msg, sizeof(msg), &mc), SPROTO_METRIC_ENABLE);
+	/* a BUCKET and a PAUSE in one write: the PAUSE is answered after the bucket */
+	n = sproto_put_bucket(msg, sizeof(msg), 200000000);
+	n += sproto_put_empty(msg + n, sizeof(msg) - n, SPROTO_PAUSE);
+	send_raw(cl.fd, msg, n);
+	not_sample(&m);
+	assert_int_equal(m.h.type, SPROTO_BUCKET_REPLY);
+	assert_true(m.u.sample.end_ns - m.u.sample.start_ns >= 200000000);
+	not_sample(&m);
+	assert_true(m.h.type == SPROTO_OK && m.u.status.type == SPROTO_PAUSE);
+	expect_ok(sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), SPROTO_RESUME);
+	/* on request: nothing comes unasked */
+	p.fd = cl.fd;
+	assert_int_equal(poll(&p, 1, 300), 0);
+	tr_add(1, 1);
+	tr_add(1, 1);
+	send_raw(cl.fd, msg, sproto_put_bucket(msg, sizeof(msg), SPROTO_MIN_BUCKET_NS));
+	assert_int_equal(next_msg(&cl, &m), 0);
+	assert_int_equal(m.h.type, SPROTO_BUCKET_REPLY);
+	assert_true(m.u.sample.follows && m.u.sample.start_ns == 0); /* from the last end */
+	assert_int_equal(m.u.sample.n, 1);
+	sproto_sample_entry(&m.u.sample, 0, &e);
+	assert_true(e.metric == 5 && e.delta == 2 && !e.flags);
+	end = m.u.sample.end_ns;
+	/* nothing changed: an answer all the same, with no entry */
+	send_raw(cl.fd, msg, sproto_put_bucket(msg, sizeof(msg), SPROTO_MIN_BUCKET_NS));
+	assert_int_equal(next_msg(&cl, &m), 0);
+	assert_true(m.h.type == SPROTO_BUCKET_REPLY && m.u.sample.n == 0);
+	assert_true(m.u.sample.follows && m.u.sample.start_ns == 0);
+	assert_int_equal(sproto_sample_follow(&m.u.sample, end), 0);
+	assert_true(m.u.sample.end_ns - end >= SPROTO_MIN_BUCKET_NS);
+	/* an hour asked for, a phase marker ends it */
+	send_raw(cl.fd, msg, sproto_put_bucket(msg, sizeof(msg), SPROTO_MAX_BUCKET_NS));
+	assert_int_equal(poll(&p, 1, 100), 0);
+	atomic_fetch_add(&dyn_counters[SPROTO_COUNTER_PHASES].v, 1);
+	assert_int_equal(next_msg(&cl, &m), 0);
+	assert_int_equal(m.h.type, SPROTO_BUCKET_REPLY);
+	/* a width of 0: refused, the connection goes on; SAMPLING: the pace again */
+	n = sproto_put_bucket(msg, sizeof(msg), SPROTO_MIN_BUCKET_NS);
+	memset(msg + SPROTO_HEADER_SIZE, 0, 8);
+	expect_error(n, SPROTO_BUCKET, "bucket width");
+	expect_ok(sproto_put_sampling(msg, sizeof(msg), 10000000), SPROTO_SAMPLING);
+	assert_int_equal(next_msg(&cl, &m), 0);
+	assert_int_equal(m.h.type, SPROTO_SAMPLE);
+}
+
 /* A request that decodes badly gets ERROR with the reason; the connection goes on. */
 static void test_bad_request(void **state)
 {
@@ -505,6 +578,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_buckets_on_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_client, setup, teardown),

@@ -263,6 +263,58 @@ static void test_small_requests(void **state)
 	assert_int_equal(m.u.status.type, SPROTO_PAUSE);
 }
 
+/* BUCKET (version 7): a width of 1 ms to 1 hour, refused outside by the writer and the reader;
+ * BUCKET_REPLY: a SAMPLE's payload under its own type. */
+static void test_bucket(void **state)
+{
+	struct sproto_sample_entry e = { 5, SPROTO_S_FIRST, 0, 7 }, got;
+	struct sproto_buf b;
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	n = sproto_put_bucket(buf, sizeof(buf), 250000000);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 8);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_BUCKET);
+	assert_int_equal(m.u.bucket_ns, 250000000);
+	assert_true(sproto_is_request(SPROTO_BUCKET));
+	assert_false(sproto_is_sample(SPROTO_BUCKET));
+	assert_string_equal(sproto_type_name(SPROTO_BUCKET), "BUCKET");
+	assert_int_equal(sproto_put_bucket(buf, sizeof(buf), SPROTO_MIN_BUCKET_NS - 1), 0);
+	assert_int_equal(sproto_put_bucket(buf, sizeof(buf), SPROTO_MAX_BUCKET_NS + 1), 0);
+	put_le32(buf + SPROTO_HEADER_SIZE, SPROTO_MIN_BUCKET_NS - 1); /* under 1 ms */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	put_le32(buf + SPROTO_HEADER_SIZE, 0);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	put_le32(buf + SPROTO_HEADER_SIZE + 4, 0x400); /* past an hour */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_bucket(buf, sizeof(buf), SPROTO_MAX_BUCKET_NS);
+	assert_int_equal(read_msg(buf, n - 1, &m), 0); /* cut short: not all there */
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	put_le32(buf + 8, 7); /* a payload of 7 bytes */
+	assert_int_equal(read_msg(buf, n - 1, &m), -1);
+	/* the answer */
+	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 1000, 1000, 251000, 0);
+	sproto_sample_add(&b, &e);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_BUCKET_REPLY);
+	assert_true(sproto_is_sample(m.h.type) && !sproto_is_request(m.h.type));
+	assert_true(m.u.sample.follows && m.u.sample.start_ns == 0 && m.u.sample.n == 1);
+	assert_int_equal(sproto_sample_follow(&m.u.sample, 5000), 0);
+	assert_true(m.u.sample.start_ns == 5000 && m.u.sample.end_ns == 255000);
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_true(got.metric == 5 && got.flags == SPROTO_S_FIRST && got.delta == 7);
+	/* one with no entry: what a bucket with nothing to send answers */
+	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 0, 1000, 2000, 0);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.sample.n, 0);
+	buf[n - 1] = 1; /* an entry the payload does not hold */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
 /* PROFILE_BEGIN carries an absolute one-line directory; PROFILE_END nothing. */
 static void test_profile(void **state)
 {
@@ -297,7 +349,8 @@ static void test_profile(void **state)
 	assert_int_equal(m.h.type, SPROTO_PROFILE_END);
 	assert_true(sproto_is_request(SPROTO_PROFILE_END));
 	assert_true(sproto_is_request(SPROTO_PROFILE_END + 1)); /* RESOURCES (version 5) */
-	assert_false(sproto_is_request(SPROTO_RESOURCES + 1));
+	assert_true(sproto_is_request(SPROTO_RESOURCES + 1)); /* BUCKET (version 7) */
+	assert_false(sproto_is_request(SPROTO_BUCKET + 1));
 }
 
 static void test_metric(void **state)
@@ -334,10 +387,21 @@ static void test_metric(void **state)
 	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.metric.flags, SPROTO_M_CHANGES | SPROTO_M_KILO);
-	buf[SPROTO_HEADER_SIZE + 6] = 0x4; /* the flags' low byte: an unknown one */
+	/* version 7: units of 65536, deltas only; not both units; no unknown flag */
+	mt.flags = SPROTO_M_CHANGES | SPROTO_M_K64 | SPROTO_M_DELTAS;
+	n = sproto_put_metric_enable(buf, sizeof(buf), &mt);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.metric.flags, SPROTO_M_CHANGES | SPROTO_M_K64 | SPROTO_M_DELTAS);
+	buf[SPROTO_HEADER_SIZE + 6] = SPROTO_M_KILO | SPROTO_M_K64; /* the flags' byte */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[SPROTO_HEADER_SIZE + 6] = 0x10; /* an unknown one */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[SPROTO_HEADER_SIZE + 6] = 0x80;
 	assert_int_equal(read_msg(buf, n, &m), -1);
+	mt.flags = SPROTO_M_KILO | SPROTO_M_K64; /* the writer refuses what the reader would */
+	assert_int_equal(sproto_put_metric_enable(buf, sizeof(buf), &mt), 0);
+	mt.flags = 0x10;
+	assert_int_equal(sproto_put_metric_enable(buf, sizeof(buf), &mt), 0);
 }
 
 static void test_error_text(void **state)
@@ -610,9 +674,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 5; /* version 5 of a versioned message: this codec speaks 6 only */
+	buf[4] = 6; /* version 6 of a versioned message: this codec speaks 7 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 7;
+	buf[4] = 8;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -1132,6 +1196,7 @@ int main(void)
 		cmocka_unit_test(test_error_text),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_bucket),
 		cmocka_unit_test(test_sample_compact),
 		cmocka_unit_test(test_sample_writer),
 		cmocka_unit_test(test_sample_varints),

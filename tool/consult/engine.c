@@ -904,6 +904,44 @@ static double settled(const struct cs_engine *e)
 	return wait > 1e-3 ? wait : 1e-3;
 }
 
+/*
+ * The seconds the engine can wait before its next step: the least of what the nodes under test
+ * can wait (INFINITY: none is under test). One short of its minimum observation time cannot
+ * conclude before it has that, and waits CS_RETEST_FRACTION of that time more at most (a node
+ * true then is concluded that much later, at most). One past it concludes true when its test
+ * holds, or never at its sufficient observation time: it is looked at again after
+ * CS_RETEST_FRACTION of the time it has been observed (as a true node is re-tested: its
+ * cumulative average cannot move by more than that share of itself in between), or its
+ * minimum observation time when that is longer, and at its sufficient time (with the same
+ * slack). A source need not step more often: fewer, wider buckets carry the same averages
+ * (live: docs/consult.md "What is sent"); the slack lets nodes started at nearby times share
+ * their steps.
+ */
+static double next_need(const struct cs_engine *e)
+{
+	double wait = INFINITY, slack = CS_RETEST_FRACTION * e->par.min_obs, w;
+	uint32_t i;
+
+	for (i = 0; i < e->nnodes; i++) {
+		const struct cs_node *n = &e->nodes[i];
+
+		if (n->state != CS_TESTING || !holding(n))
+			continue;
+		if (n->observed + 1e-9 < e->par.min_obs) {
+			w = e->par.min_obs - n->observed + slack;
+		} else {
+			w = CS_RETEST_FRACTION * n->observed;
+			if (w < e->par.min_obs)
+				w = e->par.min_obs;
+			if (e->par.suff_obs > n->observed && e->par.suff_obs - n->observed + slack < w)
+				w = e->par.suff_obs - n->observed + slack;
+		}
+		if (w < wait)
+			wait = w;
+	}
+	return wait > 1e-3 ? wait : 1e-3;
+}
+
 int cs_engine_step(struct cs_engine *e)
 {
 	struct cs_step st;
@@ -935,7 +973,7 @@ int cs_engine_step(struct cs_engine *e)
 	e->st.settled_steps += e->st.settled_s > 0;
 	e->st.settled_s = settled(e);
 	if (e->src->ops->pace)
-		e->src->ops->pace(e->src, e->st.settled_s);
+		e->src->ops->pace(e->src, e->st.settled_s, next_need(e));
 	if (e->src->ops->pace_req)
 		pace_reqs(e);
 	e->st.steps++;

@@ -91,7 +91,8 @@ struct lsrc {
 	uint64_t heap_read_ns;
 	double dt;      /* seconds of the last step */
 	int ended, last_done, memfd;
-	uint32_t coarse; /* settled: the periods of a bucket (LIVE_RETEST or more); 0: not */
+	uint32_t coarse; /* the periods of a bucket when LIVE_RETEST or more; 0: fewer */
+	uint64_t next_ns; /* the width of the next bucket, asked for with BUCKET (ls_pace) */
 	double ctl_cpu_ns; /* the runtime's control thread's CPU time at its last reading */
 	uint32_t phase_linked; /* sonde__phase slots pointed at the runtime (live_phase.c) */
 	/* the MPI calls of lv_mpi_*_calls the program imports (live_objects.c: lv_mpi_imports) */

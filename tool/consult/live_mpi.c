@@ -532,14 +532,14 @@ static int ms_fresh(struct cs_source *src, int id)
 	return id >= 0 && (uint32_t)id < ms->nreqs && ms->reqs[id].used && ms->reqs[id].fresh;
 }
 
-static void ms_pace(struct cs_source *src, double settled)
+static void ms_pace(struct cs_source *src, double settled, double wait)
 {
 	struct msrc *ms = M(src);
 	uint32_t i;
 
 	for (i = 0; i < ms->n; i++)
 		if (!ms->done[i] && SUB(ms, i)->ops->pace)
-			SUB(ms, i)->ops->pace(SUB(ms, i), settled);
+			SUB(ms, i)->ops->pace(SUB(ms, i), settled, wait);
 }
 
 static void ms_pace_req(struct cs_source *src, int id, double slow)

@@ -359,16 +359,17 @@ static int stop_now(const struct lsrc *ls)
 	       (ls->o.seconds > 0 && (double)ls->t_prev / 1e9 >= ls->o.seconds);
 }
 
-/* Wait for a sample newer than the last step: 0; 1 when the process ended meanwhile. The end
- * is seen when the connection closes; every second without a sample the process's state is
- * looked at too, so that a connection that stays open (a descriptor kept by another process)
- * cannot keep the search waiting for a program that has ended. */
+/* Wait for the answer to the BUCKET asked for, and a sample newer than the last step: 0; 1 when
+ * the process ended meanwhile. The end is seen when the connection closes; every second
+ * without a sample the process's state is looked at too, so that a connection that stays open
+ * (a descriptor kept by another process) cannot keep the search waiting for a program that
+ * has ended. */
 static int wait_sample(struct lsrc *ls)
 {
 	uint64_t look = mono_now_ns() + 1000000000ull;
 	char err[256];
 
-	while (ls->s->nsamples == ls->nsamples_seen && !ls->s->ended) {
+	while ((ls->s->owed || ls->s->nsamples == ls->nsamples_seen) && !ls->s->ended) {
 		if (ls->o.stop && *ls->o.stop)
 			return 0;
 		if (dyn_session_poll(ls->s, 10, err, sizeof(err)) < 0) {
@@ -408,7 +409,10 @@ static int ls_step(struct cs_source *src, struct cs_step *st)
 		return -1;
 	if (!ls->s->ended)
 		pace_points(ls);
-	if (!ls->s->ended && dyn_live_commit(ls->l, err, sizeof(err)) != 0) {
+	/* the requests, then the bucket they are measured in: it ends when the search needs it */
+	if (!ls->s->ended && (dyn_live_commit(ls->l, err, sizeof(err)) != 0 ||
+			      (!ls->s->owed && dyn_session_bucket(ls->s, ls->next_ns, err,
+								   sizeof(err)) != 0))) {
 		char e2[256];
 
 		/* the process ending meanwhile closes the connection: no error then */
@@ -488,19 +492,38 @@ static uint32_t settled_periods(const struct lsrc *ls, double settled)
 	return k;
 }
 
+/* While nodes are under test: the next bucket as long as the engine can wait (a period at
+ * least, LIVE_SETTLED_MAX periods at most, and what --for has left). */
+static uint64_t testing_width(const struct lsrc *ls, double wait)
+{
+	double period = (double)ls->s->bucket_ns / 1e9, w = wait;
+
+	if (ls->o.seconds > 0 && ls->o.seconds - (double)ls->t_prev / 1e9 < w)
+		w = ls->o.seconds - (double)ls->t_prev / 1e9;
+	if (w > LIVE_SETTLED_MAX * period)
+		w = LIVE_SETTLED_MAX * period;
+	return w > period ? (uint64_t)(w * 1e9) : ls->s->bucket_ns;
+}
+
 /* Settled, the true nodes are re-tested every LIVE_RETEST periods or more (live_source.h):
  * fewer samples, the same cumulative averages (a bucket's increase is the same whatever its
- * width). Any node to test brings the sample period back. */
-static void ls_pace(struct cs_source *src, double settled)
+ * width). Under test, a bucket ends when a node could next conclude (engine.c next_need):
+ * at the minimum observation time of the nodes just started, then as the averages of those
+ * past it can move (protocol version 7: the runtime ends each bucket when BUCKET asks). */
+static void ls_pace(struct cs_source *src, double settled, double wait)
 {
 	struct lsrc *ls = L(src);
 	uint32_t i, k = settled_periods(ls, settled);
-	char err[256];
 
-	if (k == ls->coarse || ls->s->ended || ls->last_done)
+	if (ls->s->ended || ls->last_done)
 		return;
-	if (dyn_live_sampling(ls->l, ls->s->bucket_ns * (k ? k : 1), err, sizeof(err)) != 0)
+	ls->next_ns = k ? ls->s->bucket_ns * k : testing_width(ls, wait);
+	k = ls->next_ns >= LIVE_RETEST * ls->s->bucket_ns
+		    ? (uint32_t)(ls->next_ns / ls->s->bucket_ns) : 0;
+	if (!k == !ls->coarse) {
+		ls->coarse = k;
 		return;
+	}
 	ls->coarse = k;
 	for (i = 0; i < ls->nents; i++)
 		if (ls->ents[i].id >= 0)
@@ -603,6 +626,13 @@ struct cs_source *live_source_new(struct dyn_session *s, const struct live_sourc
 		lv_phase_link(ls); /* an attached program's markers: to the runtime from now */
 	ls->nsamples_seen = s->nsamples;
 	ls->t_prev = mono_now_ns() - ls->origin;
+	ls->next_ns = s->bucket_ns;
+	/* buckets on request from now: none while the search is set up (the other ranks'
+	 * processes, the first requests) */
+	if (dyn_session_bucket(s, s->bucket_ns, err, cap) != 0) {
+		live_source_free(src);
+		return NULL;
+	}
 	return src;
 }
 

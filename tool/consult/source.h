@@ -68,8 +68,11 @@ struct cs_source_ops {
 	int (*fresh)(struct cs_source *s, int req);
 	/* The search is settled (every node measured is a true one being re-tested, nothing
 	 * under test or waiting: settled > 0, the seconds the engine can wait between two
-	 * re-tests) or not (0): a source may sample less often while it is; NULL: ignored. */
-	void (*pace)(struct cs_source *s, double settled);
+	 * re-tests) or not (0): a source may sample less often while it is. Either way `wait`:
+	 * the seconds before the engine needs its next step (engine.c next_need: a node under
+	 * test that could conclude sooner than that cannot); a source may make its next step
+	 * that long (or less; INFINITY: no node needs one). NULL: ignored. */
+	void (*pace)(struct cs_source *s, double settled, double wait);
 	/* Only true nodes being re-tested read the request (slow > 0: the seconds their re-tests
 	 * can wait, engine.h CS_RETEST_FRACTION) or not (0): a source may deliver its increase in
 	 * lumps every few steps while it is slow; NULL: ignored. */

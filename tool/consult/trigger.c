@@ -206,12 +206,12 @@ static int tr_fresh(struct cs_source *s, int req)
 }
 
 /* Until the trigger fires the source keeps its pace: the firing is seen within a period. */
-static void tr_pace(struct cs_source *s, double settled)
+static void tr_pace(struct cs_source *s, double settled, double wait)
 {
 	struct cs_source *in = T(s)->in;
 
 	if (T(s)->fired && in->ops->pace)
-		in->ops->pace(in, settled);
+		in->ops->pace(in, settled, wait);
 }
 
 static void tr_pace_req(struct cs_source *s, int req, double slow)

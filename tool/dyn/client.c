@@ -139,7 +139,7 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 	if (sproto_decode(&h, c->in + SPROTO_HEADER_SIZE, m, err, n) != 0)
 		return -1;
 	c->used = (size_t)size;
-	if (h.type == SPROTO_SAMPLE) { /* its start from the previous one's end */
+	if (sproto_is_sample(h.type)) { /* its start from the previous one's end */
 		if (sproto_sample_follow(&m->u.sample, c->sample_end) != 0) {
 			snprintf(err, n, "SAMPLE: its start follows a sample never received");
 			return -1;

@@ -51,7 +51,7 @@ struct lreq {
 	uint32_t got;    /* entries of its metric received at the last take */
 	struct sproto_term term; /* its metric's */
 	uint32_t every;  /* sent every N buckets (1: each, when it changed) */
-	uint8_t kilo;    /* SPROTO_M_KILO: its samples in units of 1024 (timers) */
+	uint8_t units;   /* SPROTO_M_K64: its samples in units of 65536 (timers), or 0 */
 	int fresh;       /* some came between the last two takes */
 	int complete;
 };
@@ -69,6 +69,8 @@ struct dyn_live {
 	uint32_t *free_tc, nfree_tc;
 	uint8_t mkind[SPROTO_MAX_METRICS];
 	uint8_t mrun[SPROTO_MAX_METRICS]; /* MK_POINT: its first sample came (rates count) */
+	uint8_t mon[SPROTO_MAX_METRICS];  /* MK_POINT: enabled (OK received): the samples from
+					   * then count it, changed or not (deltas only) */
 	uint32_t mown[SPROTO_MAX_METRICS];
 	int64_t msum[SPROTO_MAX_METRICS], mval[SPROTO_MAX_METRICS];
 	uint32_t mgot[SPROTO_MAX_METRICS]; /* entries received */
@@ -167,6 +169,11 @@ static void on_sample(void *arg, const struct sproto_sample *sm)
 			l->mrun[e.metric] = 1;
 		}
 	}
+	/* a point's counter comes only when it changed (deltas only, version 7): the first
+	 * sample after its enable starts its time as its first entry did */
+	for (i = 0; i < l->npt; i++)
+		if (l->pt[i].metric != NONE && l->mon[l->pt[i].metric])
+			l->mrun[l->pt[i].metric] = 1;
 }
 
 int64_t dyn_live_take(struct dyn_live *l, int id)
@@ -181,7 +188,7 @@ int64_t dyn_live_take(struct dyn_live *l, int id)
 	r->taken = v;
 	r->fresh = l->mgot[r->metric] != r->got;
 	r->got = l->mgot[r->metric];
-	return r->kilo ? d * 1024 : d;
+	return r->units ? d * 65536 : d;
 }
 
 int dyn_live_fresh(const struct dyn_live *l, int id)
@@ -300,7 +307,7 @@ static uint32_t metric_id(struct dyn_live *l, int kind, uint32_t owner)
 			l->mkind[i] = (uint8_t)kind;
 			l->mown[i] = owner;
 			l->msum[i] = l->mval[i] = 0;
-			l->mrun[i] = 0;
+			l->mrun[i] = l->mon[i] = 0;
 			l->mgot[i] = 0;
 			return i;
 		}
@@ -418,7 +425,9 @@ static void touch_points(struct dyn_live *l, const struct lreq *r, int delta)
 }
 
 /* Every N buckets (N > 1: sent then, changed or not; with SPROTO_M_CHANGES, only when it
- * changed), or each bucket (when it changed); SPROTO_M_KILO: in units of 1024. */
+ * changed), or each bucket (when it changed); SPROTO_M_K64: in units of 65536; the requests'
+ * and the points' with SPROTO_M_DELTAS (version 7: their values are never read, only their
+ * increases; the runtime's own counters come with values). */
 static int send_metric_every(struct dyn_live *l, uint32_t id, const struct sproto_term *t,
 			     uint16_t k, uint8_t every, uint8_t flags, char *err, size_t n)
 {
@@ -454,13 +463,14 @@ static int enable_request(struct dyn_live *l, struct lreq *r, uint32_t id, char 
 		t = (struct sproto_term){ kind[r->spec.var[0]], r->idx[0], r->spec.tid };
 	r->term = t;
 	r->every = 1;
-	/* timers in units of 1024 ns: a bucket's few hundred ms of waiting in 3 bytes, not 5
-	 * (what is lost is below a microsecond in all, docs/protocol.md) */
-	r->kilo = t.kind != SPROTO_TERM_TCOUNTER ? SPROTO_M_KILO : 0;
+	/* timers in units of 65536 ns: a bucket's quarter second of waiting in 2 bytes, not 3-5
+	 * (a reading's increase is short by less than 66 us, docs/protocol.md) */
+	r->units = t.kind != SPROTO_TERM_TCOUNTER ? SPROTO_M_K64 : 0;
 	r->metric = metric_id(l, MK_REQ, id);
 	if (r->metric == NONE)
 		return snprintf(err, n, "the runtime's metric ids are all used"), -1;
-	return send_metric_every(l, r->metric, &t, 1, 1, SPROTO_M_CHANGES | r->kilo, err, n);
+	return send_metric_every(l, r->metric, &t, 1, 1,
+				 SPROTO_M_CHANGES | SPROTO_M_DELTAS | r->units, err, n);
 }
 
 int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t n)
@@ -478,7 +488,8 @@ int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t 
 		return 0;
 	r->every = every;
 	return send_metric_every(l, r->metric, &r->term, 1, (uint8_t)every,
-				 (every > 1 ? 0 : SPROTO_M_CHANGES) | r->kilo, err, n);
+				 (every > 1 ? 0 : SPROTO_M_CHANGES) | SPROTO_M_DELTAS | r->units, err,
+				 n);
 }
 
 int dyn_live_points_pace(struct dyn_live *l, uint32_t every, char *err, size_t n)
@@ -493,8 +504,8 @@ int dyn_live_points_pace(struct dyn_live *l, uint32_t every, char *err, size_t n
 		struct sproto_term t = { SPROTO_TERM_TCOUNTER, l->pt[i].tc, 0 };
 
 		if (l->pt[i].metric != NONE &&
-		    send_metric_every(l, l->pt[i].metric, &t, 1, l->pt_every, SPROTO_M_CHANGES, err,
-				      n) != 0)
+		    send_metric_every(l, l->pt[i].metric, &t, 1, l->pt_every,
+				      SPROTO_M_CHANGES | SPROTO_M_DELTAS, err, n) != 0)
 			return -1;
 	}
 	return 0;
@@ -616,9 +627,10 @@ static int set_point(struct dyn_live *l, struct lpt *p, char *err, size_t n)
 			return snprintf(err, n, "the runtime's thread counters are all used"), -1;
 		t = (struct sproto_term){ SPROTO_TERM_TCOUNTER, p->tc, 0 };
 		p->pend = 0;
-		if (send_metric_every(l, p->metric, &t, 1, l->pt_every, SPROTO_M_CHANGES, err,
-				      n) != 0)
+		if (send_metric_every(l, p->metric, &t, 1, l->pt_every,
+				      SPROTO_M_CHANGES | SPROTO_M_DELTAS, err, n) != 0)
 			return -1;
+		l->mon[p->metric] = 1;
 	}
 	memset(&ps, 0, sizeof(ps));
 	ps.point = l->sets[p->set].first_id + p->idx;

@@ -134,6 +134,14 @@ int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const st
 
 static void on_sample(struct dyn_session *s, const struct sproto_sample *sm);
 
+/* A SAMPLE, or a BUCKET_REPLY: the answer to a BUCKET sent before. */
+static void on_bucket(struct dyn_session *s, const struct sproto_msg *m)
+{
+	if (m->h.type == SPROTO_BUCKET_REPLY && s->owed)
+		s->owed--;
+	on_sample(s, &m->u.sample);
+}
+
 /* Send a request, wait for its answer; samples meanwhile are kept. want: the reply's type. */
 static int request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
 		   struct sproto_msg *m, char *err, size_t n)
@@ -148,8 +156,8 @@ static int request(struct dyn_session *s, const void *msg, size_t len, uint16_t 
 				snprintf(err, n, "no answer from the runtime in 10 s");
 			return -1;
 		}
-		if (m->h.type == SPROTO_SAMPLE)
-			on_sample(s, &m->u.sample);
+		if (sproto_is_sample(m->h.type))
+			on_bucket(s, m);
 		else if (m->h.type == SPROTO_ERROR)
 			return snprintf(err, n, "the runtime refused %s: %s",
 					sproto_type_name(m->u.status.type), m->u.status.text), -1;
@@ -174,6 +182,19 @@ int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint
 			struct sproto_msg *m, char *err, size_t n)
 {
 	return request(s, msg, len, want, m, err, n);
+}
+
+int dyn_session_bucket(struct dyn_session *s, uint64_t width_ns, char *err, size_t n)
+{
+	uint8_t msg[64];
+	size_t len = sproto_put_bucket(msg, sizeof(msg), width_ns);
+
+	if (!len)
+		return snprintf(err, n, "bucket width out of range"), -1;
+	if (ctl_send(&s->c, msg, len, err, n) != 0)
+		return -1;
+	s->owed++;
+	return 0;
 }
 
 static int sampling(struct dyn_session *s, uint64_t ns, char *err, size_t n)
@@ -598,8 +619,11 @@ int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n)
 			if (!dyn_gone_soon(s->pid))
 				return -1;
 			s->ended = 1;
-		} else if (m.h.type == SPROTO_SAMPLE) {
-			on_sample(s, &m.u.sample);
+		} else if (sproto_is_sample(m.h.type)) {
+			on_bucket(s, &m);
+		} else if (m.h.type == SPROTO_ERROR) {
+			return snprintf(err, n, "the runtime refused %s: %s",
+					sproto_type_name(m.u.status.type), m.u.status.text), -1;
 		}
 	}
 	if (!s->ended && s->plan && s->plan->resource == MDL_RES_FILE &&

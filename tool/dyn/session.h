@@ -104,6 +104,7 @@ struct dyn_session {
 	uint8_t *seen;
 	int64_t value;       /* the metric's increase since enabled */
 	uint64_t t_start, t_last, lost, bucket_ns, nsamples;
+	uint32_t owed; /* BUCKETs sent and not answered yet (dyn_session_bucket) */
 	int last_seen;       /* the runtime's sample at the process's end came (SPROTO_S_LAST) */
 	struct hist *h;
 	/* costs and times */
@@ -151,7 +152,12 @@ int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *e
  * connection's buffer until the next receive). 0, or -1 with err (an ERROR among them). */
 int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
 			struct sproto_msg *m, char *err, size_t n);
-/* Receive samples for up to ms. 0; 1 when the process ended (or closed the connection). */
+/* Ask that the bucket in progress end width_ns after its start (BUCKET, protocol version 7):
+ * sent, not waited for; its BUCKET_REPLY comes as a sample (s->owed counts those to come). 0,
+ * or -1 with err. */
+int dyn_session_bucket(struct dyn_session *s, uint64_t width_ns, char *err, size_t n);
+/* Receive samples for up to ms. 0; 1 when the process ended (or closed the connection); -1
+ * with err, an ERROR among them (the runtime refused a BUCKET). */
 int dyn_session_poll(struct dyn_session *s, unsigned ms, char *err, size_t n);
 /*
  * A /Files focus: the file's descriptors in the process now (/proc/PID/fd); when they are not
