@@ -196,14 +196,6 @@ int dyn_live_fresh(const struct dyn_live *l, int id)
 	return id >= 0 && (uint32_t)id < l->nreq && l->req[id].fresh;
 }
 
-int dyn_live_sampling(struct dyn_live *l, uint64_t bucket_ns, char *err, size_t n)
-{
-	uint8_t msg[64];
-
-	return dyn_session_send(l->s, msg, sproto_put_sampling(msg, sizeof(msg), bucket_ns), err,
-				n);
-}
-
 int dyn_live_complete(const struct dyn_live *l, int id)
 {
 	return id >= 0 && (uint32_t)id < l->nreq && l->req[id].complete;

@@ -82,8 +82,6 @@ int dyn_live_pace(struct dyn_live *l, int id, uint32_t every, char *err, size_t 
 int dyn_live_points_pace(struct dyn_live *l, uint32_t every, char *err, size_t n);
 /* Its pace now: N (1 when not live). */
 uint32_t dyn_live_every(const struct dyn_live *l, int id);
-/* The runtime's bucket width from now (SAMPLING). 0, or -1 with err. */
-int dyn_live_sampling(struct dyn_live *l, uint64_t bucket_ns, char *err, size_t n);
 /* Whether the request's points could all be patched (0: some point was refused). */
 int dyn_live_complete(const struct dyn_live *l, int id);
 

@@ -194,6 +194,7 @@ int dyn_session_bucket(struct dyn_session *s, uint64_t width_ns, char *err, size
 	if (ctl_send(&s->c, msg, len, err, n) != 0)
 		return -1;
 	s->owed++;
+	s->asked_ns = width_ns;
 	return 0;
 }
 
@@ -831,11 +832,20 @@ int dyn_session_hammer(struct dyn_session *s, unsigned rounds, char *err, size_t
 	return r;
 }
 
-/* Values up to now: the buckets are made short until one ends after now. */
+/* Values up to now: the buckets are made short until one ends after now; on request (BUCKET),
+ * one more bucket, as short as can be, or the one asked for already. */
 static void last_sample(struct dyn_session *s, char *err, size_t n)
 {
-	uint64_t t = mono_now_ns(), deadline = t + 2000000000ull;
+	uint64_t t = mono_now_ns(), deadline = t + 2000000000ull + s->asked_ns;
 
+	if (s->asked_ns) {
+		if (!s->owed && dyn_session_bucket(s, SPROTO_MIN_BUCKET_NS, err, n) != 0)
+			return;
+		while (!s->ended && s->owed && mono_now_ns() < deadline)
+			if (dyn_session_poll(s, 20, err, n) < 0)
+				return;
+		return;
+	}
 	if (sampling(s, SPROTO_MIN_BUCKET_NS, err, n) != 0)
 		return;
 	while (!s->ended && s->t_last < t && mono_now_ns() < deadline)

@@ -105,6 +105,7 @@ struct dyn_session {
 	int64_t value;       /* the metric's increase since enabled */
 	uint64_t t_start, t_last, lost, bucket_ns, nsamples;
 	uint32_t owed; /* BUCKETs sent and not answered yet (dyn_session_bucket) */
+	uint64_t asked_ns; /* the width the last BUCKET asked for (0: none, buckets periodic) */
 	int last_seen;       /* the runtime's sample at the process's end came (SPROTO_S_LAST) */
 	struct hist *h;
 	/* costs and times */
