@@ -19,7 +19,10 @@ docs/consult.md), recorded once per program. The search's side is counted three 
 at the mean size of a SAMPLE entry received (protocol version 6: variable-length entries; values
 that did not change are not sent and not counted), the same samples at the thesis's 12 bytes
 (seed 003 Figs. 4.3, 4.5, 4.7), and every byte of the SAMPLE messages it received (frame
-headers, the runtime's own counters and the points' execution counters included). Per second:
+headers, the runtime's own counters and the points' execution counters included; protocol
+version 7: the BUCKET_REPLYs, one a step). The live MPI part adds a fourth: every byte the tool
+received over the control sockets, the replies to its requests included (HELLO, COSTS, LIST,
+RESOURCES each second, an OK to each POINT_SET and METRIC_ENABLE). Per second:
 what the search received over the time it searched, and the trace's bytes over the traced run's
 wall time. BENCH_LIVE=0 skips the live part.
 
@@ -284,6 +287,7 @@ def live_mpi_one(tmp, plain, i):
             'point_e': dv['wire']['point_entries'], 'messages': dv['wire']['messages'],
             'entry_b': dv['sample_bytes'],
             'bytes': dv['bytes'], 'wire': dv.get('wire_bytes', 0),
+            'received': dv['wire'].get('received_bytes', 0),
             'cost': d['live']['observed_cost_s'], 'perturb': d['live']['perturbation_s'],
             'ctl': d['live']['control_cpu_s'], 'searched': d['run_ns'] / 1e9,
             'by_metric': by_metric, 'by_rank': by_rank,
@@ -351,7 +355,9 @@ def live_mpi(tmp):
           f'{trace / max(1, used):.1f}x less than the trace '
           f'({trace / max(1, pair_b):.1f}x counting each pair\'s readings as before, '
           f'{trace / max(1, req_b):.1f}x counting every entry of a request, '
-          f'{trace / max(1, wire):.1f}x counting every byte received)')
+          f'{trace / max(1, wire):.1f}x counting every byte of the samples received, '
+          f'{trace / max(1, med(rows, "received")):.1f}x counting every byte received: '
+          f'{med(rows, "received"):.0f} B, the replies to every request included)')
 
 
 def main():

@@ -353,10 +353,11 @@ static void write_json_data(FILE *out, const struct cs_engine *e, const struct l
 		(unsigned long long)(li->ranks ? li->pair_samples : e->st.samples));
 	fprintf(out, "\"wire\":{\"messages\":%llu,\"entries\":%llu,\"entry_bytes\":%llu,"
 		"\"own_entries\":%llu,\"request_entries\":%llu,\"point_entries\":%llu,"
-		"\"stale_entries\":%llu}},", (unsigned long long)d->samples,
+		"\"stale_entries\":%llu,\"received_bytes\":%llu}},", (unsigned long long)d->samples,
 		(unsigned long long)d->entries, (unsigned long long)d->entry_bytes,
 		(unsigned long long)d->by_kind[DYN_LE_OWN], (unsigned long long)d->by_kind[DYN_LE_REQ],
-		(unsigned long long)d->by_kind[DYN_LE_POINT], (unsigned long long)d->by_kind[0]);
+		(unsigned long long)d->by_kind[DYN_LE_POINT], (unsigned long long)d->by_kind[0],
+		(unsigned long long)d->received);
 }
 
 static int write_json(const char *path, const struct cs_engine *e, const struct co_opts *o,

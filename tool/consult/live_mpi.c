@@ -685,6 +685,7 @@ void live_mpi_info(struct cs_source *src, struct live_source_info *out)
 		out->dyn.entries += r.dyn.entries;
 		out->dyn.bytes += r.dyn.bytes;
 		out->dyn.entry_bytes += r.dyn.entry_bytes;
+		out->dyn.received += r.dyn.received;
 		for (k = 0; k < sizeof(r.dyn.by_kind) / sizeof(r.dyn.by_kind[0]); k++)
 			out->dyn.by_kind[k] += r.dyn.by_kind[k];
 		out->dyn.pause_ms += r.dyn.pause_ms;

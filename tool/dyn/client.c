@@ -170,6 +170,7 @@ int ctl_recv(struct ctl_client *c, struct sproto_msg *m, int timeout_ms, char *e
 			return -1;
 		}
 		c->inlen += (size_t)k;
+		c->received += (uint64_t)k;
 	}
 }
 

@@ -18,6 +18,7 @@ struct ctl_client {
 	size_t inlen;
 	size_t used; /* the message returned last, at the front of in: dropped at the next call */
 	uint64_t sample_end; /* the end of the last SAMPLE received (the next one's start) */
+	uint64_t received;   /* every byte read from the connection (replies, samples) */
 	struct sproto_hello_reply hello;
 };
 

@@ -216,6 +216,7 @@ uint32_t dyn_live_ctl_tid(const struct dyn_live *l)
 void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out)
 {
 	*out = l->st;
+	out->received = l->s->c.received;
 }
 
 /* ---- costs ---- */

@@ -110,6 +110,8 @@ struct dyn_live_stats {
 	uint32_t points_now, points_max, points_total, refused, batches, removals;
 	uint64_t samples, entries, bytes, entry_bytes;
 	uint64_t by_kind[4]; /* entries of enum dyn_lentry ([0]: of a metric disabled since) */
+	uint64_t received;   /* every byte received on the connection: the replies to every
+			      * request (HELLO's to the last OK) and the samples */
 	double pause_ms;
 };
 void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out);
