@@ -238,6 +238,16 @@ static const char *action_target_problem(const struct sproto_action *a)
 		       : a->value != SPROTO_RECORD_USE && a->value != SPROTO_RECORD_INIT
 			       ? "RECORD's value is 0 (a use) or 1 (an initialisation)"
 			       : NULL;
+	if (a->prim == SPROTO_START_WALL_IF)
+		return a->target >= SPROTO_MAX_TIMERS ? "timer index out of range"
+		       : (a->value & 0xffff) >= SPROTO_MAX_TCOUNTERS
+			       ? "START_WALL_IF's guard: thread counter index out of range"
+			       : NULL;
+	if (a->prim == SPROTO_TSET_ARG) {
+		if (a->when != SPROTO_AT_ENTRY || a->value < 0 || a->value > 5)
+			return "TSET_ARG is an entry action whose value is an argument (0-5)";
+		return a->target >= SPROTO_MAX_TCOUNTERS ? "thread counter index out of range" : NULL;
+	}
 	if (a->prim == SPROTO_ADD_RET || a->prim == SPROTO_TADD_RET) {
 		if (a->when != SPROTO_AT_EXIT || a->value)
 			return "ADD_RET and TADD_RET are exit actions without a value";

@@ -104,6 +104,11 @@ enum sproto_prim {
 	SPROTO_RECORD = 13,    /* arg[0], an object of kind `target`, into the process's object table
 				* (entry only): value 0 a use, counted; 1 its initialisation, the
 				* call's return address kept as its site (version 5) */
+	SPROTO_TSET_ARG = 14,  /* this thread's counter[target] = arg[value] + 1 (entry only; value
+				* 0-5: rdi rsi rdx rcx r8 r9): the argument of the last call, 0
+				* while none ran (the live search's MPI channels) */
+	SPROTO_START_WALL_IF = 15, /* START_WALL when also this thread's counter[value & 0xffff] >
+				    * value >> 16 (signed): a second guard beside the predicate */
 	SPROTO_PRIM_COUNT
 };
 enum sproto_pred {
@@ -134,6 +139,8 @@ enum sproto_obj_kind {
 	SPROTO_OBJ_SEM = 4,
 	SPROTO_OBJ_KINDS
 };
+/* START_WALL_IF's value: the guard's thread counter and the number it must be above. */
+#define SPROTO_GUARD(tc, above) ((int64_t)(((uint64_t)(above) << 16) | ((uint64_t)(tc) & 0xffff)))
 #define SPROTO_RECORD_USE 0
 #define SPROTO_RECORD_INIT 1
 #define SPROTO_OBJ_ADDR_LIMIT (1ull << 56) /* an address at or above it is not recorded */

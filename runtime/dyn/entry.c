@@ -91,6 +91,10 @@ static void thread_op(const struct dyn_action *a, struct dyn_thread *t)
 	case SPROTO_TADD: dyn_tcounter_add(c, a->value); break;
 	case SPROTO_TSUB: dyn_tcounter_add(c, -a->value); break;
 	case SPROTO_START_WALL: dyn_timer_start(&t->wall[i], 0); break;
+	case SPROTO_START_WALL_IF:
+		if (t->tcounters[((uint64_t)a->value & 0xffff) % DYN_TCOUNTERS] > (a->value >> 16))
+			dyn_timer_start(&t->wall[i], 0);
+		break;
 	case SPROTO_STOP_WALL: dyn_timer_stop(&t->wall[i], 0); break;
 	case SPROTO_START_CPU: dyn_timer_start(&t->cpu[i], 1); break;
 	case SPROTO_STOP_CPU: dyn_timer_stop(&t->cpu[i], 1); break;
@@ -141,6 +145,17 @@ static __attribute__((noinline)) void record_op(const struct dyn_action *a,
 		dyn_record(a->target, regs->rdi, a->value == SPROTO_RECORD_INIT, site);
 }
 
+/* An argument (value: its index) of the call, plus one, into the thread's counter (entry). */
+static __attribute__((noinline)) void tset_arg_op(const struct dyn_action *a, struct dyn_thread *t,
+						 const struct sonde_regs *regs)
+{
+	const uint64_t *args = regs ? &regs->rdi : NULL;
+
+	if (t && args)
+		__atomic_store_n(&t->tcounters[a->target % DYN_TCOUNTERS],
+				 (int64_t)(args[(uint64_t)a->value % 6] + 1), __ATOMIC_RELAXED);
+}
+
 /*
  * At entry: regs, the arguments, and site, where the call returns (0 at a call site); at exit:
  * retval (NULL: none, the call was unwound).
@@ -158,7 +173,9 @@ static inline void run_actions(const struct dyn_action *a, unsigned n, struct dy
 			profile_op(a, t, at_exit);
 		else if (unlikely(a->prim == SPROTO_RECORD))
 			record_op(a, regs, site);
-		else if (unlikely(a->prim >= SPROTO_ADD_RET))
+		else if (unlikely(a->prim == SPROTO_TSET_ARG))
+			tset_arg_op(a, t, regs);
+		else if (unlikely(a->prim == SPROTO_ADD_RET || a->prim == SPROTO_TADD_RET))
 			retval_op(a, t, at_exit && retval ? *retval : 0);
 		else
 			thread_op(a, t);

@@ -558,6 +558,27 @@ static void test_budget_and_ignore(void **state)
 	assert_true(b->t_start < a->t_start);
 	assert_int_equal(step_of(c->t_start), 10);
 	cs_engine_free(e);
+
+	/* no room for the instrumentation (a point full): never started, not even as the one
+	 * refinement that always starts when nothing is under test */
+	memset(&p, 0, sizeof(p));
+	cs_params_default(&p);
+	p.suff_obs = 0.5;
+	syn_init(&y, 80, rate_three);
+	y.procs = procs;
+	y.cost = CS_COST_NO_ROOM;
+	e = cs_engine_new(lib, &p, &y.pub);
+	while (e->now < 40 * PERIOD)
+		cs_engine_step(e);
+	a = node_at(e, "Hot", "/Code/m/a", NULL);
+	assert_int_equal(a->state, CS_DEFERRED);
+	assert_string_equal(a->why, "no room for its instrumentation (points full of other "
+			    "requests' actions)");
+	assert_int_equal(state_of(e, "Hot", "/Code/m/b", NULL), CS_DEFERRED);
+	assert_true(e->st.cost_max < 1);
+	cs_engine_run(e);
+	assert_true(node_at(e, "Hot", "/Code/m/a", NULL)->state != CS_TRUE);
+	cs_engine_free(e);
 	hyp_lib_free(lib);
 }
 

@@ -3,7 +3,8 @@
  * The live search of an MPI program's ranks together (tool/consult/live_mpi.c) over synthetic
  * rank sources whose readings are known exactly: the Process hierarchy, which rank measures a
  * focus, the sums, the waits at collectives (each rank's collective time less the least), the
- * ranks' computing time (max and mean), and ranks that end before the others.
+ * ranks' computing time (max and mean), ranks that end before the others, and the channels
+ * (Communicator, Peer, Tag: each rank's own, measured only where they were seen).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -25,7 +26,7 @@ struct fake {
 	struct cs_source pub;
 	int rank;
 	uint32_t steps, last_step; /* steps taken; the step that is its last */
-	struct { char metric[32], code[64]; int used; } req[64];
+	struct { char metric[32], code[64], peer[32]; int used; } req[64];
 	uint32_t nreq;
 	int freed;
 };
@@ -68,6 +69,13 @@ static uint32_t f_children(struct cs_source *s, const struct cs_focus *f, int h,
 		(*out)[n++] = xstrdup("/Code/m/a");
 		if (k->rank == 1) /* a procedure only rank 1 has called so far */
 			(*out)[n++] = xstrdup("/Code/m/b");
+	} else if (h == H_COMM && !f->part[H_COMM] && k->rank != 1) {
+		*out = xcalloc(1, sizeof(char *));
+		(*out)[n++] = xstrdup("/Communicator/world");
+	} else if (h == H_PEER && f->part[H_COMM] && !f->part[H_PEER] && k->rank != 1) {
+		/* rank 0 receives from rank 1, rank 2 from rank 0; rank 1 receives nothing */
+		*out = xcalloc(1, sizeof(char *));
+		(*out)[n++] = xstrdup(k->rank == 0 ? "/Peer/rank1" : "/Peer/rank0");
 	} else if (h == H_THREADS && !f->part[H_THREADS]) {
 		snprintf(buf, sizeof(buf), "/Threads/%d", 100 + k->rank);
 		*out = xcalloc(1, sizeof(char *));
@@ -85,6 +93,8 @@ static int f_request(struct cs_source *s, const char *metric, const struct cs_fo
 	snprintf(k->req[k->nreq].metric, sizeof(k->req[0].metric), "%s", metric);
 	snprintf(k->req[k->nreq].code, sizeof(k->req[0].code), "%s",
 		 f->part[H_CODE] ? f->part[H_CODE] : "");
+	snprintf(k->req[k->nreq].peer, sizeof(k->req[0].peer), "%s",
+		 f->part[H_PEER] ? f->part[H_PEER] : "");
 	k->req[k->nreq].used = 1;
 	return (int)k->nreq++;
 }
@@ -170,6 +180,18 @@ int live_source_data_id(struct cs_source *src, int req)
 		    !strcmp(k->req[i].code, k->req[req].code))
 			return i;
 	return req;
+}
+
+/* The channels each rank receives on (f_children). */
+int live_source_chan_used(struct cs_source *src, const struct cs_focus *f)
+{
+	int rank = ((struct fake *)src->impl)->rank;
+
+	if (!f->part[H_COMM] && !f->part[H_PEER] && !f->part[H_TAG])
+		return 1;
+	if (rank == 1 || f->part[H_TAG])
+		return 0;
+	return !f->part[H_PEER] || !strcmp(f->part[H_PEER], rank ? "/Peer/rank0" : "/Peer/rank1");
 }
 
 double live_source_call_rate(struct cs_source *src, const char *module, const char *proc)
@@ -266,6 +288,87 @@ static void test_hierarchy(void **state)
 	focus(&f, NULL, "/Process/rank1");
 	assert_true(s->ops->supports(s, "mpi_coll_wait", &f));
 	assert_false(s->ops->supports(s, "page_faults", &f)); /* the rank's own answer */
+	live_mpi_free(s);
+}
+
+static void free_kids(char **kids, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		free(kids[i]);
+	free(kids);
+}
+
+/* Communicator, Peer and Tag: the ranks' channels together; a channel's ranks are those that
+ * received on it, the only ones that measure it; its only metric is mpi_p2p_time. */
+static void test_channels(void **state)
+{
+	struct cs_source *s = ranks3(9);
+	struct cs_focus f;
+	char **kids;
+	uint32_t n;
+	int id;
+
+	(void)state;
+	focus(&f, NULL, NULL);
+	n = s->ops->children(s, &f, H_COMM, &kids);
+	assert_int_equal(n, 1); /* ranks 0 and 2's, once */
+	assert_string_equal(kids[0], "/Communicator/world");
+	free_kids(kids, n);
+	f.part[H_COMM] = (char *)(uintptr_t)"/Communicator/world";
+	n = s->ops->children(s, &f, H_PEER, &kids);
+	assert_int_equal(n, 2);
+	assert_string_equal(kids[0], "/Peer/rank1");
+	assert_string_equal(kids[1], "/Peer/rank0");
+	free_kids(kids, n);
+	assert_int_equal(s->ops->children(s, &f, H_CODE, &kids), 0); /* Code before channels */
+	f.part[H_PEER] = (char *)(uintptr_t)"/Peer/rank1";
+	n = s->ops->children(s, &f, H_PROCESS, &kids);
+	assert_int_equal(n, 1); /* only rank 0 received from rank 1 */
+	assert_string_equal(kids[0], "/Process/rank0");
+	free_kids(kids, n);
+	assert_true(s->ops->supports(s, "mpi_p2p_time", &f));
+	assert_true(s->ops->supports(s, "active_threads", &f));
+	assert_false(s->ops->supports(s, "cpu_time", &f));
+	assert_false(s->ops->supports(s, "mpi_coll_wait", &f));
+	assert_false(s->ops->supports(s, "cpu_time_rank_max", &f));
+	id = s->ops->request(s, "mpi_p2p_time", &f);
+	assert_true(id >= 0);
+	step(s, 0);
+	assert_near(s->ops->read(s, id), 0.001); /* rank 0's alone */
+	live_mpi_free(s);
+}
+
+static void test_channel_requests(void **state)
+{
+	struct cs_source *r[3];
+	struct fake *k[3];
+	int32_t rank[3] = { 0, 1, 2 };
+	struct cs_source *s;
+	struct cs_focus f;
+	uint32_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		k[i] = xcalloc(1, sizeof(*k[i]));
+		k[i]->rank = (int)i;
+		k[i]->last_step = 9;
+		k[i]->pub.ops = &fake_ops;
+		k[i]->pub.impl = k[i];
+		r[i] = &k[i]->pub;
+	}
+	s = live_mpi_new(r, rank, 3);
+	focus(&f, "/Code/m/a", NULL);
+	f.part[H_COMM] = (char *)(uintptr_t)"/Communicator/world";
+	f.part[H_PEER] = (char *)(uintptr_t)"/Peer/rank0";
+	assert_true(s->ops->request(s, "mpi_p2p_time", &f) >= 0);
+	/* instrumentation only in rank 2, the one seen receiving from rank 0 */
+	assert_int_equal(k[0]->nreq, 0);
+	assert_int_equal(k[1]->nreq, 0);
+	assert_int_equal(k[2]->nreq, 1);
+	assert_string_equal(k[2]->req[0].peer, "/Peer/rank0");
+	assert_string_equal(k[2]->req[0].code, "/Code/m/a");
 	live_mpi_free(s);
 }
 
@@ -366,6 +469,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hierarchy),
+		cmocka_unit_test(test_channels),
+		cmocka_unit_test(test_channel_requests),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_shared_samples),
 		cmocka_unit_test(test_rank_ends),

@@ -175,6 +175,51 @@ static void test_add_return_value(void **state)
 	assert_int_equal(shadow_depth(), 0);
 }
 
+/* TSET_ARG: an argument plus one into a thread counter (the live search's MPI channels),
+ * behind an argument predicate as the search guards a peer by its communicator. */
+static void test_tset_arg(void **state)
+{
+	struct sproto_action a = act_counter(SPROTO_AT_ENTRY, SPROTO_TSET_ARG, 7, 1);
+
+	(void)state;
+	set2(P_ADD, a, with_pred(act_counter(SPROTO_AT_ENTRY, SPROTO_TSET_ARG, 8, 0),
+				 SPROTO_PRED_ARG, 1, SPROTO_EQ, 3));
+	assert_int_equal(tr_add(2, 3), 5);
+	assert_int_equal(dyn_self->tcounters[7], 4);  /* the second argument, 3, plus one */
+	assert_int_equal(dyn_self->tcounters[8], 3);  /* the first, 2, plus one: arg[1] == 3 */
+	assert_int_equal(tr_add(0, -1), -1);
+	assert_int_equal(dyn_self->tcounters[7], 0);  /* -1 (MPI_ANY_SOURCE) reads as 0: none */
+	assert_int_equal(dyn_self->tcounters[8], 3);  /* arg[1] != 3: left as it was */
+	assert_int_equal(tr_add(41, 3), 44);
+	assert_int_equal(dyn_self->tcounters[8], 42); /* the last call's */
+	assert_int_equal(shadow_depth(), 0);
+}
+
+/* START_WALL_IF: the predicate and a second guard (a thread counter above a number) both
+ * hold, or the timer does not start (its stop then does nothing). */
+static void test_start_wall_if(void **state)
+{
+	struct sproto_action a = with_pred(act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, 3),
+					   SPROTO_PRED_ARG, 0, SPROTO_EQ, 7);
+
+	(void)state;
+	a.value = SPROTO_GUARD(4, 2);
+	set2(P_ADD, a, act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 3));
+	assert_int_equal(tr_add(7, 0), 7); /* the guard's counter is 0 */
+	assert_non_null(dyn_self);
+	assert_int_equal(dyn_self->wall[3].total, 0);
+	dyn_self->tcounters[4] = 2; /* not above 2 */
+	tr_add(7, 0);
+	assert_int_equal(dyn_self->wall[3].total, 0);
+	dyn_self->tcounters[4] = 3;
+	tr_add(8, 0); /* the predicate fails */
+	assert_int_equal(dyn_self->wall[3].total, 0);
+	tr_add(7, 0);
+	assert_true(dyn_self->wall[3].total > 0);
+	assert_int_equal(dyn_self->wall[3].depth, 0);
+	assert_int_equal(shadow_depth(), 0);
+}
+
 static void count_inside(long x)
 {
 	tr_add(x, 0);
@@ -1311,6 +1356,8 @@ int main(void)
 		cmocka_unit_test_setup(test_retval_predicate, setup),
 		cmocka_unit_test_setup(test_counter_predicate, setup),
 		cmocka_unit_test_setup(test_add_return_value, setup),
+		cmocka_unit_test_setup(test_tset_arg, setup),
+		cmocka_unit_test_setup(test_start_wall_if, setup),
 		cmocka_unit_test_setup(test_return_values, setup),
 		cmocka_unit_test_setup(test_profile_primitive, setup),
 		cmocka_unit_test_setup(test_calibration_code, setup),

@@ -782,6 +782,60 @@ static void test_bad_actions(void **state)
 	expect_bad_action(1, SPROTO_ADD_RET); /* the return value at entry */
 }
 
+/* TSET_ARG: an entry action on a thread counter whose value is an argument's index (0-5). */
+static void test_tset_arg_action(void **state)
+{
+	struct sproto_point_set p = { .point = 3, .n = 1 };
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	p.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_TSET_ARG, SPROTO_PRED_ARG,
+					   SPROTO_EQ, 1023, 5, 5, 42 };
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.point_set.act[0].prim, SPROTO_TSET_ARG);
+	assert_int_equal(m.u.point_set.act[0].value, 5);
+	p.act[0].value = 6; /* no such argument */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[0].value = -1;
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[0].value = 0;
+	p.act[0].pred = SPROTO_PRED_NONE, p.act[0].op = 0, p.act[0].pred_index = 0;
+	p.act[0].pred_value = 0;
+	p.act[0].when = SPROTO_AT_EXIT; /* arguments are read at entry */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[0].when = SPROTO_AT_ENTRY;
+	p.act[0].target = 1024; /* a thread counter out of range */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* START_WALL_IF: a timer in range, its guard's thread counter in range. */
+static void test_start_wall_if_action(void **state)
+{
+	struct sproto_point_set p = { .point = 3, .n = 1 };
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	p.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, SPROTO_PRED_ARG,
+					   SPROTO_EQ, 4095, 4, SPROTO_GUARD(1023, 1ll << 40), 42 };
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.point_set.act[0].value, SPROTO_GUARD(1023, 1ll << 40));
+	p.act[0].value = SPROTO_GUARD(1024, 0); /* no such thread counter */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[0].value = 0;
+	p.act[0].target = 4096; /* no such timer */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
 /* ADD_RET and TADD_RET (version 3): exit actions, without a value, in range. */
 static void test_retval_actions(void **state)
 {
@@ -1207,6 +1261,8 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_bad_actions),
 		cmocka_unit_test(test_retval_actions),
+		cmocka_unit_test(test_tset_arg_action),
+		cmocka_unit_test(test_start_wall_if_action),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_bad_replies),
 		cmocka_unit_test(test_bad_modules),

@@ -704,6 +704,7 @@ static int cmp_waiting(const void *a, const void *b)
 static int try_start(struct cs_engine *e, uint32_t id, uint32_t testing, uint32_t busy_normal)
 {
 	struct cs_node *n = &e->nodes[id];
+	double cost;
 
 	if (!supported(e, n)) {
 		n->state = CS_UNAVAILABLE;
@@ -715,7 +716,13 @@ static int try_start(struct cs_engine *e, uint32_t id, uint32_t testing, uint32_
 		n->why = "ignored: tested after the other refinements";
 		return 0;
 	}
-	if (testing && e->st.cost_now + pending_cost(e, n) > e->par.budget + 1e-12) {
+	cost = pending_cost(e, n);
+	if (cost >= CS_COST_NO_ROOM) {
+		n->state = CS_DEFERRED;
+		n->why = "no room for its instrumentation (points full of other requests' actions)";
+		return 0;
+	}
+	if (testing && e->st.cost_now + cost > e->par.budget + 1e-12) {
 		n->state = CS_DEFERRED;
 		n->why = "the cost budget is used up";
 		return 0;

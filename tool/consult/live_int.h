@@ -64,6 +64,29 @@ struct thr {
 
 #define LV_MPI_MAX 32
 
+/* A rank's MPI channels (live_chan.c): two registers, thread counters set at each MPI_Recv's
+ * entry — the peer (its source + 1 on MPI_COMM_WORLD, else 0) and the tag (+ 1) — and the
+ * channels their samples showed so far. */
+#define LV_CHANS 2
+struct lv_chan_seen {
+	int64_t peer, tag; /* -1: none (a wildcard; a source not of MPI_COMM_WORLD) */
+	int world;         /* a receive on MPI_COMM_WORLD */
+};
+struct lv_chan {
+	uint64_t world;         /* MPI_COMM_WORLD's handle in the process; 0: unknown */
+	int req[LV_CHANS];      /* the registers' dyn requests (peer, tag); -1: none */
+	int64_t val[LV_CHANS];  /* their values now */
+	struct lv_chan_seen *seen;
+	uint32_t nseen;
+};
+/* A condition on a receive: its argument arg == value (reg 0), or the peer register OP value
+ * (reg 1: SPROTO_EQ a peer, SPROTO_GT 0 any receive on MPI_COMM_WORLD). */
+struct lv_chan_cond {
+	int8_t reg, arg;
+	uint8_t op;
+	int64_t value;
+};
+
 struct lsrc {
 	struct dyn_session *s;
 	struct dyn_live *l;
@@ -97,6 +120,7 @@ struct lsrc {
 	uint32_t phase_linked; /* sonde__phase slots pointed at the runtime (live_phase.c) */
 	/* the MPI calls of lv_mpi_*_calls the program imports (live_objects.c: lv_mpi_imports) */
 	const char *mpi_p2p[LV_MPI_MAX], *mpi_coll[LV_MPI_MAX], *mpi_all[2 * LV_MPI_MAX];
+	struct lv_chan chan;
 	char error[256];
 };
 
@@ -124,6 +148,23 @@ void lv_heap_start(struct lsrc *ls);
 void lv_read_heap(struct lsrc *ls);
 int lv_narrow_of(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct narrow *nw);
 uint32_t lv_sync_children(struct lsrc *ls, const char *part, char ***out);
+
+/* live_chan.c: the Communicator, Peer and Tag hierarchies */
+void lv_chan_start(struct lsrc *ls);
+void lv_chan_read(struct lsrc *ls);
+void lv_chan_free(struct lsrc *ls);
+uint32_t lv_chan_children(struct lsrc *ls, const struct cs_focus *f, int h, char ***out);
+/* The receives a focus's Communicator, Peer and Tag parts mean: up to 3 conditions on their
+ * arguments (0 with *n; none: no such part), or -1 when they cannot be measured. */
+int lv_chan_narrow(const struct lsrc *ls, const struct cs_focus *f, struct lv_chan_cond *cond,
+		   uint32_t *n);
+/* The calls those conditions apply to (MPI_Recv); the peer register's dyn request (-1). */
+const char *const *lv_chan_calls(void);
+int lv_chan_reg(const struct lsrc *ls);
+/* Whether the rank was seen receiving on a channel that agrees with f's parts (1 without). */
+int lv_chan_used(struct lsrc *ls, const struct cs_focus *f);
+/* A register's value as a rank (-1: none, or a wildcard). */
+int64_t lv_chan_decode(int64_t recorded);
 
 /* live_proc.c */
 void lv_read_threads(struct lsrc *ls);

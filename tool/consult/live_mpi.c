@@ -23,7 +23,9 @@
  *                       of parallel compensation, docs/mpi.md); ranks that made none left out
  *
  * mpi_late_sender needs the matching of messages (the sender's time of each send): not live.
- * Communicator, Peer and Tag need the calls' arguments: not live either.
+ * Communicator, Peer and Tag are each rank's (live_chan.c: its receives' arguments), the
+ * children of a focus the union of its ranks'; mpi_p2p_time is their only metric (with
+ * active_threads, active_ranks).
  */
 #include <math.h>
 #include <stdio.h>
@@ -153,9 +155,11 @@ static int ms_supports(struct cs_source *src, const char *metric, const struct c
 	const char *a, *b;
 	uint32_t i;
 
-	if (sc == -2 || f->part[H_COMM] || f->part[H_PEER] || f->part[H_TAG] ||
-	    f->part[H_MACHINE] || !strcmp(metric, "mpi_late_sender"))
+	if (sc == -2 || f->part[H_MACHINE] || !strcmp(metric, "mpi_late_sender"))
 		return 0;
+	if ((f->part[H_COMM] || f->part[H_PEER] || f->part[H_TAG]) && k != MK_ACTIVE &&
+	    strcmp(metric, "mpi_p2p_time"))
+		return 0; /* a channel is the receives' (live_chan.c) */
 	if (f->part[H_THREADS] && sc == UINT32_MAX)
 		return 0; /* threads refine a rank */
 	if (k == MK_ACTIVE)
@@ -194,12 +198,20 @@ static uint32_t ms_children(struct cs_source *src, const struct cs_focus *f, int
 	uint32_t n = 0, i, k, ns;
 
 	*out = NULL;
-	if (sc == -2 || h == H_COMM || h == H_PEER || h == H_TAG || h == H_MACHINE)
+	if (sc == -2 || h == H_MACHINE)
+		return 0;
+	/* Code before the channels: a channel focus is not refined along Code (the same foci are
+	 * reached the other way, in fewer requests on MPI_Recv's point, which every MPI metric
+	 * shares: live_chan.c) */
+	if (h == H_CODE && (f->part[H_COMM] || f->part[H_PEER] || f->part[H_TAG]))
 		return 0;
 	if (h == H_PROCESS) {
 		if (f->part[H_PROCESS] || ms->n < 2)
 			return 0;
+		sub_focus(f, &g);
 		for (i = 0; i < ms->n; i++) {
+			if (!live_source_chan_used(SUB(ms, i), &g))
+				continue; /* a channel: the ranks that received on it */
 			snprintf(name, sizeof(name), "/Process/rank%d", (int)ms->rank[i]);
 			push_unique(out, &n, xstrdup(name));
 		}
@@ -287,7 +299,10 @@ static int ms_request(struct cs_source *src, const char *metric, const struct cs
 	parts_of(q->kind, metric, &g, &a, &b);
 	for (i = 0; i < ms->n; i++) {
 		struct cs_source *s = SUB(ms, i);
-		int need = reads_rank(q, i) && q->kind != MK_ACTIVE && !ms->done[i];
+		/* a channel only where it was seen: a rank that never used it would hold room on
+		 * its MPI_Recv for nothing (live_chan.c) */
+		int need = reads_rank(q, i) && q->kind != MK_ACTIVE && !ms->done[i] &&
+			   live_source_chan_used(s, &g);
 
 		q->a[i] = need && a ? s->ops->request(s, a, &g) : -1;
 		q->b[i] = need && b && s->ops->supports(s, b, &g) ? s->ops->request(s, b, &g) : -1;
@@ -311,7 +326,7 @@ static double ms_cost(struct cs_source *src, const char *metric, const struct cs
 	sub_focus(f, &g);
 	parts_of(k, metric, &g, &a, &b);
 	for (i = 0; i < ms->n; i++) {
-		if (!reads_rank(&probe, i) || ms->done[i])
+		if (!reads_rank(&probe, i) || ms->done[i] || !live_source_chan_used(SUB(ms, i), &g))
 			continue;
 		c += a ? SUB(ms, i)->ops->cost(SUB(ms, i), a, &g) : 0;
 		c += b ? SUB(ms, i)->ops->cost(SUB(ms, i), b, &g) : 0;

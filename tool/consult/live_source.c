@@ -78,6 +78,8 @@ static int ls_supports(struct cs_source *src, const char *metric, const struct c
 	if ((f->part[H_SYNC] || f->part[H_FILES]) && m != LM_SYNC && m != LM_SYNC_OPS &&
 	    m != LM_IO && m != LM_IO_OPS && m != LM_IO_BYTES)
 		return 0; /* CPU time, faults, cost are not per object */
+	if ((f->part[H_COMM] || f->part[H_PEER] || f->part[H_TAG]) && m != LM_MPI_P2P)
+		return 0; /* only receives have a channel (live_chan.c) */
 	switch (m) {
 	case LM_FAULTS:
 		return !f->part[H_CODE];
@@ -107,6 +109,8 @@ static uint32_t ls_children(struct cs_source *src, const struct cs_focus *f, int
 		return lv_code_children(ls, f->part[H_CODE], out);
 	if (h == H_SYNC)
 		return lv_sync_children(ls, f->part[H_SYNC], out);
+	if (h == H_COMM || h == H_PEER || h == H_TAG)
+		return lv_chan_children(ls, f, h, out);
 	if (h == H_FILES) {
 		for (i = 0; !f->part[H_FILES] && i < ls->files.n; i++)
 			lv_push_name(out, &n, ls->files.v[i].path);
@@ -267,7 +271,7 @@ static double ls_cost(struct cs_source *src, const char *metric, const struct cs
 	}
 	/* no room on a point (SPROTO_MAX_ACTIONS): as if it cost far more than any budget, so the
 	 * search defers it until other requests there are gone */
-	ns = find_ent(ls, key) >= 0 ? 0 : !dyn_live_room(ls->l, &sp) ? 1e12
+	ns = find_ent(ls, key) >= 0 ? 0 : !dyn_live_room(ls->l, &sp) ? CS_COST_NO_ROOM * 1e9
 	   : dyn_live_predict(ls->l, &sp);
 	free(sp.pt);
 	return ns / 1e9;
@@ -329,6 +333,7 @@ static void take_all(struct lsrc *ls)
 		lv_read_files(ls);
 	if (mono_now_ns() - ls->heap_read_ns >= 1000000000ull)
 		lv_read_heap(ls);
+	lv_chan_read(ls);
 	for (i = 0; i < ls->nreqs; i++) {
 		struct req *r = &ls->reqs[i];
 		double now;
@@ -617,6 +622,7 @@ struct cs_source *live_source_new(struct dyn_session *s, const struct live_sourc
 	lv_heap_start(ls);
 	ls->heap_read_ns = mono_now_ns();
 	lv_mpi_imports(ls);
+	lv_chan_start(ls);
 	if (dyn_live_commit(ls->l, err, cap) != 0) { /* the runtime's own counters: sampling on */
 		live_source_free(src);
 		return NULL;
@@ -654,6 +660,7 @@ void live_source_free(struct cs_source *src)
 	dyn_resources_free(&ls->files);
 	dyn_live_free(ls->l);
 	lv_code_free(ls);
+	lv_chan_free(ls);
 	free(ls->ents);
 	free(ls->reqs);
 	free(ls->thr);
@@ -697,6 +704,11 @@ void live_source_info(struct cs_source *src, struct live_source_info *out)
 	out->control_cpu_ns = ls->ctl_cpu_ns;
 	out->ended = ls->ended || s->ended;
 	snprintf(out->error, sizeof(out->error), "%s", ls->error);
+}
+
+int live_source_chan_used(struct cs_source *src, const struct cs_focus *f)
+{
+	return lv_chan_used(L(src), f);
 }
 
 double live_source_call_rate(struct cs_source *src, const char *module, const char *proc)

@@ -57,6 +57,9 @@ void live_source_info(struct cs_source *src, struct live_source_info *out);
 /* Which data a request reads: two requests with the same id read the same entries (a
  * (metric, focus) of dynamic instrumentation shared); -1: none. */
 int live_source_data_id(struct cs_source *src, int req);
+/* Whether the process was seen receiving on a channel that agrees with the focus's
+ * Communicator, Peer and Tag parts (1 when it has none): live_chan.c. */
+int live_source_chan_used(struct cs_source *src, const struct cs_focus *f);
 /* Entries per second of the procedure MODULE/PROC counted where it had a point; -1: none. */
 double live_source_call_rate(struct cs_source *src, const char *module, const char *proc);
 

@@ -169,6 +169,66 @@ static int bytes_spec(struct dyn_lspec *sp, const struct dyn_session *s, const c
 	return 0;
 }
 
+/* Action a guarded by a channel condition (live_chan.c): the tag argument, or the shared peer
+ * register (var reg). */
+static struct dyn_lact chan_guard(struct dyn_lact a, const struct lv_chan_cond *c, int8_t reg)
+{
+	a.pred_var = c->reg ? reg : -1;
+	a.pred_arg = c->reg ? -1 : c->arg;
+	a.op = c->op;
+	a.k = c->value;
+	return a;
+}
+
+/*
+ * mpi_p2p_time at a Communicator, Peer or Tag focus: a wall timer around the receives of the
+ * channel (live_chan.c), in as few actions as can be on MPI_Recv's point (room for 31, shared
+ * by every MPI request of the rank): two for one condition (the start guarded by it, and at a
+ * Code focus by its flag too: START_WALL_IF), four for two (a peer and a tag: the first lifts
+ * a counter — the Code flag by OBJ, else a var of its own — that the start's second guard
+ * tests, then it is lowered again). The last var is the peer register.
+ */
+static void chan_spec(struct dyn_lspec *sp, struct lsrc *ls, const char *mod, const char *proc,
+		      const struct lv_chan_cond *cond, uint32_t ncond)
+{
+	struct dyn_lact a[DYN_LREQ_ACTS];
+	uint32_t k = 0, i;
+	int8_t lift = 1, reg;
+
+	sp->var[0] = DYN_LV_WALL;
+	sp->nvars = 1;
+	if (mod) /* var 1: the Code flag */
+		sp->var[sp->nvars++] = DYN_LV_TCOUNTER;
+	else if (ncond > 1)
+		sp->var[sp->nvars++] = DYN_LV_TCOUNTER;
+	reg = (int8_t)sp->nvars;
+	for (i = 0; i < ncond; i++)
+		if (cond[i].reg && reg == (int8_t)sp->nvars) {
+			sp->share[sp->nvars] = lv_chan_reg(ls);
+			sp->var[sp->nvars++] = DYN_LV_SHARED;
+		}
+	if (ncond == 1 && !mod) {
+		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, -1, 0), &cond[0], reg);
+	} else if (ncond == 1) {
+		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, 0, -1,
+					DYN_GUARD(1, 0)), &cond[0], reg);
+	} else {
+		int64_t raise = mod ? OBJ : 1;
+
+		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_TADD, lift, -1, raise), &cond[0], reg);
+		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, 0, -1,
+					DYN_GUARD(lift, mod ? OBJ : 0)), &cond[1], reg);
+		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_TSUB, lift, -1, raise), &cond[0], reg);
+	}
+	a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0); /* no start seen: nothing */
+	add_procs(sp, ls->s, lv_chan_calls(), a, k);
+	if (mod) {
+		a[0] = ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, 1);
+		a[1] = ACT(SPROTO_AT_EXIT, SPROTO_TSUB, 1, 1, 1);
+		add_focus(sp, ls->s, mod, proc, a, 2);
+	}
+}
+
 /* One timer (DYN_LV_CPU or DYN_LV_WALL) around the focus's procedures, inclusive. */
 static void timer_spec(struct dyn_lspec *sp, const struct dyn_session *s, const char *mod,
 		       const char *proc, int var)
@@ -184,14 +244,27 @@ static void timer_spec(struct dyn_lspec *sp, const struct dyn_session *s, const 
 	add_focus(sp, s, mod, proc, a, 2);
 }
 
+/* A Peer is of MPI_COMM_WORLD: with one, the Communicator part names the same receives (one
+ * request for both). */
+static void chan_key(const struct cs_focus *f, char *fs, size_t cap)
+{
+	struct cs_focus g = *f;
+
+	if (g.part[H_PEER])
+		g.part[H_COMM] = NULL;
+	cs_focus_str(fs, cap, &g);
+}
+
 /* The instrumentation of (metric, focus): 0 with sp filled and key named, -1 when none. */
 int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,
 		    char *key, size_t cap)
 {
 	const char *code = f->part[H_CODE], *mod = NULL, *proc = NULL;
 	char buf[4096], fs[8192];
+	struct lv_chan_cond cond[LV_CHANS];
 	struct dyn_lact a[2];
 	struct narrow nw;
+	uint32_t ncond;
 
 	memset(sp, 0, sizeof(*sp));
 	sp->tid = lv_thread_of(f);
@@ -225,8 +298,14 @@ int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn
 	case LM_MPI_COLL:
 	case LM_MPI:
 	case LM_MPI_CPU:
-		if (f->part[H_SYNC] || f->part[H_FILES])
+		if (f->part[H_SYNC] || f->part[H_FILES] || lv_chan_narrow(ls, f, cond, &ncond) != 0 ||
+		    (ncond && m != LM_MPI_P2P))
 			return -1;
+		if (ncond) {
+			chan_spec(sp, ls, mod, proc, cond, ncond);
+			chan_key(f, fs, sizeof(fs));
+			break;
+		}
 		nw = (struct narrow){ .timed = m == LM_MPI_P2P ? ls->mpi_p2p
 					     : m == LM_MPI_COLL ? ls->mpi_coll : ls->mpi_all };
 		calls_spec(sp, ls->s, mod, proc, &nw, 0, m == LM_MPI_CPU);

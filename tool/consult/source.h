@@ -21,6 +21,10 @@ struct cs_focus {
 };
 
 #define CS_MAX_PHASE_EVENTS 16
+/* A cost (CPUs) at or above this: the source has no room for the instrumentation now (a point
+ * full of other requests' actions); such a request never starts, not even the one that
+ * always starts when nothing is under test (it would read nothing but zeros). */
+#define CS_COST_NO_ROOM 1e3
 
 /* One sample period: [t0, t1) in ns since the run began. */
 struct cs_step {

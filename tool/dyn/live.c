@@ -228,6 +228,10 @@ static double prim_ns(const struct cost_params *c, uint8_t prim)
 	if (prim == SPROTO_RECORD) /* a hash probe and an atomic add: about an ADD behind a
 				    * predicate (tests/unit/dyn_bench) */
 		return c->prim_ns[MDL_ADD] + c->pred_ns;
+	if (prim == SPROTO_TSET_ARG) /* a thread counter's store */
+		return c->prim_ns[MDL_SET];
+	if (prim == SPROTO_START_WALL_IF) /* a start behind a second test */
+		return c->prim_ns[MDL_START_WALL] + c->pred_ns;
 	return prim >= SPROTO_TSET && prim <= SPROTO_TSUB ? c->prim_ns[prim - SPROTO_TSET]
 	       : prim < MDL_PRIM_COUNT ? c->prim_ns[prim] : 0;
 }
@@ -320,14 +324,19 @@ static void tcounter_free(struct dyn_live *l, uint32_t tc)
 	l->free_tc[l->nfree_tc++] = tc;
 }
 
-/* A thread counter is reused only as a plain value: one a predicate tests is fresh. */
+/* A thread counter is reused only as a plain value: one a predicate tests is fresh, and so is
+ * one TSET_ARG sets (its reader takes the value for an argument: it must start at 0). */
 static int is_flag(const struct dyn_lspec *sp, uint32_t var)
 {
 	uint32_t i, j;
 
 	for (i = 0; i < sp->npt; i++)
 		for (j = 0; j < sp->pt[i].nact; j++)
-			if (sp->pt[i].act[j].pred_var == (int8_t)var)
+			if (sp->pt[i].act[j].pred_var == (int8_t)var ||
+			    (sp->pt[i].act[j].prim == SPROTO_TSET_ARG &&
+			     sp->pt[i].act[j].var == (uint8_t)var) ||
+			    (sp->pt[i].act[j].prim == SPROTO_START_WALL_IF &&
+			     (sp->pt[i].act[j].value & 0xff) == var))
 				return 1;
 	return 0;
 }
@@ -339,7 +348,18 @@ static int alloc_vars(struct dyn_live *l, struct lreq *r, char *err, size_t n)
 	for (v = 0; v < r->spec.nvars; v++) {
 		uint8_t k = r->spec.var[v];
 
-		if (k == DYN_LV_TCOUNTER)
+		if (k == DYN_LV_SHARED) {
+			int32_t o = r->spec.share[v];
+
+			/* an earlier request's, allocated before (live, or pending in this commit) */
+			r->idx[v] = v && o >= 0 && o < (int32_t)(r - l->req) &&
+					    (l->req[o].state == LR_LIVE ||
+					     l->req[o].state == LR_PENDING) &&
+					    l->req[o].spec.var[0] == DYN_LV_TCOUNTER
+				    ? l->req[o].idx[0] : NONE;
+			if (r->idx[v] == NONE)
+				return snprintf(err, n, "a shared variable of no earlier request"), -1;
+		} else if (k == DYN_LV_TCOUNTER)
 			r->idx[v] = tcounter(l, !is_flag(&r->spec, v));
 		else
 			r->idx[v] = l->next_timer[k == DYN_LV_CPU] < SPROTO_MAX_TIMERS
@@ -523,7 +543,10 @@ static void map_act(const struct lreq *r, const struct dyn_lact *a, struct sprot
 		return;
 	}
 	o->target = r->idx[a->var];
-	o->value = a->prim >= SPROTO_TSET && a->prim <= SPROTO_TSUB ? a->value : 0;
+	o->value = (a->prim >= SPROTO_TSET && a->prim <= SPROTO_TSUB) || a->prim == SPROTO_TSET_ARG
+			   ? a->value : 0;
+	if (a->prim == SPROTO_START_WALL_IF) /* the guard: a var of the request, to its index */
+		o->value = SPROTO_GUARD(r->idx[a->value & 0xff], a->value >> 16);
 	if (a->pred_var >= 0) {
 		o->pred = SPROTO_PRED_TCOUNTER;
 		o->pred_index = r->idx[a->pred_var];

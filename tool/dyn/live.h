@@ -20,7 +20,11 @@
 
 #include "session.h"
 
-enum dyn_lvar { DYN_LV_TCOUNTER, DYN_LV_WALL, DYN_LV_CPU };
+/* DYN_LV_SHARED: the thread counter that is var 0 of an earlier request (spec.share[v]), read
+ * by this one's predicates (never its value): one set of actions at a point keeps a register
+ * that many requests test. Actions at a point run in the order of the requests' ids, so the
+ * earlier request's set it before this one's tests read it. */
+enum dyn_lvar { DYN_LV_TCOUNTER, DYN_LV_WALL, DYN_LV_CPU, DYN_LV_SHARED };
 
 #define DYN_LREQ_VARS 4
 #define DYN_LREQ_ACTS 8
@@ -28,7 +32,10 @@ enum dyn_lvar { DYN_LV_TCOUNTER, DYN_LV_WALL, DYN_LV_CPU };
 /* One action of a request: on one of its variables, guarded (pred_var >= 0) by one of its
  * thread counters in the calling thread, or (pred_arg >= 0) by an argument (entry only):
  * `OP k` (SPROTO_EQ ... SPROTO_GE). SPROTO_RECORD (entry, no guard) is on no variable: var is
- * the kind of object (sproto_obj_kind), value SPROTO_RECORD_USE or _INIT. */
+ * the kind of object (sproto_obj_kind), value SPROTO_RECORD_USE or _INIT. SPROTO_TSET_ARG's
+ * value is the argument (0-5); SPROTO_START_WALL_IF's is DYN_GUARD(var, above): the second
+ * guard, one of the request's thread counters above a number. */
+#define DYN_GUARD(var, above) ((int64_t)(((uint64_t)(above) << 16) | (uint8_t)(var)))
 struct dyn_lact {
 	uint8_t when; /* SPROTO_AT_ENTRY or SPROTO_AT_EXIT */
 	uint8_t prim; /* SPROTO_TSET, SPROTO_TADD, SPROTO_TSUB, SPROTO_START_WALL ... */
@@ -48,6 +55,7 @@ struct dyn_lpoint {
 struct dyn_lspec {
 	uint32_t nvars;
 	uint8_t var[DYN_LREQ_VARS]; /* enum dyn_lvar; var 0 is the value */
+	int32_t share[DYN_LREQ_VARS]; /* DYN_LV_SHARED: the request (id) whose var 0 it is */
 	int proc_cpu;               /* the value is the process's CPU time (no points, no var) */
 	uint32_t tid;               /* the value of this thread only; 0: every thread */
 	struct dyn_lpoint *pt;      /* copied */
