@@ -242,7 +242,8 @@ static const char *action_target_problem(const struct sproto_action *a)
 		return a->target >= SPROTO_MAX_TIMERS ? "timer index out of range"
 		       : (a->value & 0xffff) >= SPROTO_MAX_TCOUNTERS
 			       ? "START_WALL_IF's guard: thread counter index out of range"
-			       : NULL;
+		       : (a->value >> 16 & 0xff) > SPROTO_GE ? "START_WALL_IF's guard: bad comparison"
+							      : NULL;
 	if (a->prim == SPROTO_TSET_ARG) {
 		if (a->when != SPROTO_AT_ENTRY || a->value < 0 || a->value > 5)
 			return "TSET_ARG is an entry action whose value is an argument (0-5)";

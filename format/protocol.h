@@ -107,8 +107,9 @@ enum sproto_prim {
 	SPROTO_TSET_ARG = 14,  /* this thread's counter[target] = arg[value] + 1 (entry only; value
 				* 0-5: rdi rsi rdx rcx r8 r9): the argument of the last call, 0
 				* while none ran (the live search's MPI channels) */
-	SPROTO_START_WALL_IF = 15, /* START_WALL when also this thread's counter[value & 0xffff] >
-				    * value >> 16 (signed): a second guard beside the predicate */
+	SPROTO_START_WALL_IF = 15, /* START_WALL when also this thread's counter[value & 0xffff]
+				    * OP (value >> 16 & 0xff) value >> 24 (signed): a second
+				    * guard beside the predicate (SPROTO_GUARD) */
 	SPROTO_PRIM_COUNT
 };
 enum sproto_pred {
@@ -139,8 +140,10 @@ enum sproto_obj_kind {
 	SPROTO_OBJ_SEM = 4,
 	SPROTO_OBJ_KINDS
 };
-/* START_WALL_IF's value: the guard's thread counter and the number it must be above. */
-#define SPROTO_GUARD(tc, above) ((int64_t)(((uint64_t)(above) << 16) | ((uint64_t)(tc) & 0xffff)))
+/* START_WALL_IF's value: the guard's thread counter, comparison (sproto_op) and constant
+ * (-2^39 to 2^39 - 1). */
+#define SPROTO_GUARD(tc, op, k) ((int64_t)(((uint64_t)(k) << 24) | ((uint64_t)(op) & 0xff) << 16 | \
+					   ((uint64_t)(tc) & 0xffff)))
 #define SPROTO_RECORD_USE 0
 #define SPROTO_RECORD_INIT 1
 #define SPROTO_OBJ_ADDR_LIMIT (1ull << 56) /* an address at or above it is not recorded */

@@ -91,8 +91,9 @@ static void thread_op(const struct dyn_action *a, struct dyn_thread *t)
 	case SPROTO_TADD: dyn_tcounter_add(c, a->value); break;
 	case SPROTO_TSUB: dyn_tcounter_add(c, -a->value); break;
 	case SPROTO_START_WALL: dyn_timer_start(&t->wall[i], 0); break;
-	case SPROTO_START_WALL_IF:
-		if (t->tcounters[((uint64_t)a->value & 0xffff) % DYN_TCOUNTERS] > (a->value >> 16))
+	case SPROTO_START_WALL_IF: /* the guard: counter, comparison, constant (SPROTO_GUARD) */
+		if (compare(t->tcounters[((uint64_t)a->value & 0xffff) % DYN_TCOUNTERS],
+			    (unsigned)(a->value >> 16 & 0xff), a->value >> 24))
 			dyn_timer_start(&t->wall[i], 0);
 		break;
 	case SPROTO_STOP_WALL: dyn_timer_stop(&t->wall[i], 0); break;

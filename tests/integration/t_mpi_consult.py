@@ -76,6 +76,8 @@ def t_consult_mpi_imbalance(o):
             expect(not shg_node(js, 'LoadImbalance', f'/Process/rank{r}')['was_true'],
                    f'rank {r} is not overloaded')
         eq(shg_node(js, 'ExcessiveMPISyncWait', '/')['state'], 'true', 'ExcessiveMPISyncWait')
+        expect(not [n for n in js['nodes'] if '/Communicator' in n['focus']],
+               'no channel: the program makes no MPI_Recv (its collectives have none live)')
         expect(f'where: {m}/exchange,/Process/rank0,/Communicator/world' in text,
                'explanation: ' + text[-1500:])
     mpi_consult_common(d, js, text, 'consult mpi imbalance')
@@ -177,10 +179,16 @@ def live_mpi_checks(js, ended=True):
     eq(sorted(r['rank'] for r in js['rank_pids']), [0, 1, 2, 3], 'ranks attached')
     eq(len({r['pid'] for r in js['rank_pids']}), 4, 'one process a rank')
     live_checks(js, ended)
-    # no message matching live, no arguments read: these are post mortem only
+    # a channel focus measures only MPI receives (mpi_p2p_time), in the chain Communicator ->
+    # Peer -> Tag, never refined along Code (docs/consult.md "Communicator, Peer and Tag live")
     for n in js['nodes']:
-        expect(not any(k in n['focus'] for k in ('/Communicator', '/Peer', '/Tag')),
-               f'a channel focus live: {n["focus"]}')
+        if any(k in n['focus'] for k in ('/Communicator', '/Peer', '/Tag')):
+            expect(n['hypothesis'] == 'ExcessiveCommWait' or
+                   (n['hypothesis'] == 'LateSender' and n['state'] == 'unavailable'),
+                   f'a channel focus: {n}')
+            expect('/Tag' not in n['focus'] or '/Peer' in n['focus'], f'chain: {n["focus"]}')
+            expect('/Peer' not in n['focus'] or '/Communicator/world' in n['focus'],
+                   f'chain: {n["focus"]}')
 
 
 @test()
@@ -214,6 +222,8 @@ def t_consult_live_mpi_imbalance(o):
             expect(not shg_node(js, 'LoadImbalance', f'/Process/rank{r}')['was_true'],
                    f'rank {r} is not overloaded')
         eq(shg_node(js, 'ExcessiveMPISyncWait', '/')['state'], 'true', 'ExcessiveMPISyncWait')
+        expect(not [n for n in js['nodes'] if '/Communicator' in n['focus']],
+               'no channel: the program makes no MPI_Recv (its collectives have none live)')
         eq(shg_node(js, 'LateSender', '/')['state'] if shg_node(js, 'ExcessiveCommWait', '/')
            ['was_true'] else 'unavailable', 'unavailable', 'LateSender live')
         out = p.stdout.decode()
@@ -272,6 +282,45 @@ def t_consult_live_mpi_attach(o):
         # rank 0 computes nothing: the imbalance is among the others, as post mortem
         li = ranks_of(js, 'LoadImbalance')
         expect(li and li <= {1, 2, 3}, f'LoadImbalance ranks {li}')
+
+
+@test()
+def t_consult_live_mpi_channels(o):
+    """Live, the channels of the receives learned from their arguments: rank 0's wait is on
+    MPI_COMM_WORLD from rank 1 on tag 42, where post mortem's LateSender is; never tag 7."""
+    if not mpi_ready('consult live mpi channels'):
+        return
+    b = mpi_plain('consult_mpi_pair')
+    m = '/Code/consult_mpi_pair.c'
+    with check('consult live mpi channels: ExcessiveCommWait at consume, rank 0, world, peer '
+               'rank 1, tag 42; never at tag 7'):
+        # 8: about 16 s of rounds of 10 ms; the chain is found within some 4 s of it
+        p, js = consult_live_mpi(['--', *MPIRUN, b, '8'])
+        live_mpi_checks(js)
+        cw = f'{m}/consume,/Process/rank0,/Communicator/world,/Peer/rank1,/Tag/42'
+        for f in ('/Communicator/world', '/Communicator/world,/Peer/rank1',
+                  '/Communicator/world,/Peer/rank1,/Tag/42', f'{m}/consume,/Process/rank0,'
+                  '/Communicator/world,/Peer/rank1', cw):
+            n = shg_node(js, 'ExcessiveCommWait', f)
+            expect(n['was_true'], f'ExcessiveCommWait at {f}: {n}')
+        # rank 0 waits nearly all its time, a quarter of the four ranks'
+        expect(shg_node(js, 'ExcessiveCommWait', cw)['value'] > 0.5, f'{cw}')
+        # the swapping ranks' channels were learned too (rank 2 receives from 3, 3 from 2)
+        for r in (2, 3):
+            n = shg_node(js, 'ExcessiveCommWait', f'/Communicator/world,/Peer/rank{r}')
+            expect(not n['was_true'], f'peer rank {r} is no bottleneck: {n}')
+        # tag 7 (ranks 2 and 3, two rounds ahead) is never a wait of all the ranks; under a
+        # heavy load one of them held back two rounds makes the other wait (a receive's whole
+        # time counts live), at its own rank only
+        for n in js['nodes']:
+            if '/Tag/7' in n['focus'] and n['was_true']:
+                expect(re.search(r'/Process/rank[23],', n['focus']), f'tag 7: {n["focus"]}')
+        for n in js['nodes']:
+            if '/Peer/rank1' in n['focus'] and n['was_true']:
+                expect('/Process/rank' not in n['focus'] or '/Process/rank0' in n['focus'],
+                       f'only rank 0 receives from rank 1: {n["focus"]}')
+        eq(shg_node(js, 'LateSender', '/')['state'], 'unavailable', 'LateSender live')
+        expect(b'the program exited' not in p.stdout, 'mpirun\'s status')
 
 
 @test()

@@ -195,15 +195,15 @@ static void test_tset_arg(void **state)
 	assert_int_equal(shadow_depth(), 0);
 }
 
-/* START_WALL_IF: the predicate and a second guard (a thread counter above a number) both
- * hold, or the timer does not start (its stop then does nothing). */
+/* START_WALL_IF: the predicate and a second guard (a thread counter compared with a number)
+ * both hold, or the timer does not start (its stop then does nothing). */
 static void test_start_wall_if(void **state)
 {
 	struct sproto_action a = with_pred(act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, 3),
 					   SPROTO_PRED_ARG, 0, SPROTO_EQ, 7);
 
 	(void)state;
-	a.value = SPROTO_GUARD(4, 2);
+	a.value = SPROTO_GUARD(4, SPROTO_GT, 2);
 	set2(P_ADD, a, act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 3));
 	assert_int_equal(tr_add(7, 0), 7); /* the guard's counter is 0 */
 	assert_non_null(dyn_self);
@@ -217,6 +217,15 @@ static void test_start_wall_if(void **state)
 	tr_add(7, 0);
 	assert_true(dyn_self->wall[3].total > 0);
 	assert_int_equal(dyn_self->wall[3].depth, 0);
+	/* an equality with a negative constant */
+	a.value = SPROTO_GUARD(4, SPROTO_EQ, -5);
+	a.target = 6;
+	set2(P_ADD, a, act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 6));
+	tr_add(7, 0);
+	assert_int_equal(dyn_self->wall[6].total, 0);
+	dyn_self->tcounters[4] = -5;
+	tr_add(7, 0);
+	assert_true(dyn_self->wall[6].total > 0);
 	assert_int_equal(shadow_depth(), 0);
 }
 

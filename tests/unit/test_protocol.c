@@ -823,11 +823,16 @@ static void test_start_wall_if_action(void **state)
 
 	(void)state;
 	p.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, SPROTO_PRED_ARG,
-					   SPROTO_EQ, 4095, 4, SPROTO_GUARD(1023, 1ll << 40), 42 };
+					   SPROTO_EQ, 4095, 4,
+					   SPROTO_GUARD(1023, SPROTO_GE, -(1ll << 38)), 42 };
 	n = sproto_put_point_set(buf, sizeof(buf), &p);
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_int_equal(m.u.point_set.act[0].value, SPROTO_GUARD(1023, 1ll << 40));
-	p.act[0].value = SPROTO_GUARD(1024, 0); /* no such thread counter */
+	assert_int_equal(m.u.point_set.act[0].value, SPROTO_GUARD(1023, SPROTO_GE, -(1ll << 38)));
+	assert_int_equal(m.u.point_set.act[0].value >> 24, -(1ll << 38));
+	p.act[0].value = SPROTO_GUARD(3, 6, 0); /* no such comparison */
+	n = sproto_put_point_set(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p.act[0].value = SPROTO_GUARD(1024, SPROTO_EQ, 0); /* no such thread counter */
 	n = sproto_put_point_set(buf, sizeof(buf), &p);
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	p.act[0].value = 0;

@@ -183,23 +183,21 @@ static struct dyn_lact chan_guard(struct dyn_lact a, const struct lv_chan_cond *
 /*
  * mpi_p2p_time at a Communicator, Peer or Tag focus: a wall timer around the receives of the
  * channel (live_chan.c), in as few actions as can be on MPI_Recv's point (room for 31, shared
- * by every MPI request of the rank): two for one condition (the start guarded by it, and at a
- * Code focus by its flag too: START_WALL_IF), four for two (a peer and a tag: the first lifts
- * a counter — the Code flag by OBJ, else a var of its own — that the start's second guard
- * tests, then it is lowered again). The last var is the peer register.
+ * by every MPI request of the rank). Two for one condition, or a peer and a tag (START_WALL_IF:
+ * the predicate one, the second guard the other — the peer register, or the Code flag); four
+ * for a peer and a tag at a Code focus (the tag lifts the flag by OBJ for the start's
+ * predicate, then lowers it, as calls_spec does). The last var is the peer register.
  */
 static void chan_spec(struct dyn_lspec *sp, struct lsrc *ls, const char *mod, const char *proc,
 		      const struct lv_chan_cond *cond, uint32_t ncond)
 {
 	struct dyn_lact a[DYN_LREQ_ACTS];
 	uint32_t k = 0, i;
-	int8_t lift = 1, reg;
+	int8_t reg;
 
 	sp->var[0] = DYN_LV_WALL;
 	sp->nvars = 1;
 	if (mod) /* var 1: the Code flag */
-		sp->var[sp->nvars++] = DYN_LV_TCOUNTER;
-	else if (ncond > 1)
 		sp->var[sp->nvars++] = DYN_LV_TCOUNTER;
 	reg = (int8_t)sp->nvars;
 	for (i = 0; i < ncond; i++)
@@ -211,14 +209,15 @@ static void chan_spec(struct dyn_lspec *sp, struct lsrc *ls, const char *mod, co
 		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL, 0, -1, 0), &cond[0], reg);
 	} else if (ncond == 1) {
 		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, 0, -1,
-					DYN_GUARD(1, 0)), &cond[0], reg);
-	} else {
-		int64_t raise = mod ? OBJ : 1;
-
-		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_TADD, lift, -1, raise), &cond[0], reg);
+					DYN_GUARD(1, SPROTO_GT, 0)), &cond[0], reg);
+	} else if (!mod) { /* cond[0] is the peer register's (lv_chan_narrow), cond[1] the tag */
 		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, 0, -1,
-					DYN_GUARD(lift, mod ? OBJ : 0)), &cond[1], reg);
-		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_TSUB, lift, -1, raise), &cond[0], reg);
+					DYN_GUARD(reg, cond[0].op, cond[0].value)), &cond[1], reg);
+	} else {
+		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_TADD, 1, -1, OBJ), &cond[1], reg);
+		a[k] = ACT_GE(SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, 0, 1, 0, OBJ + 1);
+		a[k++].value = DYN_GUARD(reg, cond[0].op, cond[0].value);
+		a[k++] = chan_guard(ACT(SPROTO_AT_ENTRY, SPROTO_TSUB, 1, -1, OBJ), &cond[1], reg);
 	}
 	a[k++] = ACT(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 0, -1, 0); /* no start seen: nothing */
 	add_procs(sp, ls->s, lv_chan_calls(), a, k);
@@ -306,6 +305,10 @@ int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn
 			chan_key(f, fs, sizeof(fs));
 			break;
 		}
+		/* a program that imports no collective: mpi_time is the receives' time, one
+		 * request for both (MPI_Recv's point has room for 31 actions of them all) */
+		if (m == LM_MPI && !ls->mpi_coll[0])
+			m = LM_MPI_P2P;
 		nw = (struct narrow){ .timed = m == LM_MPI_P2P ? ls->mpi_p2p
 					     : m == LM_MPI_COLL ? ls->mpi_coll : ls->mpi_all };
 		calls_spec(sp, ls->s, mod, proc, &nw, 0, m == LM_MPI_CPU);

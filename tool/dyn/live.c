@@ -546,7 +546,8 @@ static void map_act(const struct lreq *r, const struct dyn_lact *a, struct sprot
 	o->value = (a->prim >= SPROTO_TSET && a->prim <= SPROTO_TSUB) || a->prim == SPROTO_TSET_ARG
 			   ? a->value : 0;
 	if (a->prim == SPROTO_START_WALL_IF) /* the guard: a var of the request, to its index */
-		o->value = SPROTO_GUARD(r->idx[a->value & 0xff], a->value >> 16);
+		o->value = SPROTO_GUARD(r->idx[a->value & 0xff], a->value >> 16 & 0xff,
+					a->value >> 24);
 	if (a->pred_var >= 0) {
 		o->pred = SPROTO_PRED_TCOUNTER;
 		o->pred_index = r->idx[a->pred_var];

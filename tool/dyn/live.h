@@ -33,9 +33,9 @@ enum dyn_lvar { DYN_LV_TCOUNTER, DYN_LV_WALL, DYN_LV_CPU, DYN_LV_SHARED };
  * thread counters in the calling thread, or (pred_arg >= 0) by an argument (entry only):
  * `OP k` (SPROTO_EQ ... SPROTO_GE). SPROTO_RECORD (entry, no guard) is on no variable: var is
  * the kind of object (sproto_obj_kind), value SPROTO_RECORD_USE or _INIT. SPROTO_TSET_ARG's
- * value is the argument (0-5); SPROTO_START_WALL_IF's is DYN_GUARD(var, above): the second
- * guard, one of the request's thread counters above a number. */
-#define DYN_GUARD(var, above) ((int64_t)(((uint64_t)(above) << 16) | (uint8_t)(var)))
+ * value is the argument (0-5); SPROTO_START_WALL_IF's is DYN_GUARD(var, op, k): the second
+ * guard, one of the request's thread counters OP k (as SPROTO_GUARD, with a var). */
+#define DYN_GUARD(var, op, k) SPROTO_GUARD((uint8_t)(var), op, k)
 struct dyn_lact {
 	uint8_t when; /* SPROTO_AT_ENTRY or SPROTO_AT_EXIT */
 	uint8_t prim; /* SPROTO_TSET, SPROTO_TADD, SPROTO_TSUB, SPROTO_START_WALL ... */
