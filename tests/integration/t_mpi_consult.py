@@ -76,8 +76,6 @@ def t_consult_mpi_imbalance(o):
             expect(not shg_node(js, 'LoadImbalance', f'/Process/rank{r}')['was_true'],
                    f'rank {r} is not overloaded')
         eq(shg_node(js, 'ExcessiveMPISyncWait', '/')['state'], 'true', 'ExcessiveMPISyncWait')
-        expect(not [n for n in js['nodes'] if '/Communicator' in n['focus']],
-               'no channel: the program makes no MPI_Recv (its collectives have none live)')
         expect(f'where: {m}/exchange,/Process/rank0,/Communicator/world' in text,
                'explanation: ' + text[-1500:])
     mpi_consult_common(d, js, text, 'consult mpi imbalance')
