@@ -147,8 +147,8 @@ def live_one(tmp, name, arg, opts, want, i):
     return {'wall': wall, 'life': life, 'before': before, 'after': after,
             'perturb': lv['perturbation_s'], 'ctl': lv['control_cpu_s'], 'held': lv['held_s'],
             'found': found, 'samples': dv['samples'], 'bytes': dv['bytes'],
-            'wire': dv['wire_bytes'], 'cost': d['live']['observed_cost_s'],
-            'entry_b': dv['sample_bytes'], 'messages': w['messages'],
+            'wire': dv['wire_bytes'], 'received': w.get('received_bytes', 0),
+            'cost': d['live']['observed_cost_s'], 'entry_b': dv['sample_bytes'], 'messages': w['messages'],
             'entries': w['entries'], 'req_e': w['request_entries'],
             'point_e': w['point_entries'], 'own_e': w['own_entries'],
             'entry_bytes': w['entry_bytes'],
@@ -218,7 +218,10 @@ def live(tmp):
                        f'{"" if counts else ", the planted instrumentation bottleneck"}), '
                        f'{trace / max(1, used):.1f}x less than the trace '
                        f'({trace / max(1, thesis):.1f}x at 12 bytes a sample, '
-                       f'{trace / max(1, wire):.1f}x counting every byte received)')
+                       f'{trace / max(1, wire):.1f}x counting every byte of the samples '
+                       f'received, {trace / max(1, med(rows, "received")):.1f}x counting every '
+                       f'byte received: {med(rows, "received"):.0f} B, the replies to every '
+                       f'request included)')
     print('live figures: ' + '; '.join(summary))
     print('\nwhat the runtime sent (medians): SAMPLE messages, entries (of requests, of the '
           'points\' execution counters, the runtime\'s own), their bytes, the messages\' other '
