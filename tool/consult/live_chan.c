@@ -27,7 +27,6 @@
  * actions on MPI_Recv's point (four at a Code focus, five or six for a peer and a tag): the
  * point has room for 31, shared by every MPI request of the rank.
  */
-#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +42,7 @@ enum { C_PEER, C_TAG };
 #define PEER_ARG 3
 #define COMM_ARG 5
 
-/* The value of a defined dynamic symbol of an ELF file (0: none). */
+/* lv_with_elf's callback: the value of the symbol f->name that the file defines. */
 struct sym_find {
 	const char *name;
 	uint64_t value;
@@ -52,26 +51,8 @@ struct sym_find {
 static void sym_fn(Elf *e, void *arg)
 {
 	struct sym_find *f = arg;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
 
-	while (!f->value && (scn = elf_nextscn(e, scn))) {
-		Elf_Data *d = elf_getdata(scn, NULL);
-		GElf_Sym sym;
-		size_t i, n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !d || !sh.sh_entsize)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < n && gelf_getsym(d, (int)i, &sym); i++) {
-			const char *s = elf_strptr(e, sh.sh_link, sym.st_name);
-
-			if (s && sym.st_shndx != SHN_UNDEF && sym.st_value && !strcmp(s, f->name)) {
-				f->value = sym.st_value;
-				break;
-			}
-		}
-	}
+	f->value = lv_dynsym_value(e, f->name);
 }
 
 /* MPI_COMM_WORLD's handle in the process: where the dynamic linker found its symbol — the

@@ -179,6 +179,8 @@ double lv_reading(struct lsrc *ls, const struct req *r);
 uint32_t lv_phase_link(struct lsrc *ls);
 /* Open path's ELF and call fn on it: 0, or -1 when it cannot be read. */
 int lv_with_elf(const char *path, void (*fn)(Elf *e, void *arg), void *arg);
+/* The value of a symbol e defines in its dynamic symbol table; 0: none. */
+uint64_t lv_dynsym_value(Elf *e, const char *name);
 
 /* live_spec.c */
 int lv_dyn_spec(struct lsrc *ls, enum lm m, const struct cs_focus *f, struct dyn_lspec *sp,

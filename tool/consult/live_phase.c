@@ -27,8 +27,9 @@
 
 #define PHASE_SYM "sonde__phase"
 
-/* The value of a dynamic symbol of an ELF file; 0 when missing. */
-static uint64_t symbol_value(Elf *e, const char *name)
+/* The value of a symbol an ELF file defines in its dynamic symbol table; 0 when missing
+ * (an undefined one, an import, does not count: its value may be a PLT entry's). */
+uint64_t lv_dynsym_value(Elf *e, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -44,7 +45,7 @@ static uint64_t symbol_value(Elf *e, const char *name)
 		for (i = 0; i < n && gelf_getsym(d, (int)i, &sym); i++) {
 			const char *s = elf_strptr(e, sh.sh_link, sym.st_name);
 
-			if (s && !strcmp(s, name) && sym.st_value)
+			if (s && sym.st_shndx != SHN_UNDEF && sym.st_value && !strcmp(s, name))
 				return sym.st_value;
 		}
 	}
@@ -124,8 +125,8 @@ static void rt_fn(Elf *e, void *arg)
 {
 	struct rt_syms *r = arg;
 
-	r->phase = symbol_value(e, PHASE_SYM);
-	r->entry = symbol_value(e, "sonde__dyn_entry");
+	r->phase = lv_dynsym_value(e, PHASE_SYM);
+	r->entry = lv_dynsym_value(e, "sonde__dyn_entry");
 }
 
 /* The executable's load bias: its module's, as /proc/PID/maps named it. */
