@@ -108,9 +108,10 @@ def t_consult_live_heap_locks(o):
     one's."""
     b = build_plain_example('consult_heap_locks')
     with check('consult live heap locks: ExcessiveSyncWaitingTime at the hot heap mutex'):
-        # 6: about 6 s of program on an idle machine, so that the refinement below
-        # /SyncObject/mutex has the time to be tested
-        p, js = consult_live(['--', b, '6'])
+        # 9: about 9 s of program on an idle machine, so that the refinement below
+        # /SyncObject/mutex has the time to be tested even under load (with 6 s, two loaded
+        # `make check` runs of 2026-11-22 ended before /SyncObject/mutex was concluded)
+        p, js = consult_live(['--', b, '9'])
         out = p.stdout.decode()
         m = re.search(r'^hot mutex (0x[0-9a-f]+)$', out, re.M)
         expect(m and 'consult_heap_locks: 1' in out, f'the program\'s output {out[:300]!r}')
