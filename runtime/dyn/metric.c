@@ -215,13 +215,13 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, u
 	for (i = 0; i < SPROTO_MAX_METRICS; i++) {
 		struct metric *m = &metrics[i];
 		struct sproto_sample_entry e;
+		int valued;
 
 		if (!m->on)
 			continue;
 		/* the value once, in its first entry, sent whatever its pace; the tool adds the
 		 * deltas to it (version 6) — unless deltas only (version 7) */
-		int valued = m->first && !(m->flags & SPROTO_M_DELTAS);
-
+		valued = m->first && !(m->flags & SPROTO_M_DELTAS);
 		e.metric = i;
 		e.flags = (m->first ? SPROTO_S_FIRST : 0) | (last ? SPROTO_S_LAST : 0) |
 			  (valued ? SPROTO_S_VALUE : 0);

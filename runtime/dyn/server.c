@@ -515,9 +515,7 @@ static void accept_client(void)
 /* A bucket is due: every bucket width, or (on request) when the BUCKET asked for it ends. */
 static int bucket_due(void)
 {
-	if (srv.cfd < 0 || (srv.on_request ? !srv.owed : !dyn_metrics_on()))
-		return 0;
-	return 1;
+	return srv.cfd >= 0 && (srv.on_request ? srv.owed : dyn_metrics_on() != 0);
 }
 
 static void sample_now(void)

@@ -518,18 +518,18 @@ static uint64_t testing_width(const struct lsrc *ls, double wait)
 static void ls_pace(struct cs_source *src, double settled, double wait)
 {
 	struct lsrc *ls = L(src);
-	uint32_t i, k = settled_periods(ls, settled);
+	uint32_t i, k = settled_periods(ls, settled), coarse;
+	int changed;
 
 	if (ls->s->ended || ls->last_done)
 		return;
 	ls->next_ns = k ? ls->s->bucket_ns * k : testing_width(ls, wait);
-	k = ls->next_ns >= LIVE_RETEST * ls->s->bucket_ns
-		    ? (uint32_t)(ls->next_ns / ls->s->bucket_ns) : 0;
-	if (!k == !ls->coarse) {
-		ls->coarse = k;
+	coarse = ls->next_ns >= LIVE_RETEST * ls->s->bucket_ns
+			 ? (uint32_t)(ls->next_ns / ls->s->bucket_ns) : 0;
+	changed = !coarse != !ls->coarse;
+	ls->coarse = coarse;
+	if (!changed) /* the requests' paces depend only on whether buckets are coarse */
 		return;
-	}
-	ls->coarse = k;
 	for (i = 0; i < ls->nents; i++)
 		if (ls->ents[i].id >= 0)
 			pace_ent(ls, (int)i);

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "dyn.h"
 #include "symbols.h"
+#include "util.h"
 
 #define TWO_GB (INT64_C(1) << 31)
 
@@ -348,14 +348,6 @@ static int move_threads_out(struct target *t, const struct patch_plan *p)
  */
 #define BUSY_LIMIT_NS (2 * 1000000000ull)
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int threads_busy(struct target *t, struct dyn_set *s, const uint8_t *which)
 {
 	size_t i;
@@ -377,10 +369,10 @@ int dyn_remove_some(struct target *t, struct dyn_set *s, const uint8_t *which, c
 {
 	size_t i;
 	int tries;
-	uint64_t give_up = now_ns() + BUSY_LIMIT_NS;
+	uint64_t give_up = mono_now_ns() + BUSY_LIMIT_NS;
 
 	for (tries = 0; threads_busy(t, s, which); tries++) {
-		if ((tries >= 100 && now_ns() > give_up) || target_run_for(t, 1, NULL) != 0) {
+		if ((tries >= 100 && mono_now_ns() > give_up) || target_run_for(t, 1, NULL) != 0) {
 			snprintf(err, n, "a thread stays inside a trampoline; not removing");
 			return -1;
 		}
