@@ -37,6 +37,7 @@ enum sprof_rec {
 	SPROF_REC_MPI_CALL = 15, /* reserved (MPI): per MPI routine: calls, time, bytes */
 	SPROF_REC_MPI_PEER = 16, /* reserved (MPI): messages and bytes per peer, communicator, tag */
 	SPROF_REC_MPI_COMP = 17, /* reserved (MPI): the rank's local and parallel compensation */
+	SPROF_REC_INSITU = 18,  /* per thread: a probe pair's price in situ (--insitu) */
 	SPROF_REC_END = 0xffff,
 };
 

@@ -306,6 +306,7 @@ __attribute__((constructor(101))) static void rt_init(void)
 	else
 		rt_calibrate(&rt_calib, rt_cfg.cpu);
 	rt_sync_init(); /* after the probes' costs: the compensation uses them */
+	rt_insitu_init();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	install_signals();
 	rt_os_start();

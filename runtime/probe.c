@@ -114,6 +114,16 @@ static void push_skip(struct rt_thread *t, uintptr_t fn, uintptr_t sp)
 	push(t, t->top->node, fn ^ RT_FN_SKIP, sp);
 }
 
+/*
+ * An unmeasured call's exit. With --insitu, the one that ends an unmeasured window
+ * (insitu.c); insitu_until is 0 otherwise, which the incremented count never equals.
+ */
+static inline __attribute__((always_inline)) void count_skip(struct rt_thread *t)
+{
+	if (unlikely(++t->skips == t->insitu_until))
+		rt_insitu_b_end(t);
+}
+
 /* The general enter: everything the fast path leaves out. */
 static RT_COLD void enter_slow(struct rt_thread *t, uintptr_t fn, uintptr_t sp, int kind,
 			       const char *name)
@@ -250,6 +260,8 @@ static void sample_costs(struct rt_thread *t)
 static RT_COLD void periodic(struct rt_thread *t, struct rt_node *n, uint64_t now)
 {
 	throttle_check(n, now);
+	if (rt_insitu_on)
+		rt_insitu_tick(t, n, now);
 	if (t->scratch || ++t->sample_tick < t->sample_every)
 		return;
 	t->sample_tick = 0;
@@ -265,7 +277,7 @@ void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now)
 	t->top = f - 1;
 	if (f->fn != n->fn) { /* an unmeasured call */
 		n->skipped++;
-		t->skips++;
+		count_skip(t);
 		return;
 	}
 	n->calls++;
@@ -289,13 +301,13 @@ static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
 			slow_clear(t, RT_SLOW_OVERFLOW);
 		t->top->node->skipped++;
 		t->depth_skips++;
-		t->skips++;
+		count_skip(t);
 		return;
 	}
 	if (t->top->fn == (fn ^ RT_FN_SKIP)) { /* the usual unmeasured call: no clock needed */
 		t->top--;
 		t->top[1].node->skipped++;
-		t->skips++;
+		count_skip(t);
 		return;
 	}
 	now = rt_now();
@@ -324,7 +336,7 @@ static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uin
 		if (top->fn == (fn ^ RT_FN_SKIP) && !t->overflow) {
 			t->top = top - 1;
 			n->skipped++;
-			t->skips++;
+			count_skip(t);
 			return;
 		}
 		exit_slow(t, fn);
@@ -357,6 +369,11 @@ static inline struct rt_thread *self(void)
 void rt_probe_set_throttle_mask(uint64_t mask)
 {
 	periodic_mask = mask;
+}
+
+uint64_t rt_probe_window(void)
+{
+	return periodic_mask + 1;
 }
 
 /*

@@ -200,6 +200,20 @@ struct rt_jmp {
 };
 #define RT_MAX_PHASES 256
 
+/* The probes' price in situ (insitu.c, `sonde run --insitu`): one hot leaf node per thread. */
+#define RT_INSITU_PAIRS 64
+struct rt_insitu {
+	struct rt_node *node;    /* the hot leaf whose calls are timed; NULL until one is hot */
+	uint32_t state;          /* idle, in a measured window (A), in an unmeasured one (B) */
+	uint32_t idle;           /* periodic hits of the node since the last pair */
+	uint64_t t0, c0, s0, calib0; /* the window's start: ticks, CPU ns, skips, calib_ticks */
+	uint64_t wall_a, cpu_a;  /* the measured window: ticks, CPU ns */
+	uint32_t npairs, rejected, status, done;
+	uint64_t b_calls;        /* the node's calls left unmeasured in B windows */
+	double price_ns;         /* the live price when judged usable, else 0 */
+	float pairs[RT_INSITU_PAIRS]; /* the pairs' estimates, ns */
+};
+
 struct rt_thread {
 	struct rt_frame *top;    /* current frame; frames[0] is the thread's root */
 	struct rt_frame *limit;  /* last usable frame (depth limit) */
@@ -229,6 +243,8 @@ struct rt_thread {
 	struct rt_counter counters[RT_MAX_COUNTERS];
 	struct rt_phase phases[RT_MAX_PHASES];
 	uint64_t probes, skips;      /* probe pairs run, measured and unmeasured (compensation) */
+	uint64_t insitu_until;       /* --insitu: skips at which an unmeasured window ends; 0 none */
+	struct rt_insitu insitu;
 	struct rt_sync_thread sync;  /* shared-memory compensation (sync_comp.c) */
 	struct rt_trace tr;
 };
@@ -262,6 +278,19 @@ void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now);
 void rt_threads_refresh(void);
 void rt_probe_set_throttle_mask(uint64_t mask);
 extern uint32_t rt_sample_every; /* periodic checks between two in-run calibrations */
+
+/* ---- the probes' price in situ (insitu.c) ---- */
+extern int rt_insitu_on;
+void rt_insitu_init(void);
+void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now);
+void rt_insitu_b_end(struct rt_thread *t);
+double rt_insitu_price(const struct rt_thread *t); /* ns per measured pair, live */
+double rt_insitu_final_price(const struct rt_thread *t); /* as written in INSITU, or CALIB's */
+double rt_insitu_mean_price(void); /* over the threads, weighted by their measured pairs */
+uint64_t rt_probe_window(void); /* calls between two periodic checks of a node */
+void rt_insitu_after_fork(struct rt_thread *t);
+struct writer;
+void rt_insitu_write(struct writer *w);
 
 /* ---- event traces (trace.c) ---- */
 extern int rt_trace_on; /* probes record events instead of profiling */

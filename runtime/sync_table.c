@@ -159,7 +159,8 @@ static void write_comp(struct writer *w, const struct rt_thread *t)
 	struct sprof_buf *b = rt_writer_record(w, SPROF_REC_SYNC_COMP, SPROF_SYNC_COMP_SIZE);
 	const struct rt_sync_thread *s = &t->sync;
 	double tpn = rt_ticks_per_ns();
-	double k = rt_sync_full_ns > 0 && rt_calib.o_full > 0 ? rt_calib.o_full / rt_sync_full_ns : 1;
+	double price = rt_insitu_on ? rt_insitu_mean_price() : rt_calib.o_full;
+	double k = rt_sync_full_ns > 0 && price > 0 ? price / rt_sync_full_ns : 1;
 	double x0 = sync_reprice((double)s->x0, (double)s->x0q, k);
 	double shift = sync_reprice((double)s->shift, (double)s->shiftq, k);
 

@@ -258,6 +258,7 @@ void rt_thread_after_fork(void)
 	t->nphases = t->ncounters = 0;
 	t->probes = t->skips = 0;
 	rt_sync_after_fork(t);
+	rt_insitu_after_fork(t);
 	t->next = NULL;
 	t->index = atomic_fetch_add(&thread_count, 1);
 	atomic_store(&rt_threads, t);

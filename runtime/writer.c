@@ -348,6 +348,7 @@ static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 		write_user_data(w, t, now);
 	}
 	rt_sync_write(w);
+	rt_insitu_write(w);
 	rt_io_write(w);
 	rt_os_write(w);
 	rt_hw_write(w);

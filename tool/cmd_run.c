@@ -32,6 +32,7 @@ struct run_opts {
 	const char *sample; /* --sample[=HZ]: the rate, "" for the default */
 	int cpu, follow_exec, verbose, precise, trace, trace_drop, dynamic;
 	int sync; /* --sync: pthread synchronization (runtime/sync_wrap.c) */
+	int insitu; /* --insitu: the probes' price measured in situ (runtime/insitu.c) */
 	int mpi, mpi_comp; /* --mpi (or detected), --mpi-comp: libsonde-mpi.so (docs/mpi.md) */
 	const char *include[MAX_GLOBS], *exclude[MAX_GLOBS];
 	const char *include_file[MAX_GLOBS], *exclude_file[MAX_GLOBS];
@@ -67,6 +68,9 @@ static void run_usage(FILE *out)
 		"                         implies --trace\n"
 		"  --sync                 measure pthread locks, condition variables, barriers,\n"
 		"                         semaphores and joins, and compensate waits (docs/runtime.md)\n"
+		"  --insitu               measure what a probe pair costs inside the program's own\n"
+		"                         code (each thread's hottest leaf function) and compensate\n"
+		"                         with that price (docs/measurement.md)\n"
 		RUN_IO_USAGE
 		"  --mpi                  load the MPI wrappers (libsonde-mpi.so) even where the\n"
 		"                         program does not reference MPI_Init itself (docs/mpi.md)\n"
@@ -104,6 +108,8 @@ static int parse_one(struct run_opts *o, int argc, char **argv, int *i)
 		return o->dynamic = 1;
 	if (!strcmp(argv[*i], "--sync"))
 		return o->sync = 1;
+	if (!strcmp(argv[*i], "--insitu"))
+		return o->insitu = 1;
 	if (!strcmp(argv[*i], "--mpi"))
 		return o->mpi = 1;
 	if (!strcmp(argv[*i], "--mpi-comp"))
@@ -156,6 +162,8 @@ static int check_values(const struct run_opts *o)
 		return error("run: --sample wants a rate from 1 to 10000 Hz, not '%s'", o->sample);
 	if (o->sample && o->trace)
 		return error("run: --sample records into the profile: it does not go with --trace");
+	if (o->insitu && o->trace)
+		return error("run: --insitu prices a profile's probes: it does not go with --trace");
 	if (o->trace_rate && (parse_u64(o->trace_rate, &n) || n == 0))
 		return error("run: --trace-rate wants a positive number of events per second, "
 			     "not '%s'", o->trace_rate);
@@ -414,6 +422,8 @@ static int set_env(const struct run_opts *o, const char *dir, const char *select
 		setenv("SONDE_PRECISE", "1", 1);
 	if (o->sync)
 		setenv("SONDE_SYNC", "1", 1);
+	if (o->insitu)
+		setenv("SONDE_INSITU", "1", 1);
 	if (o->sample)
 		setenv("SONDE_SAMPLE", *o->sample ? o->sample : "1000", 1);
 	if (o->dynamic) {

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probes' price in situ (`sonde run --insitu`, SONDE_INSITU=1; docs/measurement.md).
+ *
+ * Per thread, the first measured leaf node to reach 2^16 calls is the hot one. Its periodic
+ * check (probe.c: every W = 2^k calls of a node, W = 4096 by default) drives a cycle: after
+ * PERIOD - 2 idle stretches of W calls, W calls measured as usual (window A, timed from one
+ * periodic check to the next), then W calls taken unmeasured (window B: the node is turned off
+ * on this thread alone, so its calls take the skip path, as an excluded function's; the skip
+ * exit ends B when the thread's skip count reaches its mark). Each boundary reads the clock and
+ * the thread's CPU time here, in the slow path; the probes' fast path does nothing new, and the
+ * skip exit compares one counter. insitu_est.h turns the pairs into a price.
+ *
+ * B windows are 1/PERIOD of the node's calls after it became hot: their time goes to the caller,
+ * their count to its `skipped`, as an excluded function's. A leaf is chosen so that no callee
+ * changes its call path in B.
+ */
+#include "rt.h"
+#include "insitu_est.h"
+
+#include <stdlib.h>
+
+#define HOT_CALLS (1u << 16)
+#define PERIOD 32 /* one B window per PERIOD windows of the hot node's calls */
+#define MAX_REJECTED 256
+
+enum { IDLE, WIN_A, WIN_B };
+
+int rt_insitu_on;
+static double start_o_full, start_o_skip; /* the start-up calibration's prices */
+
+void rt_insitu_init(void)
+{
+	const char *v = getenv("SONDE_INSITU");
+
+	rt_insitu_on = v && *v && *v != '0' && !rt_trace_on;
+	start_o_full = rt_calib.o_full;
+	start_o_skip = rt_calib.o_skip;
+}
+
+static int eligible(const struct rt_node *n)
+{
+	return n->calls >= HOT_CALLS && !n->first_child && !n->off && n->func->kind == SPROF_FUNC;
+}
+
+static void window_start(struct rt_thread *t, struct rt_insitu *s)
+{
+	s->c0 = rt_thread_cpu_ns();
+	s->calib0 = t->calib_ticks;
+	s->s0 = t->skips;
+	s->t0 = rt_now(); /* last: the window begins after this check's own work */
+}
+
+/* A window's time in ticks, less the in-run calibrations that ran in it (probe.c). */
+static uint64_t window_ticks(const struct rt_thread *t, const struct rt_insitu *s, uint64_t now)
+{
+	uint64_t d = now - s->t0, c = t->calib_ticks - s->calib0;
+
+	return d > c ? d - c : 0;
+}
+
+static void node_restore(struct rt_node *n)
+{
+	n->off = atomic_load_explicit(&n->func->off, memory_order_relaxed);
+}
+
+/* A B window that could not end as planned: the pair is lost, the node measured again. */
+static void abandon(struct rt_thread *t, struct rt_insitu *s)
+{
+	t->insitu_until = 0;
+	node_restore(s->node);
+	s->state = IDLE;
+	s->idle = 0;
+	s->rejected++;
+	s->done = s->rejected >= MAX_REJECTED;
+}
+
+static void judge(struct rt_insitu *s)
+{
+	float tmp[RT_INSITU_PAIRS];
+	double med, spread;
+
+	insitu_median(s->pairs, s->npairs, tmp, &med, &spread);
+	s->status = (uint32_t)insitu_judge(s->npairs, med, spread, start_o_full, start_o_skip);
+	s->price_ns = s->status == SPROF_INSITU_USED ? med : 0;
+}
+
+/* The end of window A at `now` (the node's W-th call's exit): window B begins. */
+static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
+{
+	uint64_t others = t->skips - s->s0; /* other unmeasured calls in A: as many in B */
+
+	s->wall_a = window_ticks(t, s, now);
+	s->cpu_a = rt_thread_cpu_ns() - s->c0;
+	s->state = WIN_B;
+	s->node->off = 1;
+	s->b_calls += rt_probe_window();
+	window_start(t, s);
+	t->insitu_until = t->skips + rt_probe_window() + others;
+}
+
+/* The skip exit that reached the mark: window B is over, a pair is complete. */
+void rt_insitu_b_end(struct rt_thread *t)
+{
+	struct rt_insitu *s = &t->insitu;
+	uint64_t now = rt_now(), cpu_b = rt_thread_cpu_ns() - s->c0, wall_b;
+	double tpn = rt_ticks_per_ns(), a, b;
+
+	t->insitu_until = 0;
+	if (s->state != WIN_B)
+		return;
+	wall_b = window_ticks(t, s, now);
+	node_restore(s->node);
+	s->state = IDLE;
+	s->idle = 0;
+	a = (double)s->wall_a / tpn;
+	b = (double)wall_b / tpn;
+	if (!insitu_window_clean(a, (double)s->cpu_a) || !insitu_window_clean(b, (double)cpu_b)) {
+		s->rejected++;
+		s->done = s->rejected >= MAX_REJECTED;
+		return;
+	}
+	s->pairs[s->npairs++] = (float)insitu_pair_ns(a, b, (uint32_t)rt_probe_window(),
+						      start_o_skip);
+	s->done = s->npairs == RT_INSITU_PAIRS;
+	judge(s);
+}
+
+/*
+ * From the periodic check of node n (probe.c), after the exit at `now` of its call that made
+ * its count a multiple of W. Not for calibration stand-ins.
+ */
+void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
+{
+	struct rt_insitu *s = &t->insitu;
+
+	if (t->scratch || s->done)
+		return;
+	if (s->node && s->node->off && s->state != WIN_B) { /* throttled or excluded since */
+		s->state = IDLE;
+		s->done = 1;
+		return;
+	}
+	if (s->state == WIN_B) {
+		/* the node measured again during B (a throttle refreshed the nodes' `off`), or B
+		 * lasting far longer than A: the node is no longer called as it was */
+		if (n == s->node || now - s->t0 > 8 * s->wall_a + (uint64_t)(1e6 * rt_ticks_per_ns()))
+			abandon(t, s);
+		return;
+	}
+	if (!s->node) {
+		if (!eligible(n))
+			return;
+		s->node = n;
+		s->idle = PERIOD - 2; /* the first pair at once */
+	}
+	if (n != s->node)
+		return;
+	if (s->state == WIN_A) {
+		begin_b(t, s, now);
+		return;
+	}
+	if (++s->idle < PERIOD - 1 || n->first_child)
+		return;
+	s->state = WIN_A;
+	window_start(t, s);
+}
+
+double rt_insitu_price(const struct rt_thread *t)
+{
+	return t->insitu.price_ns > 0 ? t->insitu.price_ns : rt_calib.o_full;
+}
+
+double rt_insitu_final_price(const struct rt_thread *t)
+{
+	return t->insitu.status == SPROF_INSITU_USED ? t->insitu.price_ns : rt_calib.o_full;
+}
+
+/*
+ * The price of a probe pair inherited from other threads (--sync: x0 and shift), at the end:
+ * the threads' final prices weighted by the measured pairs each ran. Threads without a usable
+ * in-situ price count at CALIB's.
+ */
+double rt_insitu_mean_price(void)
+{
+	const struct rt_thread *t;
+	double sum = 0, n = 0;
+
+	for (t = atomic_load(&rt_threads); t; t = t->next) {
+		sum += (double)t->probes * rt_insitu_final_price(t);
+		n += (double)t->probes;
+	}
+	return n > 0 ? sum / n : rt_calib.o_full;
+}
+
+/* One INSITU record per thread (format/profile_insitu.h). */
+static void write_thread(struct writer *w, const struct rt_thread *t)
+{
+	struct sprof_buf *b = rt_writer_record(w, SPROF_REC_INSITU, SPROF_INSITU_SIZE);
+	const struct rt_insitu *s = &t->insitu;
+	float tmp[RT_INSITU_PAIRS];
+	double med, spread;
+
+	insitu_median(s->pairs, s->npairs, tmp, &med, &spread);
+	sprof_put_u32(b, t->index);
+	sprof_put_u32(b, s->node ? (s->npairs ? s->status : SPROF_INSITU_UNSTABLE)
+				 : SPROF_INSITU_NONE);
+	sprof_put_u32(b, s->node ? s->node->func->id : SPROF_INSITU_NO_FUNC);
+	sprof_put_u32(b, (uint32_t)rt_probe_window());
+	sprof_put_u32(b, s->npairs);
+	sprof_put_u32(b, s->rejected);
+	sprof_put_u32(b, PERIOD);
+	sprof_put_u32(b, 0);
+	sprof_put_u64(b, s->b_calls);
+	sprof_put_u64(b, s->node ? s->node->calls : 0);
+	sprof_put_f64(b, med);
+	sprof_put_f64(b, spread);
+	sprof_put_f64(b, start_o_full);
+	sprof_put_f64(b, start_o_skip);
+}
+
+void rt_insitu_write(struct writer *w)
+{
+	const struct rt_thread *t;
+
+	if (!rt_insitu_on)
+		return;
+	for (t = atomic_load(&rt_threads); t; t = t->next)
+		write_thread(w, t);
+}
+
+void rt_insitu_after_fork(struct rt_thread *t)
+{
+	if (t->insitu.state == WIN_B)
+		node_restore(t->insitu.node);
+	t->insitu_until = 0;
+	__builtin_memset(&t->insitu, 0, sizeof(t->insitu));
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-situ price of a probe pair (`sonde run --insitu`, docs/measurement.md "The probes'
+ * price in situ"): the estimator alone, without the runtime, so that unit tests can check it
+ * (tests/unit/test_insitu.c). All times in ns.
+ *
+ * A pair of adjacent windows of the same hot function's calls: N calls measured (A), then as
+ * many taken unmeasured (B: each still runs its probes, the skip path, priced o_skip). The same
+ * code ran in both, so what differs is the probes: one pair costs (T_A - T_B) / N + o_skip in
+ * situ. Pairs of windows in which the thread lost its CPU are rejected; the price is the median
+ * of the pairs kept, used only when it is stable and plausible.
+ */
+#ifndef SONDE_RT_INSITU_EST_H
+#define SONDE_RT_INSITU_EST_H
+
+#include <stdint.h>
+
+#include "../format/profile_insitu.h"
+
+#define INSITU_MAX_PAIRS 64 /* pairs kept per thread: then it stops measuring */
+#define INSITU_MIN_PAIRS 5  /* fewer: the calibrated price */
+
+/*
+ * A window whose wall time exceeds the thread's CPU time over it by more than 1/64 (1.6 %) was
+ * preempted, or the hypervisor took the CPU: its time is not the program's. The CPU time is read
+ * just outside the window's clock reads, so an undisturbed window has cpu >= wall.
+ */
+static inline int insitu_window_clean(double wall_ns, double cpu_ns)
+{
+	return wall_ns > 0 && cpu_ns > 0 && wall_ns <= cpu_ns + wall_ns / 64;
+}
+
+/* One pair's estimate: measured window a_ns, unmeasured b_ns, of n calls each. */
+static inline double insitu_pair_ns(double a_ns, double b_ns, uint32_t n, double o_skip)
+{
+	return n ? (a_ns - b_ns) / n + o_skip : 0;
+}
+
+static inline void insitu_sort(float *v, uint32_t n)
+{
+	uint32_t i, j;
+
+	for (i = 1; i < n; i++) {
+		float x = v[i];
+
+		for (j = i; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+static inline double insitu_median_sorted(const float *v, uint32_t n)
+{
+	return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+}
+
+/*
+ * The median of v[0..n) and its robust spread, 1.4826 times the median absolute deviation (the
+ * standard deviation for normal noise, untouched by a few wild pairs). tmp holds n floats.
+ */
+static inline void insitu_median(const float *v, uint32_t n, float *tmp, double *med,
+				 double *spread)
+{
+	uint32_t i;
+
+	*med = *spread = 0;
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		tmp[i] = v[i];
+	insitu_sort(tmp, n);
+	*med = insitu_median_sorted(tmp, n);
+	for (i = 0; i < n; i++)
+		tmp[i] = (float)((double)v[i] > *med ? (double)v[i] - *med : *med - (double)v[i]);
+	insitu_sort(tmp, n);
+	*spread = 1.4826 * insitu_median_sorted(tmp, n);
+}
+
+/*
+ * Whether the median of n pairs is used (SPROF_INSITU_USED) or the calibrated price is kept:
+ * fewer than INSITU_MIN_PAIRS, or the median's standard error (1.2533 spread / sqrt(n)) above
+ * 5 % of it, is unstable; a median at or below the unmeasured pair's cost, or above four times
+ * the calibrated pair's, is implausible (a window disturbed in a way the CPU time did not show).
+ */
+static inline int insitu_judge(uint32_t n, double med, double spread, double o_full,
+			       double o_skip)
+{
+	if (n < INSITU_MIN_PAIRS)
+		return SPROF_INSITU_UNSTABLE;
+	if (!(med > o_skip) || !(med <= 4 * o_full))
+		return SPROF_INSITU_IMPLAUSIBLE;
+	if (1.2533 * spread > 0.05 * med * __builtin_sqrt((double)n))
+		return SPROF_INSITU_UNSTABLE;
+	return SPROF_INSITU_USED;
+}
+
+#endif
