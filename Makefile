@@ -28,7 +28,7 @@ RT_ASM := $(wildcard runtime/arch/x86_64/*.S)
 TOOL_SRC := $(wildcard tool/*.c tool/*/*.c tool/patch/x86_64/*.c) format/profile_codec.c \
 	format/profile_read.c format/profile_read_io.c format/trace_read.c format/trace_read_mpi.c
 TOOL_SRC += format/protocol.c
-TOOL_SRC += format/profile_read_sync.c format/profile_read_mpi.c
+TOOL_SRC += format/profile_read_sync.c format/profile_read_mpi.c format/profile_read_insitu.c
 RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%.o,$(RT_ASM))
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
 LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))

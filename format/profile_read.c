@@ -373,6 +373,8 @@ static const char *rec_name(uint32_t type)
 		return type == SPROF_REC_SYNC ? "SYNC" : "SYNC_COMP";
 	if (type == SPROF_REC_SAMPLES)
 		return "SAMPLES";
+	if (type == SPROF_REC_INSITU)
+		return "INSITU";
 	if (type >= SPROF_REC_MPI_CALL && type <= SPROF_REC_MPI_COMP)
 		return type == SPROF_REC_MPI_CALL ? "MPI_CALL"
 		       : type == SPROF_REC_MPI_PEER ? "MPI_PEER" : "MPI_COMP";
@@ -395,6 +397,7 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_SYNC: ret = sprof_read_sync(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SYNC_COMP: ret = sprof_read_sync_comp(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SAMPLES: ret = size < SAMPLE_HEAD ? -2 : read_samples(r, b, size); break;
+	case SPROF_REC_INSITU: ret = sprof_read_insitu(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_END: r->seen_end = 1; sprof_get_u64(b); break;
 	case SPROF_REC_MPI_CALL:
 	case SPROF_REC_MPI_PEER:
@@ -538,6 +541,7 @@ void sprof_free(struct sprof_file *f)
 	free(f->func_by_id);
 	sprof_free_sync(f);
 	sprof_free_mpi(f);
+	free(f->insitu);
 	sprof_free_io(f);
 	free_samples(f->samples);
 	free(f);

@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "profile_sync.h"
 #include "profile_mpi.h"
+#include "profile_insitu.h"
 
 struct sprof_node {
 	uint32_t parent, func;
@@ -144,6 +145,8 @@ struct sprof_file {
 	struct sprof_mpi_comp *mpi_comp;  /* NULL when the process ran no MPI */
 	uint32_t nmpi_calls, nmpi_peers;
 	uint32_t func_id_cap;
+	struct sprof_insitu *insitu; /* INSITU records (profile_read_insitu.c, --insitu) */
+	uint32_t ninsitu;
 };
 
 /* 0 on success; -1 with a one-line reason in err. */
@@ -158,6 +161,11 @@ void *sprof_grow(void *arr, uint32_t *count, size_t elem);
 int sprof_read_sync(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 void sprof_free_sync(struct sprof_file *f);
+/* The INSITU record (profile_read_insitu.c): 0, or -1 with the reason in err. */
+int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
+/* A thread's price of a measured probe pair: in situ when the runtime used it, else CALIB's. */
+double sprof_thread_price(const struct sprof_file *f, uint32_t thread);
+const struct sprof_insitu *sprof_insitu_of(const struct sprof_file *f, uint32_t thread);
 /* MPI_CALL, MPI_PEER and MPI_COMP (profile_read_mpi.c): 0, or -1 with the reason in err. */
 int sprof_read_mpi(struct sprof_file *f, uint32_t type, struct sprof_buf *b, char *err,
 		   size_t errlen);

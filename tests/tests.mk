@@ -62,7 +62,7 @@ UNIT_SYNC := $(TEST_BUILD)/test_sync
 UNIT_BINS += $(UNIT_SYNC)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_SYNC)"
 
-$(UNIT_SYNC): tests/unit/test_sync.c format/profile_read.c format/profile_read_sync.c format/profile_read_mpi.c \
+$(UNIT_SYNC): tests/unit/test_sync.c format/profile_read.c format/profile_read_sync.c format/profile_read_insitu.c format/profile_read_mpi.c \
 		format/profile_read_io.c format/profile_codec.c format/trace_read.c format/trace_read_mpi.c runtime/sync_rule.h \
 		format/profile_sync.h format/profile_read.h format/trace_read.h tool/sync_price.h
 	@mkdir -p $(dir $@)
@@ -176,7 +176,7 @@ $(UNIT_DYN_ATTACH): tests/unit/test_dyn_attach.c format/protocol.c format/protoc
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -ldl
 
 $(UNIT_FORMAT): tests/unit/test_format.c format/profile_codec.c format/profile_read.c \
-		format/profile_read_sync.c format/profile_read_mpi.c \
+		format/profile_read_sync.c format/profile_read_insitu.c format/profile_read_mpi.c \
 		format/profile_read_io.c \
 		format/profile.h format/profile_read.h
 	@mkdir -p $(dir $@)
@@ -188,7 +188,7 @@ $(UNIT_COMPENSATE): tests/unit/test_compensate.c tool/analysis/compensate.c \
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
 $(UNIT_TRACE_PROFILE): tests/unit/test_trace_profile.c tool/trace_profile.c tool/util.c \
-		format/trace_read.c format/trace_read_mpi.c format/profile_read.c format/profile_read_sync.c format/profile_read_mpi.c \
+		format/trace_read.c format/trace_read_mpi.c format/profile_read.c format/profile_read_sync.c format/profile_read_insitu.c format/profile_read_mpi.c \
 		format/profile_read_io.c format/profile_codec.c \
 		tool/trace_profile.h format/trace_read.h format/profile_read.h format/profile.h
 	@mkdir -p $(dir $@)
@@ -272,7 +272,7 @@ UNIT_BINS += $(UNIT_FORMAT_IO)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_FORMAT_IO)"
 
 $(UNIT_FORMAT_IO): tests/unit/test_format_io.c format/profile_codec.c format/profile_read.c \
-		format/profile_read_sync.c format/profile_read_mpi.c format/profile_read_io.c format/profile.h \
+		format/profile_read_sync.c format/profile_read_insitu.c format/profile_read_mpi.c format/profile_read_io.c format/profile.h \
 		format/profile_read.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
@@ -284,7 +284,7 @@ UNIT_BINS += $(UNIT_SAMPLE)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_SAMPLE)"
 
 $(UNIT_SAMPLE): tests/unit/test_sample.c runtime/sample_table.c format/profile_codec.c \
-		format/profile_read.c format/profile_read_sync.c format/profile_read_mpi.c format/profile_read_io.c \
+		format/profile_read.c format/profile_read_sync.c format/profile_read_insitu.c format/profile_read_mpi.c format/profile_read_io.c \
 		runtime/sample.h format/profile.h format/profile_read.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -Iruntime -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
@@ -331,7 +331,7 @@ UNIT_MPI := $(TEST_BUILD)/test_mpi
 UNIT_BINS += $(UNIT_MPI)
 UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_MPI)"
 
-$(UNIT_MPI): tests/unit/test_mpi.c format/profile_read.c format/profile_read_sync.c \
+$(UNIT_MPI): tests/unit/test_mpi.c format/profile_read.c format/profile_read_sync.c format/profile_read_insitu.c \
 		format/profile_read_mpi.c format/profile_read_io.c format/profile_codec.c \
 		runtime/sync_rule.h runtime/mpi/mpi_rule.h format/profile_mpi.h format/profile_read.h
 	@mkdir -p $(dir $@)

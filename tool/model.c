@@ -162,11 +162,26 @@ static uint32_t *map_funcs(struct model *m, const struct sprof_file *f, struct s
 	return map;
 }
 
-/* Compensate one thread's tree with its process's probe costs, then merge it into the model. */
+/* What the thread's INSITU record says, with its function as the model's. */
+static void insitu_of(struct m_insitu *mi, const struct sprof_file *f, uint32_t thread,
+		      const uint32_t *fmap, double price)
+{
+	const struct sprof_insitu *r = sprof_insitu_of(f, thread);
+
+	if (!r)
+		return;
+	*mi = (struct m_insitu){ .has = 1, .rec = *r, .price = price,
+				 .calib_o_full = f->calib.o_full,
+				 .func = r->func == SPROF_INSITU_NO_FUNC ? UINT32_MAX : fmap[r->func] };
+}
+
+/* Compensate one thread's tree with its process's probe costs (the thread's in-situ price of a
+ * measured pair with --insitu), then merge it into the model. */
 static double merge_thread(struct model *m, const struct sprof_file *f,
 			   const struct sprof_thread *t, const uint32_t *fmap)
 {
-	struct comp_costs costs = { f->calib.o_in, f->calib.o_full, f->calib.o_skip };
+	/* --insitu: the thread's measured pairs at their in-situ price (docs/measurement.md) */
+	struct comp_costs costs = { f->calib.o_in, sprof_thread_price(f, t->index), f->calib.o_skip };
 	struct comp_node *cn = xcalloc(t->nnodes, sizeof(*cn));
 	uint32_t *where = xmalloc(t->nnodes * sizeof(*where)), i;
 	struct m_thread *mt;
@@ -203,6 +218,7 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 				 .t_a = cn[0].incl > overhead ? cn[0].incl - overhead : 0,
 				 .probes = cn[0].desc_calls, .unmeasured = cn[0].desc_skipped,
 				 .depth_skips = t->depth_skips, .lost_calls = t->lost_calls };
+	insitu_of(&mt->insitu, f, t->index, fmap, costs.o_full);
 	free(cn);
 	free(where);
 	return overhead;

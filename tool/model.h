@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "profile_insitu.h"
 
 #define M_NONE UINT32_MAX
 
@@ -37,11 +38,21 @@ struct m_node {
 	double incl, excl, incl_c, excl_c, cpu_incl, cpu_excl;
 };
 
+/* A thread's probe price measured in situ (`sonde run --insitu`: its INSITU record). */
+struct m_insitu {
+	int has;                 /* the thread has an INSITU record */
+	uint32_t func;           /* index in funcs of its hot function; UINT32_MAX none */
+	struct sprof_insitu rec;
+	double price;            /* ns per measured pair its compensation used */
+	double calib_o_full;     /* the file's CALIB price, for comparison */
+};
+
 struct m_thread {
 	uint32_t proc; /* index in procs: two images of one exec'ing process share a pid */
 	uint32_t pid, index, tid;
 	double t_m, t_a, overhead; /* ns */
 	uint64_t probes, unmeasured, depth_skips, lost_calls;
+	struct m_insitu insitu;
 };
 
 struct m_process {

@@ -99,8 +99,11 @@ static void add_threads(struct model_sync *ms, const struct sprof_file *f,
 		const struct sprof_sync_comp *c = &f->sync_comps[i];
 		const struct sprof_thread *t = thread_of(f, c->thread);
 		struct m_sync_thread *mt;
-		double o, x = sync_comp_x(c, &f->calib, &o);
+		struct sprof_calib cal = f->calib;
+		double o, x;
 
+		cal.o_full = sprof_thread_price(f, c->thread); /* --insitu: its own price */
+		x = sync_comp_x(c, &cal, &o);
 		if (c->thread == 0) {
 			x_main = x;
 			calib_main = (double)c->calib_ns;

@@ -51,6 +51,28 @@ static void json_calib(FILE *out, const struct sprof_calib *c, uint32_t run_flag
 		c->o_skip, c->o_skip_sd, c->samples);
 }
 
+/* `sonde run --insitu`: the thread's INSITU record, and the price its compensation used. */
+static void json_insitu(FILE *out, const struct model *m, const struct m_insitu *s)
+{
+	static const char *const status[] = { "none", "used", "unstable", "implausible" };
+
+	fprintf(out, ",\"insitu\":{\"status\":\"%s\",\"function\":",
+		status[s->rec.status < SPROF_INSITU_STATUSES ? s->rec.status : 0]);
+	if (s->func == UINT32_MAX)
+		fprintf(out, "null");
+	else
+		json_str(out, m->funcs[s->func].name);
+	fprintf(out,
+		",\"window_calls\":%u,\"pairs\":%u,\"rejected\":%u,\"period\":%u,"
+		"\"unmeasured_calls\":%llu,\"calls\":%llu,\"price_ns\":%.3f,\"spread_ns\":%.3f,"
+		"\"o_full_start_ns\":%.3f,\"o_full_calib_ns\":%.3f,\"o_skip_ns\":%.3f,"
+		"\"used_ns\":%.3f}",
+		s->rec.window, s->rec.pairs, s->rec.rejected, s->rec.period,
+		(unsigned long long)s->rec.b_calls, (unsigned long long)s->rec.calls,
+		s->rec.price_ns, s->rec.spread_ns, s->rec.o_full_ns, s->calib_o_full,
+		s->rec.o_skip_ns, s->price);
+}
+
 static void json_threads(FILE *out, const struct model *m, uint32_t proc)
 {
 	uint32_t i;
@@ -65,10 +87,13 @@ static void json_threads(FILE *out, const struct model *m, uint32_t proc)
 		fprintf(out,
 			"%s{\"index\":%u,\"tid\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"overhead_ns\":%llu,"
 			"\"probes\":%llu,\"unmeasured_probes\":%llu,\"depth_skips\":%llu,"
-			"\"lost_calls\":%llu}",
+			"\"lost_calls\":%llu",
 			first ? "" : ",", t->index, t->tid, ns(t->t_m), ns(t->t_a), ns(t->overhead),
 			(unsigned long long)t->probes, (unsigned long long)t->unmeasured,
 			(unsigned long long)t->depth_skips, (unsigned long long)t->lost_calls);
+		if (t->insitu.has)
+			json_insitu(out, m, &t->insitu);
+		fputc('}', out);
 		first = 0;
 	}
 	fputc(']', out);

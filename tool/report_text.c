@@ -114,6 +114,39 @@ static void print_threads(FILE *out, const struct model *m)
 	}
 }
 
+static const char *const insitu_status[] = { "no hot leaf function", "used",
+					       "unstable: calibrated price used",
+					       "implausible: calibrated price used" };
+
+/* `sonde run --insitu`: per thread, the probe pair's price measured in its own code. */
+static void print_insitu(FILE *out, const struct model *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nthreads; i++) {
+		const struct m_thread *th = &m->threads[i];
+		const struct m_insitu *s = &th->insitu;
+
+		if (!s->has)
+			continue;
+		if (s->func == UINT32_MAX) {
+			term_text(out, "  probes in situ, pid %u thread %u: %s; %.1f ns a pair", th->pid,
+				  th->index, insitu_status[0], s->price);
+			continue;
+		}
+		term_text(out, "  probes in situ, pid %u thread %u, in %s: %.1f ± %.1f ns a pair, "
+			       "median of %u pairs of %u-call windows (%u rejected); calibrated "
+			       "%.1f at start-up, %.1f in CALIB; %s (%.1f ns charged); %llu of its "
+			       "%llu calls left unmeasured (1 window in %u)",
+			  th->pid, th->index, m->funcs[s->func].name, s->rec.price_ns,
+			  s->rec.spread_ns, s->rec.pairs, s->rec.window, s->rec.rejected,
+			  s->rec.o_full_ns, s->calib_o_full,
+			  insitu_status[s->rec.status < SPROF_INSITU_STATUSES ? s->rec.status : 2],
+			  s->price, (unsigned long long)s->rec.b_calls,
+			  (unsigned long long)(s->rec.b_calls + s->rec.calls), s->rec.period);
+	}
+}
+
 static void print_header(FILE *out, const struct model *m)
 {
 	uint32_t i;
@@ -123,6 +156,7 @@ static void print_header(FILE *out, const struct model *m)
 	for (i = 0; i < m->nprocs; i++)
 		print_process(out, &m->procs[i]);
 	print_threads(out, m);
+	print_insitu(out, m);
 }
 
 static const char *flags_of(const struct m_func *f)

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* The validating reader of the INSITU record (18; profile_insitu.h, docs/format-profile.md);
+ * called by profile_read.c for that record type. */
+#include "profile_read.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int thread_known(const struct sprof_file *f, uint32_t index)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->nthreads; i++)
+		if (f->threads[i].index == index)
+			return 1;
+	return 0;
+}
+
+static int price_ok(double v)
+{
+	return v >= 0 && v < 1e9;
+}
+
+/* The checks once the fields are read: the reason, or NULL. */
+static const char *insitu_problem(const struct sprof_file *f, const struct sprof_insitu *s)
+{
+	uint32_t i;
+
+	if (!thread_known(f, s->thread))
+		return "no such thread";
+	for (i = 0; i + 1 < f->ninsitu; i++)
+		if (f->insitu[i].thread == s->thread)
+			return "a second record for it";
+	if (s->status >= SPROF_INSITU_STATUSES)
+		return "unknown status";
+	if ((s->status == SPROF_INSITU_NONE) != (s->func == SPROF_INSITU_NO_FUNC))
+		return "a function without a status or a status without a function";
+	if (s->func != SPROF_INSITU_NO_FUNC && !sprof_func_of(f, s->func))
+		return "unknown function";
+	if (s->status != SPROF_INSITU_NONE && (!s->window || !s->period))
+		return "no window";
+	if (!price_ok(s->price_ns) || !price_ok(s->spread_ns) || !price_ok(s->o_full_ns) ||
+	    !price_ok(s->o_skip_ns))
+		return "prices out of range";
+	if (s->status == SPROF_INSITU_USED && (!s->pairs || !(s->price_ns > 0)))
+		return "a price used without pairs";
+	return NULL;
+}
+
+int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen)
+{
+	struct sprof_insitu *s;
+	const char *why;
+
+	f->insitu = sprof_grow(f->insitu, &f->ninsitu, sizeof(*s));
+	if (!f->insitu)
+		return snprintf(err, errlen, "too many INSITU records"), -1;
+	s = &f->insitu[f->ninsitu - 1];
+	s->thread = sprof_get_u32(b);
+	s->status = sprof_get_u32(b);
+	s->func = sprof_get_u32(b);
+	s->window = sprof_get_u32(b);
+	s->pairs = sprof_get_u32(b);
+	s->rejected = sprof_get_u32(b);
+	s->period = sprof_get_u32(b);
+	sprof_get_u32(b);
+	s->b_calls = sprof_get_u64(b);
+	s->calls = sprof_get_u64(b);
+	s->price_ns = sprof_get_f64(b);
+	s->spread_ns = sprof_get_f64(b);
+	s->o_full_ns = sprof_get_f64(b);
+	s->o_skip_ns = sprof_get_f64(b);
+	if (b->error)
+		return 0; /* the caller reports the size */
+	why = insitu_problem(f, s);
+	if (why)
+		return snprintf(err, errlen, "INSITU record for thread %u: %s", s->thread, why), -1;
+	return 0;
+}
+
+/* The price of one measured probe pair of a thread: its in-situ price when the runtime used it,
+ * else the file's CALIB price. */
+double sprof_thread_price(const struct sprof_file *f, uint32_t thread)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->ninsitu; i++)
+		if (f->insitu[i].thread == thread && f->insitu[i].status == SPROF_INSITU_USED)
+			return f->insitu[i].price_ns;
+	return f->calib.o_full;
+}
+
+const struct sprof_insitu *sprof_insitu_of(const struct sprof_file *f, uint32_t thread)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->ninsitu; i++)
+		if (f->insitu[i].thread == thread)
+			return &f->insitu[i];
+	return NULL;
+}
