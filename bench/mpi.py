@@ -108,7 +108,13 @@ def report_ranks(run_dir):
         raise SystemExit("mpi.py: sonde report failed: " + p.stderr)
     js = json.loads(p.stdout)
     calib = [q["calibration"]["o_full_ns"] for q in js["processes"] if "calibration" in q]
-    return {r["rank"]: r for r in js["mpi"]["ranks"]}, statistics.median(calib) if calib else 0.0
+    ranks = {r["rank"]: r for r in js["mpi"]["ranks"]}
+    # --insitu: each rank's in-situ price of a probe pair (its INSITU records), by pid
+    for q in js["processes"]:
+        for r in ranks.values():
+            if r["pid"] == q["pid"]:
+                r["insitu"] = [t["insitu"] for t in q.get("threads", []) if "insitu" in t]
+    return ranks, statistics.median(calib) if calib else 0.0
 
 
 def cpu_stolen():
@@ -122,7 +128,7 @@ def cpu_stolen():
     return sum(v), v[7] if len(v) > 7 else 0
 
 
-NAMES = ("uninstrumented", "no compensation", "local", "parallel")
+NAMES = ("uninstrumented", "no compensation", "local", "parallel", "parallel+insitu")
 
 
 def pct(a, b):
@@ -153,6 +159,11 @@ def table1_runs():
         r["inherited"] = ranks[0]["delay_ns"] - ranks[0]["overhead_ns"]
         r["price"] = r["o_workers"] / CALLS[0]  # start-up price per pair, as compensation used
         r["reorders"] = sum(k["reorders"] for k in ranks.values())
+        # --insitu: the workers' in-situ prices (inside()), the number used, the pairs behind them
+        situ = [s for k in w for s in k.get("insitu", []) if s["function"] == "inside"]
+        r["insitu"] = statistics.median(s["price_ns"] for s in situ) if situ else float("nan")
+        r["insitu_used"] = sum(s["status"] == "used" for s in situ)
+        r["insitu_pairs"] = sum(s["pairs"] for s in situ)
         for key in ("t_m_ns", "t_local_ns", "t_par_ns"):
             r[key] = (ranks[0][key], [k[key] for k in w])
         return r
@@ -160,13 +171,15 @@ def table1_runs():
     runs = {"uninstrumented": lambda: plain("mpi_pi.base"),
             "inlined": lambda: plain("mpi_pi.inline"),
             "local run": lambda: instrumented(d1, []),
-            "parallel run": lambda: instrumented(d2, ["--mpi-comp"])}
+            "parallel run": lambda: instrumented(d2, ["--mpi-comp"]),
+            "insitu run": lambda: instrumented(os.path.join(B, "mpi-pi-insitu"),
+                                               ["--mpi-comp", "--insitu"])}
     kinds = list(runs)
     rounds, steal = [], []
     for i in range(T1_RUNS):  # the order rotates: the load's drift touches every mode alike
         t0, s0 = cpu_stolen()
         rnd = {}
-        for k in kinds[i % 4:] + kinds[:i % 4]:
+        for k in kinds[i % len(kinds):] + kinds[:i % len(kinds)]:
             rnd[k] = runs[k]()
         t1, s1 = cpu_stolen()
         steal.append(100.0 * (s1 - s0) / max(1, t1 - t0))
@@ -180,15 +193,17 @@ def times(rnd, mode):
     if mode == "uninstrumented":
         r = rnd["uninstrumented"]
         return r["master"], statistics.mean(r["workers"])
-    r = rnd["parallel run" if mode == "parallel" else "local run"]
-    m, w = r[{"no compensation": "t_m_ns", "local": "t_local_ns", "parallel": "t_par_ns"}[mode]]
+    r = rnd[{"parallel": "parallel run", "parallel+insitu": "insitu run"}.get(mode, "local run")]
+    m, w = r[{"no compensation": "t_m_ns", "local": "t_local_ns", "parallel": "t_par_ns",
+              "parallel+insitu": "t_par_ns"}[mode]]
     return m, statistics.mean(w)
 
 
 def run_of(rnd, mode):
     """The run a column of Table 1 comes from."""
     return rnd[{"uninstrumented": "uninstrumented", "no compensation": "local run",
-                "local": "local run", "parallel": "parallel run"}[mode]]
+                "local": "local run", "parallel": "parallel run",
+                "parallel+insitu": "insitu run"}[mode]]
 
 
 def off_cpu(r):
@@ -198,15 +213,16 @@ def off_cpu(r):
 
 def print_table(rounds, quiet):
     errs = {}
-    print("%-30s %15s %15s %15s %15s" % ("", *NAMES))
+    row = "%-30s" + " %15s" * len(NAMES)
+    print(row % ("", *NAMES))
     for stat, fn in (("fastest", min), ("median", statistics.median)):
         for i, who in enumerate(("master", "worker")):
             v = {k: fn(times(r, k)[i] for r in rounds) for k in NAMES}
             u = v["uninstrumented"]
             label = who + " " + stat + (" (seed's method)" if stat == "fastest" else "")
-            print("%-30s %15.1f %15.1f %15.1f %15.1f" % (label, *(v[k] / 1e6 for k in NAMES)))
+            print(("%-30s" + " %15.1f" * len(NAMES)) % (label, *(v[k] / 1e6 for k in NAMES)))
             e = [pct(v[k], u) for k in NAMES]
-            print("%-30s %14.1f%% %14.1f%% %14.1f%% %14.1f%%" % ("  error", *e))
+            print(("%-30s" + " %14.1f%%" * len(NAMES)) % ("  error", *e))
             errs[who + " " + stat] = e
     # paired: each round's runs ran one after the other: their ratio to the round's
     # uninstrumented run cancels the drift between rounds, not within one. "off CPU removed":
@@ -221,11 +237,10 @@ def print_table(rounds, quiet):
                                                        else 0)
             rat = {k: [100.0 * (t(j, k) / t(j, "uninstrumented") - 1) for j in sel]
                    for k in NAMES}
-            print("%-30s %14.1f%% %14.1f%% %14.1f%% %14.1f%%" % (
+            print(("%-30s" + " %14.1f%%" * len(NAMES)) % (
                 "%s %s" % (who, tag), *(statistics.median(rat[k]) for k in NAMES)))
             lo_hi = [iqr(rat[k]) for k in NAMES]
-            print("%-30s %15s %15s %15s %15s" % ("  quartiles", *("%+.1f..%+.1f%%" % q
-                                                                 for q in lo_hi)))
+            print(row % ("  quartiles", *("%+.1f..%+.1f%%" % q for q in lo_hi)))
             errs[who + " " + tag] = [statistics.median(rat[k]) for k in NAMES]
             errs[who + " " + tag + " iqr"] = lo_hi
     return errs
@@ -234,7 +249,7 @@ def print_table(rounds, quiet):
 def print_diagnostics(rounds):
     """Per run the scheduler's and the runtime's figures, medians over the rounds: what differs
     between the modes besides the probes."""
-    kinds = ("uninstrumented", "local run", "parallel run")
+    kinds = ("uninstrumented", "local run", "parallel run", "insitu run")
     med = lambda k, f: statistics.median(f(r[k]) for r in rounds)
     rows = [
         ("master wall", lambda r: r["master"] / 1e6),
@@ -246,15 +261,17 @@ def print_diagnostics(rounds):
     ]
     print("\nPer run, medians over the rounds (ms; ranks' own readings: CLOCK_THREAD_CPUTIME_ID "
           "around each chunk, /proc/thread-self/schedstat, getrusage)")
-    print("%-30s %15s %15s %15s" % ("", "uninstrumented", "local run", "parallel run"))
+    print("%-30s %15s %15s %15s %15s" % ("", *kinds))
     for name, f in rows:
-        print("%-30s %15.1f %15.1f %15.1f" % (name, *(med(k, f) for k in kinds)))
+        print("%-30s %15.1f %15.1f %15.1f %15.1f" % (name, *(med(k, f) for k in kinds)))
     for name, f in (("overhead removed (workers)", lambda r: r["o_workers"] / 1e6),
                     ("master's inherited delay", lambda r: r["inherited"] / 1e6),
                     ("probe pair: price used, ns", lambda r: r["price"]),
                     ("probe pair: final CALIB, ns", lambda r: r["final_price"]),
                     ("probe pair: in situ, ns", lambda r: r["gauge"])):
-        print("%-30s %15s %15.1f %15.1f" % (name, "-", *(med(k, f) for k in kinds[1:])))
+        print("%-30s %15s %15.1f %15.1f %15.1f" % (name, "-", *(med(k, f) for k in kinds[1:])))
+    print("%-30s %15s %15s %15s %15.1f" % ("probe pair: --insitu found, ns", "-", "-", "-",
+                                           med("insitu run", lambda r: r["insitu"])))
     print("%-30s %15.2f %15s %15s" % ("gauge's floor (no probes), ns",
                                       med("uninstrumented", lambda r: r["gauge"]), "-", "-"))
     orders = {}
@@ -270,17 +287,20 @@ def print_runs(rounds):
     print("\nEvery run (ms; off = workers' computing off CPU; price / CALIB / situ = a probe pair "
           "of inside(), ns: the start-up price compensation used, the run's final calibration, "
           "the gauge after MPI_Finalize; plain = ns per point of the plain loop, the gauge's)")
-    print("%5s  %-34s  %-42s  %-42s" % ("round", "uninstrumented: master off plain",
-                                       "local run: master local(c) off price situ",
-                                       "parallel run: master par(c) off price CALIB situ"))
+    print("%5s  %-34s  %-42s  %-42s  %-46s" % (
+        "round", "uninstrumented: master off plain", "local run: master local(c) off price situ",
+        "parallel run: master par(c) off price CALIB situ",
+        "insitu run: master par(c) off CALIB found used situ"))
     for j, r in enumerate(rounds):
-        u, l, p = r["uninstrumented"], r["local run"], r["parallel run"]
+        u, l, p, s = r["uninstrumented"], r["local run"], r["parallel run"], r["insitu run"]
         print("%5d  %8.1f %6.1f %5.2f %12s  %8.1f %8.1f %5.1f %5.1f %5.1f %5s  "
-              "%8.1f %7.1f %5.1f %5.1f %5.1f %5.1f" % (
+              "%8.1f %7.1f %5.1f %5.1f %5.1f %5.1f  %8.1f %7.1f %5.1f %5.1f %5.1f %2d/3 %5.1f" % (
                   j, u["master"] / 1e6, off_cpu(u) / 1e6, u["plain_point"], "",
                   l["master"] / 1e6, l["t_local_ns"][0] / 1e6, off_cpu(l) / 1e6, l["price"],
                   l["gauge"], "", p["master"] / 1e6, p["t_par_ns"][0] / 1e6, off_cpu(p) / 1e6,
-                  p["price"], p["final_price"], p["gauge"]))
+                  p["price"], p["final_price"], p["gauge"], s["master"] / 1e6,
+                  s["t_par_ns"][0] / 1e6, off_cpu(s) / 1e6, s["final_price"], s["insitu"],
+                  s["insitu_used"], s["gauge"]))
 
 
 def print_decomposition(rounds):
@@ -325,12 +345,17 @@ def table1():
     # quiet rounds: every run's computing kept its CPU (off CPU under 2 % of it)
     quiet = [j for j, r in enumerate(rounds)
              if all(off_cpu(r[k]) < 0.02 * r[k]["work_wall"]
-                    for k in ("uninstrumented", "local run", "parallel run"))]
+                    for k in ("uninstrumented", "local run", "parallel run", "insitu run"))]
     print("\nSeed 001 Table 1: master/worker Monte Carlo pi, 4 ranks, %s chunks of %s points "
           "(ms; %d rounds, one run of each mode per round, the order rotating; worker: mean of "
           "the 3; ranks pinned: %s)" % (CHUNKS, POINTS, T1_RUNS, pin_words()))
     errs = print_table(rounds, quiet)
     errs["parts"] = print_decomposition(rounds)
+    g = [r["insitu run"]["insitu"] - r["insitu run"]["gauge"] for r in rounds]
+    errs["insitu_vs_gauge"] = "median %+.1f ns (%+.1f..%+.1f), found %.1f, gauge %.1f, CALIB %.1f" % (
+        statistics.median(g), *iqr(g), statistics.median(r["insitu run"]["insitu"] for r in rounds),
+        statistics.median(r["insitu run"]["gauge"] for r in rounds),
+        statistics.median(r["insitu run"]["final_price"] for r in rounds))
     print_diagnostics(rounds)
     print_runs(rounds)
     print("quiet rounds (every run's computing off its CPU under 2 %% of it): %d of %d; CPU time "
@@ -363,6 +388,12 @@ def table1():
 
 
 def verdict(errs):
+    ins = [errs[w + " paired"][4] for w in ("master", "worker")]
+    ins_f = [errs[w + " fastest"][4] for w in ("master", "worker")]
+    print("\nWith --insitu (parallel+insitu): paired medians %+.1f / %+.1f %% (%s), fastest runs "
+          "%+.1f / %+.1f %%; its in-situ price against the gauge: %s" % (
+              ins[0], ins[1], "met" if all(abs(x) <= 2.0 for x in ins) else "MISSED",
+              ins_f[0], ins_f[1], errs["insitu_vs_gauge"]))
     par = [errs[w + " paired"][3] for w in ("master", "worker")]
     fast = [errs[w + " fastest"][3] for w in ("master", "worker")]
     loc = errs["master paired"][2]
@@ -401,11 +432,13 @@ def main():
         print("mpi: Table 1 error, master local / parallel, worker local / parallel: paired "
               "medians %.1f%% / %.1f%%, %.1f%% / %.1f%%; fastest (seed's method) %.1f%% / "
               "%.1f%%, %.1f%% / %.1f%%; of the parallel master's, probes in situ above their "
-              "price %+.1f%%, machine speed %+.1f%%" % (
+              "price %+.1f%%, machine speed %+.1f%%; parallel+insitu master / worker %.1f%% / "
+              "%.1f%%" % (
                   errs["master paired"][2], errs["master paired"][3],
                   errs["worker paired"][2], errs["worker paired"][3],
                   errs["master fastest"][2], errs["master fastest"][3],
                   errs["worker fastest"][2], errs["worker fastest"][3],
-                  errs["parts"]["situ"], errs["parts"]["speed"]))
+                  errs["parts"]["situ"], errs["parts"]["speed"],
+                  errs["master paired"][4], errs["worker paired"][4]))
 
 main()

@@ -69,7 +69,11 @@ def compensated(out, run_dir=RUN_DIR):
     wk = [t for t in sy["threads"] if t["thread"] != 0]
     o = sum(t["overhead_ns"] for t in wk)
     e = elapsed(out)
-    return out + "\ncomp %d %d %d\ncalib %.3f %d\nremoved %d\nwaits %d %d %d\ndelays %d\n" % (
+    # --insitu: every thread's in-situ price, its status, and the start-up calibration's price
+    situ = "".join("\ninsitu %d %s %.3f %.3f %d" % (
+        t["index"], t["insitu"]["status"], t["insitu"]["price_ns"], t["insitu"]["o_full_start_ns"],
+        t["insitu"]["pairs"]) for t in rep["processes"][0]["threads"] if "insitu" in t)
+    return out + situ + "\ncomp %d %d %d\ncalib %.3f %d\nremoved %d\nwaits %d %d %d\ndelays %d\n" % (
         e - (pr["T_m_ns"] - pr["T_a_ns"]), e - (pr["T_m_ns"] - pr["T_par_ns"]), o,
         cal["o_full_ns"], cal["batches"], pr["T_m_ns"] - pr["T_par_ns"],
         sum(t["waits"] for t in wk), sum(t["wait_ns"] for t in wk),
@@ -290,7 +294,7 @@ def print_comp(rows, pin):
 def comp_errors(pin):
     """One placement's rows: every program plain, hooks and sync, side by side (and sync with
     the runtime BENCH_SYNC_COMPARE names, when it names one: its rows come second)."""
-    rows, other = [], []
+    rows, other, insitu_rows = [], [], []
     cmp_rt = os.environ.get("BENCH_SYNC_COMPARE")
     saved = os.environ.get("BENCH_CPU")
     os.environ["BENCH_CPU"] = "none"  # the threads must run in parallel
@@ -304,6 +308,11 @@ def comp_errors(pin):
                      os.path.join(B, "sync_comp.inst")] + args,
             env=env, after=compensated)
         variants = [base, hooks, inst]
+        if INSITU:
+            variants.append(benchlib.Variant(
+                "insitu", [SONDE, "run", "--sync", "--insitu", "--throttle", "off", "-o",
+                           RUN_DIR + "-i", "--", os.path.join(B, "sync_comp.inst")] + args,
+                env=env, after=lambda out: compensated(out, RUN_DIR + "-i")))
         if cmp_rt:
             variants.append(benchlib.Variant(
                 "sync2", [SONDE, "run", "--sync", "--throttle", "off", "-o", RUN_DIR + "-2",
@@ -312,6 +321,9 @@ def comp_errors(pin):
                 after=lambda out: compensated(out, RUN_DIR + "-2")))
         res = benchlib.rounds(variants, comp_runs())
         rows.append(comp_row(mode, res))
+        if INSITU:
+            insitu_rows.append(comp_row(mode, dict(res, sync=res["insitu"])))
+            insitu_rows[-1]["prices"] = insitu_prices(res["insitu"])
         if cmp_rt:
             other.append(comp_row(mode, dict(res, sync=res["sync2"])))
     if saved is None:
@@ -319,10 +331,34 @@ def comp_errors(pin):
     else:
         os.environ["BENCH_CPU"] = saved
     print_comp(rows, pin)
+    if INSITU:
+        print("\nThe same rounds with sonde run --sync --insitu (each thread's probe pairs at the"
+              "\nprice measured in its own code; workers' in-situ price, median over the rounds and"
+              "\nthe workers, against the start-up calibration's and the run's CALIB o_full):")
+        for r in insitu_rows:
+            print("%-8s in situ %.1f ns (used in %d of %d workers' runs, %d pairs each, median), "
+                  "start-up %.1f ns, CALIB %.1f ns" % (r["mode"], *r["prices"], r["o_full"]))
+        print_comp(insitu_rows, pin)
+        INSITU_RESULTS.append((pin, insitu_rows))
     if cmp_rt:
         print("\nThe same rounds with the runtime %s:" % cmp_rt)
         print_comp(other, pin)
     return rows
+
+
+# BENCH_SYNC_INSITU=0: no --insitu runs beside the --sync ones
+INSITU = os.environ.get("BENCH_SYNC_INSITU", "1") != "0"
+INSITU_RESULTS = []
+
+
+def insitu_prices(runs):
+    """The workers' (threads 1 and 2) in-situ prices over the rounds: median price, how many
+    of the worker runs used it, total runs, median pairs, median start-up price."""
+    v = [m for _, o in runs for m in re.findall(r"insitu ([12]) (\S+) (\S+) (\S+) (\d+)", o)]
+    if not v:
+        return float("nan"), 0, 0, 0, float("nan")
+    return (statistics.median(float(m[2]) for m in v), sum(m[1] == "used" for m in v), len(v),
+            statistics.median(int(m[4]) for m in v), statistics.median(float(m[3]) for m in v))
 
 
 def summary(rows):
@@ -374,7 +410,13 @@ if figs:
         figs["sonde run"][0] - figs["alone"][0]))
 for p, rows in results:
     print("sync, compensation error (%s): %s" % (PLACEMENTS[p], summary(rows)))
+for p, rows in INSITU_RESULTS:
+    print("sync --insitu, compensation error (%s): %s" % (PLACEMENTS[p], summary(rows)))
 for p, rows in results:
     print("sync, verdict (%s):" % PLACEMENTS[p])
+    for r in rows:
+        print("  " + verdict(r))
+for p, rows in INSITU_RESULTS:
+    print("sync --insitu, verdict (%s):" % PLACEMENTS[p])
     for r in rows:
         print("  " + verdict(r))

@@ -65,7 +65,8 @@ static void parse_throttle(void)
 /* Periodic work every 2^k calls of a node (k <= 12), often enough for small throttle limits. */
 static void set_throttle_mask(void)
 {
-	uint64_t mask = 4095;
+	/* --insitu: windows of 1024 calls, so that runs of a few 10^5 calls give enough pairs */
+	uint64_t mask = env_u64("SONDE_INSITU", 0) ? 1023 : 4095;
 
 	while (rt_cfg.throttle_calls && mask > 15 && mask + 1 > rt_cfg.throttle_calls / 4)
 		mask >>= 1;

@@ -68,6 +68,18 @@ $(UNIT_SYNC): tests/unit/test_sync.c format/profile_read.c format/profile_read_s
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
+# --insitu: the in-situ price's estimator, a thread's delay at its own price, the INSITU reader.
+UNIT_INSITU := $(TEST_BUILD)/test_insitu
+UNIT_BINS += $(UNIT_INSITU)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_INSITU)"
+
+$(UNIT_INSITU): tests/unit/test_insitu.c format/profile_read.c format/profile_read_sync.c \
+		format/profile_read_insitu.c format/profile_read_mpi.c format/profile_read_io.c \
+		format/profile_codec.c runtime/insitu_est.h runtime/sync_rule.h \
+		format/profile_insitu.h format/profile_read.h tool/sync_price.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
+
 # Process control of a running target (tool/inject/): a forked child stopped, called, let go.
 UNIT_INJECT := $(TEST_BUILD)/test_inject
 UNIT_INJECT_LIB := $(TEST_BUILD)/libattach_unit.so

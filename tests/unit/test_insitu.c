@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sonde run --insitu` (docs/measurement.md, "The probes' price in situ"): the estimator of a
+ * probe pair's in-situ price (runtime/insitu_est.h: a pair of windows, rejection, median,
+ * spread, the judgement that falls back to the calibrated price), a thread's delay priced with
+ * its own price (tool/sync_price.h, runtime/sync_rule.h), and the INSITU record's reader.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../runtime/insitu_est.h"
+#include "../../runtime/sync_rule.h"
+#include "profile_read.h"
+#include "sync_price.h"
+
+/* cmocka's assert_float_equal compares floats: these are doubles */
+static void near(double a, double b, double eps)
+{
+	if (!(a - b <= eps && b - a <= eps))
+		fail_msg("%.9g is not %.9g within %g", a, b, eps);
+}
+
+/* A pair of windows of 1024 calls: the measured one 1024 * 64 ns longer than the unmeasured
+ * one, whose probes cost o_skip = 10 each: a measured pair costs 64 + 10 = 74 ns. */
+static void test_pair(void **state)
+{
+	(void)state;
+	near(insitu_pair_ns(200000 + 1024 * 64, 200000, 1024, 10), 74, 1e-9);
+	near(insitu_pair_ns(5, 5, 0, 10), 0, 1e-12); /* no calls: no estimate */
+	/* the B window longer (the code ran slower then): a price below o_skip, judged later */
+	near(insitu_pair_ns(1000, 2024, 1024, 10), 9, 1e-9);
+}
+
+/* A window that lost its CPU shows more wall than CPU time; the tolerance is 1/64 of it. */
+static void test_clean(void **state)
+{
+	(void)state;
+	assert_true(insitu_window_clean(100000, 100400));  /* the CPU reads just outside it */
+	assert_true(insitu_window_clean(100000, 98500));   /* 1.5 %: a tick's interrupt */
+	assert_false(insitu_window_clean(100000, 98000));  /* 2 %: preempted */
+	assert_false(insitu_window_clean(100000, 20000));
+	assert_false(insitu_window_clean(0, 100));
+	assert_false(insitu_window_clean(100, 0));
+}
+
+static void test_median(void **state)
+{
+	float v[] = { 75, 77, 74, 300, 76, 2, 78 }, tmp[8];
+	float even[] = { 70, 80, 72, 78 };
+	double med, spread;
+
+	(void)state;
+	insitu_median(v, 7, tmp, &med, &spread);
+	near(med, 76, 1e-6); /* the two wild pairs do not move it */
+	/* deviations 1 1 2 224 0 74 2: their median 2, times 1.4826 */
+	near(spread, 2 * 1.4826, 1e-5);
+	near((double)v[3], 300, 1e-6); /* the pairs themselves stay in their order */
+	insitu_median(even, 4, tmp, &med, &spread);
+	near(med, 75, 1e-6);
+	near(spread, 4 * 1.4826, 1e-5); /* deviations 5 5 3 3 */
+	insitu_median(v, 0, tmp, &med, &spread);
+	near(med, 0, 1e-12);
+	near(spread, 0, 1e-12);
+}
+
+static void test_judge(void **state)
+{
+	(void)state;
+	/* enough, tight, plausible: used */
+	assert_int_equal(insitu_judge(10, 76, 3, 63, 10), SPROF_INSITU_USED);
+	/* too few pairs */
+	assert_int_equal(insitu_judge(4, 76, 0, 63, 10), SPROF_INSITU_UNSTABLE);
+	/* the median's standard error 1.2533 * 12 / sqrt(9) = 5.0 above 5 % of 76 = 3.8 */
+	assert_int_equal(insitu_judge(9, 76, 12, 63, 10), SPROF_INSITU_UNSTABLE);
+	/* the same spread over 64 pairs: 1.88, within */
+	assert_int_equal(insitu_judge(64, 76, 12, 63, 10), SPROF_INSITU_USED);
+	/* at or below an unmeasured pair's cost, or above four calibrated pairs: implausible */
+	assert_int_equal(insitu_judge(20, 10, 0.1, 63, 10), SPROF_INSITU_IMPLAUSIBLE);
+	assert_int_equal(insitu_judge(20, 253, 1, 63, 10), SPROF_INSITU_IMPLAUSIBLE);
+	assert_int_equal(insitu_judge(20, 252, 1, 63, 10), SPROF_INSITU_USED);
+}
+
+/*
+ * A thread's delay at its in-situ price. Worker W ran 1000 measured pairs (in situ 77 ns,
+ * calibrated 63 at start-up) and 30 unmeasured (10 ns); main M joined it, inheriting its delay
+ * as the runtime counted it (start-up prices) with its probe-cost part q. The file prices W's
+ * own pairs at W's in-situ price; the writer reprices M's inherited part with k = the mean
+ * in-situ price over the start-up one: M's delay then equals W's.
+ */
+static void test_price_per_thread(void **state)
+{
+	const double start = 63, situ = 77, k = situ / start;
+	struct sprof_calib cal = { .o_full = 60, .o_skip = 10 };
+	struct sprof_sync_comp w = { .probes = 1000, .skips = 30 };
+	struct sprof_sync_comp m = { .probes = 0 };
+	int64_t q_w = 1000 * 63 + 30 * 10, x_w = q_w, w_c;
+	int64_t x_new = sync_rule_wait(0, 5000000, x_w, &w_c);
+	int64_t q_new = sync_rule_q(0, 5000000, x_new, 0, q_w);
+	struct sprof_calib own = cal;
+	double xw;
+
+	(void)state;
+	own.o_full = situ;
+	xw = sync_comp_x(&w, &own, NULL);
+	near(xw, 1000 * 77 + 300, 1e-9);
+	near(sync_comp_x(&w, &cal, NULL), 1000 * 60 + 300, 1e-9); /* CALIB's */
+	/* the unmeasured pairs' part is repriced with the measured ones' ratio too (as the in-run
+	 * batches scale o_skip alike): 300 * k, 63000 * k = 77000 */
+	m.shift_ns = (int64_t)sync_reprice((double)(0 - x_new), (double)(0 - q_new), k);
+	near(sync_comp_x(&m, &cal, NULL), 77000 + 300.0 * k, 1.0);
+}
+
+/* ---- the INSITU record's reader ---- */
+
+struct enc {
+	uint8_t mem[2048];
+	struct sprof_buf b;
+	uint64_t records;
+};
+
+static void rec(struct enc *e, uint32_t type, uint32_t size)
+{
+	sprof_put_u32(&e->b, type);
+	sprof_put_u32(&e->b, size);
+	e->records++;
+}
+
+static void put_thread(struct enc *e, uint32_t index)
+{
+	int i;
+
+	rec(e, SPROF_REC_THREAD, 56 + 40);
+	sprof_put_u32(&e->b, index);
+	sprof_put_u32(&e->b, 7 + index);
+	for (i = 0; i < 3; i++)
+		sprof_put_u64(&e->b, 0);
+	sprof_put_u32(&e->b, 0);
+	sprof_put_u32(&e->b, 1);
+	sprof_put_u64(&e->b, 0);
+	sprof_put_u64(&e->b, 0);
+	sprof_put_u32(&e->b, SPROF_NO_PARENT);
+	sprof_put_u32(&e->b, SPROF_ROOT_FUNC);
+	for (i = 0; i < 4; i++)
+		sprof_put_u64(&e->b, 0);
+}
+
+static void put_insitu(struct enc *e, const struct sprof_insitu *s, uint32_t size)
+{
+	rec(e, SPROF_REC_INSITU, size);
+	sprof_put_u32(&e->b, s->thread);
+	sprof_put_u32(&e->b, s->status);
+	sprof_put_u32(&e->b, s->func);
+	sprof_put_u32(&e->b, s->window);
+	sprof_put_u32(&e->b, s->pairs);
+	sprof_put_u32(&e->b, s->rejected);
+	sprof_put_u32(&e->b, s->period);
+	sprof_put_u32(&e->b, 0);
+	sprof_put_u64(&e->b, s->b_calls);
+	sprof_put_u64(&e->b, s->calls);
+	sprof_put_f64(&e->b, s->price_ns);
+	sprof_put_f64(&e->b, s->spread_ns);
+	sprof_put_f64(&e->b, s->o_full_ns);
+	sprof_put_f64(&e->b, s->o_skip_ns);
+	if (size > SPROF_INSITU_SIZE)
+		sprof_put_u64(&e->b, 0);
+}
+
+/* A file of one function (id 3), threads 0 and 1, and the INSITU records given. */
+static size_t encode(struct enc *e, const struct sprof_insitu *s, uint32_t n, uint32_t size)
+{
+	struct sprof_calib c = { .clock_kind = 1, .ticks_per_ns = 1, .o_full = 60, .o_in = 25,
+				 .o_skip = 10 };
+	uint32_t i;
+
+	e->b = (struct sprof_buf){ .p = e->mem, .cap = sizeof(e->mem) };
+	e->records = 0;
+	sprof_put_header(&e->b, 0);
+	rec(e, SPROF_REC_RUN, 72);
+	for (i = 0; i < 9; i++)
+		sprof_put_u64(&e->b, 0);
+	rec(e, SPROF_REC_CALIB, 88);
+	sprof_put_calib(&e->b, &c);
+	rec(e, SPROF_REC_FUNC, 52);
+	sprof_put_u32(&e->b, 3);
+	sprof_put_u32(&e->b, SPROF_FUNC);
+	sprof_put_u32(&e->b, UINT32_MAX);
+	sprof_put_u32(&e->b, 0);
+	for (i = 0; i < 4; i++)
+		sprof_put_u64(&e->b, 0x1000);
+	sprof_put_u32(&e->b, 0);
+	put_thread(e, 0);
+	put_thread(e, 1);
+	for (i = 0; i < n; i++)
+		put_insitu(e, &s[i], size);
+	rec(e, SPROF_REC_END, 8);
+	sprof_put_u64(&e->b, e->records - 1);
+	assert_false(e->b.error);
+	return e->b.len;
+}
+
+static const struct sprof_insitu used = {
+	.thread = 1, .status = SPROF_INSITU_USED, .func = 3, .window = 1024, .pairs = 12,
+	.rejected = 2, .period = 32, .b_calls = 12288, .calls = 400000, .price_ns = 76.5,
+	.spread_ns = 2.5, .o_full_ns = 63, .o_skip_ns = 10
+};
+static const struct sprof_insitu none = { .thread = 0, .status = SPROF_INSITU_NONE,
+					  .func = SPROF_INSITU_NO_FUNC, .o_full_ns = 63,
+					  .o_skip_ns = 10 };
+
+static int read_enc(const struct sprof_insitu *s, uint32_t n, uint32_t size,
+		    struct sprof_file **f, char *err)
+{
+	static struct enc e;
+	size_t len = encode(&e, s, n, size);
+
+	*f = NULL;
+	return sprof_read_mem(e.mem, len, f, err, 256);
+}
+
+static void test_read_good(void **state)
+{
+	struct sprof_insitu two[2] = { none, used };
+	struct sprof_file *f;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
+	assert_int_equal(f->ninsitu, 2);
+	assert_int_equal(sprof_insitu_of(f, 1)->func, 3);
+	assert_int_equal(sprof_insitu_of(f, 1)->b_calls, 12288);
+	near(sprof_insitu_of(f, 1)->spread_ns, 2.5, 1e-12);
+	/* thread 1 is priced in situ, thread 0 (no hot function) at CALIB's price */
+	near(sprof_thread_price(f, 1), 76.5, 1e-12);
+	near(sprof_thread_price(f, 0), 60, 1e-12);
+	sprof_free(f);
+	/* an unstable estimate is shown, not used */
+	two[1].status = SPROF_INSITU_UNSTABLE;
+	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
+	near(sprof_thread_price(f, 1), 60, 1e-12);
+	sprof_free(f);
+	/* without --insitu: no record, CALIB's price */
+	assert_int_equal(read_enc(two, 0, SPROF_INSITU_SIZE, &f, err), 0);
+	assert_int_equal(f->ninsitu, 0);
+	assert_null(sprof_insitu_of(f, 1));
+	near(sprof_thread_price(f, 1), 60, 1e-12);
+	sprof_free(f);
+}
+
+static void refused(const struct sprof_insitu *s, uint32_t n, uint32_t size, const char *why)
+{
+	struct sprof_file *f;
+	char err[256] = "";
+
+	assert_int_equal(read_enc(s, n, size, &f, err), -1);
+	assert_null(f);
+	if (!strstr(err, why))
+		fail_msg("'%s' does not say '%s'", err, why);
+}
+
+static void test_read_bad(void **state)
+{
+	struct sprof_insitu v[2] = { used, used };
+
+	(void)state;
+	v[0].thread = 5;
+	refused(v, 1, SPROF_INSITU_SIZE, "no such thread");
+	v[0] = used;
+	refused(v, 2, SPROF_INSITU_SIZE, "a second record");
+	v[0].status = SPROF_INSITU_STATUSES;
+	refused(v, 1, SPROF_INSITU_SIZE, "unknown status");
+	v[0] = used;
+	v[0].func = 4;
+	refused(v, 1, SPROF_INSITU_SIZE, "unknown function");
+	v[0].func = SPROF_INSITU_NO_FUNC;
+	refused(v, 1, SPROF_INSITU_SIZE, "without a function");
+	v[0] = none;
+	v[0].func = 3;
+	refused(v, 1, SPROF_INSITU_SIZE, "without a status");
+	v[0] = used;
+	v[0].window = 0;
+	refused(v, 1, SPROF_INSITU_SIZE, "no window");
+	v[0] = used;
+	v[0].price_ns = -1;
+	refused(v, 1, SPROF_INSITU_SIZE, "out of range");
+	v[0] = used;
+	v[0].pairs = 0;
+	refused(v, 1, SPROF_INSITU_SIZE, "without pairs");
+	v[0] = used;
+	refused(v, 1, SPROF_INSITU_SIZE + 8, "INSITU record of 88 bytes is malformed");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pair),	  cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_median),	  cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_price_per_thread),
+		cmocka_unit_test(test_read_good), cmocka_unit_test(test_read_bad),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
