@@ -67,6 +67,9 @@ static void node_restore(struct rt_node *n)
 /* A B window that could not end as planned: the pair is lost, the node measured again. */
 static void abandon(struct rt_thread *t, struct rt_insitu *s)
 {
+	uint64_t skipped = t->skips - s->s0; /* the node's calls skipped so far, and any others */
+
+	s->b_calls += skipped < rt_probe_window() ? skipped : rt_probe_window();
 	t->insitu_until = 0;
 	node_restore(s->node);
 	s->state = IDLE;
@@ -94,7 +97,6 @@ static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
 	s->cpu_a = rt_thread_cpu_ns() - s->c0;
 	s->state = WIN_B;
 	s->node->off = 1;
-	s->b_calls += rt_probe_window();
 	window_start(t, s);
 	t->insitu_until = t->skips + rt_probe_window() + others;
 }
@@ -110,6 +112,7 @@ void rt_insitu_b_end(struct rt_thread *t)
 	if (s->state != WIN_B)
 		return;
 	wall_b = window_ticks(t, s, now);
+	s->b_calls += rt_probe_window();
 	node_restore(s->node);
 	s->state = IDLE;
 	s->idle = 0;

@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: MIT
+# Integration test of `sonde run --insitu` (runtime/insitu.c, format/profile_read_insitu.c),
+# run by run.py in its own namespace. Structure only (a noisy machine decides no timing): the
+# INSITU record per thread, on the hot leaf, windows used, a price in a broad plausible band,
+# the report's text and JSON; without --insitu no record; the program's output unchanged.
+
+
+def insitu_threads(js):
+    """The report's threads by index (one process)."""
+    return {t['index']: t for t in proc(js)['threads']}
+
+
+@test('-O2')
+def t_insitu(o):
+    b = build('insitu_hot', o)
+    p, d = srun(b, opts=['--throttle', 'off', '--insitu'], tag='insitu')
+    with check(f'insitu_hot{o} --insitu: output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    th = insitu_threads(js)
+    with check(f'insitu_hot{o} --insitu: an INSITU record per thread, on its hot leaf'):
+        eq(sorted(th), [0, 1], 'threads')
+        for t in th.values():
+            expect('insitu' in t, f'thread {t["index"]} has no "insitu"')
+        w, m = th[1]['insitu'], th[0]['insitu']
+        eq(w['function'], 'hot', 'worker hot function')
+        eq(m['function'], 'warm', 'main hot function (the leaf under mid)')
+        for s in (w, m):
+            eq(s['window_calls'], 1024, 'calls per window')
+            eq(s['period'], 32, 'one unmeasured window per 32')
+            expect(s['pairs'] > 0, f'{s["function"]}: no pair of windows kept')
+            expect(s['status'] in ('used', 'unstable', 'implausible'), f'status {s["status"]}')
+            expect(s['unmeasured_calls'] % 1024 == 0 and s['unmeasured_calls'] > 0,
+                   f'{s["function"]}: unmeasured calls {s["unmeasured_calls"]}')
+            between(s['price_ns'], 0.25 * s['o_full_start_ns'], 5 * s['o_full_start_ns'],
+                    f'{s["function"]} in-situ price (ns)')
+            expect(s['used_ns'] == (s['price_ns'] if s['status'] == 'used'
+                                    else s['o_full_calib_ns']),
+                   f'{s["function"]}: used {s["used_ns"]} for status {s["status"]}')
+    with check(f'insitu_hot{o} --insitu: B windows leave calls unmeasured, counted exactly'):
+        f = funcs(js)
+        # every call of hot() is measured or in a B window: the two add up to the program's
+        eq(f['hot']['calls'] + w['unmeasured_calls'], 2000000, 'hot measured + unmeasured')
+        eq(f['warm']['calls'] + m['unmeasured_calls'], 1500000, 'warm measured + unmeasured')
+        eq(f['mid']['calls'], 1500000, 'mid (never a B window: not a leaf)')
+        eq(w['calls'], f['hot']['calls'], 'INSITU calls = the node\'s measured calls')
+    p = run([SONDE, 'report', d])
+    with check(f'insitu_hot{o} --insitu: the text report shows the price'):
+        eq(p.returncode, 0, 'sonde report status')
+        out = p.stdout.decode()
+        expect(out.count('probes in situ, pid') == 2, 'two "probes in situ" lines')
+        expect(', in hot: ' in out and ', in warm: ' in out, 'the hot functions named')
+    p, d = srun(b, opts=['--throttle', 'off'], tag='insitu-off')
+    with check(f'insitu_hot{o} without --insitu: no INSITU record, every call measured'):
+        same_output(p, direct(b))
+        js = report(d)
+        for t in insitu_threads(js).values():
+            expect('insitu' not in t, f'thread {t["index"]} has "insitu" without --insitu')
+        eq(funcs(js)['hot']['calls'], 2000000, 'hot calls')
+        expect(b'probes in situ' not in run([SONDE, 'report', d]).stdout, 'text shows in situ')
+    p = run([SONDE, 'run', '--insitu', '--trace', '-o', d + '-t', '--', b])
+    with check(f'insitu_hot{o} --insitu --trace: refused'):
+        expect(p.returncode != 0 and p.stderr.startswith(b'sonde: run: --insitu'),
+               describe(p))
