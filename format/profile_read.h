@@ -163,9 +163,7 @@ int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, s
 void sprof_free_sync(struct sprof_file *f);
 /* The INSITU record (profile_read_insitu.c): 0, or -1 with the reason in err. */
 int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
-/* A thread's price of a measured probe pair: in situ when the runtime used it, else CALIB's. */
-double sprof_thread_price(const struct sprof_file *f, uint32_t thread);
-const struct sprof_insitu *sprof_insitu_of(const struct sprof_file *f, uint32_t thread);
+
 /* MPI_CALL, MPI_PEER and MPI_COMP (profile_read_mpi.c): 0, or -1 with the reason in err. */
 int sprof_read_mpi(struct sprof_file *f, uint32_t type, struct sprof_buf *b, char *err,
 		   size_t errlen);
@@ -177,5 +175,25 @@ int sprof_check_io(const struct sprof_file *f, char *err, size_t errlen);
 void sprof_free_io(struct sprof_file *f);
 /* The function of a node, or NULL for a thread's root. */
 const struct sprof_func *sprof_func_of(const struct sprof_file *f, uint32_t func_id);
+
+/* A thread's INSITU record (`sonde run --insitu`), or NULL. */
+static inline const struct sprof_insitu *sprof_insitu_of(const struct sprof_file *f,
+							 uint32_t thread)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->ninsitu; i++)
+		if (f->insitu[i].thread == thread)
+			return &f->insitu[i];
+	return NULL;
+}
+
+/* A thread's price of a measured probe pair: in situ when the runtime used it, else CALIB's. */
+static inline double sprof_thread_price(const struct sprof_file *f, uint32_t thread)
+{
+	const struct sprof_insitu *s = sprof_insitu_of(f, thread);
+
+	return s && s->status == SPROF_INSITU_USED ? s->price_ns : f->calib.o_full;
+}
 
 #endif

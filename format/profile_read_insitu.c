@@ -77,25 +77,3 @@ int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size
 		return snprintf(err, errlen, "INSITU record for thread %u: %s", s->thread, why), -1;
 	return 0;
 }
-
-/* The price of one measured probe pair of a thread: its in-situ price when the runtime used it,
- * else the file's CALIB price. */
-double sprof_thread_price(const struct sprof_file *f, uint32_t thread)
-{
-	uint32_t i;
-
-	for (i = 0; i < f->ninsitu; i++)
-		if (f->insitu[i].thread == thread && f->insitu[i].status == SPROF_INSITU_USED)
-			return f->insitu[i].price_ns;
-	return f->calib.o_full;
-}
-
-const struct sprof_insitu *sprof_insitu_of(const struct sprof_file *f, uint32_t thread)
-{
-	uint32_t i;
-
-	for (i = 0; i < f->ninsitu; i++)
-		if (f->insitu[i].thread == thread)
-			return &f->insitu[i];
-	return NULL;
-}

@@ -7,9 +7,10 @@
  * PERIOD - 2 idle stretches of W calls, W calls measured as usual (window A, timed from one
  * periodic check to the next), then W calls taken unmeasured (window B: the node is turned off
  * on this thread alone, so its calls take the skip path, as an excluded function's; the skip
- * exit ends B when the thread's skip count reaches its mark). Each boundary reads the clock and
- * the thread's CPU time here, in the slow path; the probes' fast path does nothing new, and the
- * skip exit compares one counter. insitu_est.h turns the pairs into a price.
+ * exit ends B when the thread's skip count reaches its mark). Each boundary reads the thread's
+ * CPU time (the windows' measure) and the clock here, in the slow path, and each pair's ends its
+ * involuntary context switches; the probes' fast path does nothing new, and the skip exit
+ * compares one counter. insitu_est.h turns the pairs into a price.
  *
  * B windows are 1/PERIOD of the node's calls after it became hot: their time goes to the caller,
  * their count to its `skipped`, as an excluded function's. A leaf is chosen so that no callee
@@ -19,6 +20,7 @@
 #include "insitu_est.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #define HOT_CALLS (1u << 16)
 #define PERIOD 32 /* one B window per PERIOD windows of the hot node's calls */
@@ -43,18 +45,27 @@ static int eligible(const struct rt_node *n)
 	return n->calls >= HOT_CALLS && !n->first_child && !n->off && n->func->kind == SPROF_FUNC;
 }
 
-static void window_start(struct rt_thread *t, struct rt_insitu *s)
+static long involuntary_switches(void)
 {
-	s->c0 = rt_thread_cpu_ns();
-	s->calib0 = t->calib_ticks;
-	s->s0 = t->skips;
-	s->t0 = rt_now(); /* last: the window begins after this check's own work */
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
 }
 
-/* A window's time in ticks, less the in-run calibrations that ran in it (probe.c). */
-static uint64_t window_ticks(const struct rt_thread *t, const struct rt_insitu *s, uint64_t now)
+static void window_start(struct rt_thread *t, struct rt_insitu *s)
 {
-	uint64_t d = now - s->t0, c = t->calib_ticks - s->calib0;
+	s->calib0 = t->calib_ticks;
+	s->s0 = t->skips;
+	s->t0 = rt_now();
+	s->c0 = rt_thread_cpu_ns(); /* last: the window begins after this check's own work */
+}
+
+/* A window's CPU time in ns (cpu, read first at its end), less the in-run calibrations that
+ * ran in it (probe.c). */
+static double window_ns(const struct rt_thread *t, const struct rt_insitu *s, uint64_t cpu)
+{
+	double d = (double)(cpu - s->c0),
+	       c = (double)(t->calib_ticks - s->calib0) / rt_ticks_per_ns();
 
 	return d > c ? d - c : 0;
 }
@@ -91,10 +102,10 @@ static void judge(struct rt_insitu *s)
 /* The end of window A at `now` (the node's W-th call's exit): window B begins. */
 static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
 {
-	uint64_t others = t->skips - s->s0; /* other unmeasured calls in A: as many in B */
+	uint64_t cpu = rt_thread_cpu_ns(), others = t->skips - s->s0; /* as many others in B */
 
-	s->wall_a = window_ticks(t, s, now);
-	s->cpu_a = rt_thread_cpu_ns() - s->c0;
+	s->cpu_a = window_ns(t, s, cpu);
+	s->wall_a = now - s->t0;
 	s->state = WIN_B;
 	s->node->off = 1;
 	window_start(t, s);
@@ -105,20 +116,18 @@ static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
 void rt_insitu_b_end(struct rt_thread *t)
 {
 	struct rt_insitu *s = &t->insitu;
-	uint64_t now = rt_now(), cpu_b = rt_thread_cpu_ns() - s->c0, wall_b;
-	double tpn = rt_ticks_per_ns(), a, b;
+	uint64_t cpu = rt_thread_cpu_ns();
+	double a = s->cpu_a, b;
 
 	t->insitu_until = 0;
 	if (s->state != WIN_B)
 		return;
-	wall_b = window_ticks(t, s, now);
+	b = window_ns(t, s, cpu);
 	s->b_calls += rt_probe_window();
 	node_restore(s->node);
 	s->state = IDLE;
 	s->idle = 0;
-	a = (double)s->wall_a / tpn;
-	b = (double)wall_b / tpn;
-	if (!insitu_window_clean(a, (double)s->cpu_a) || !insitu_window_clean(b, (double)cpu_b)) {
+	if (!insitu_pair_clean(a, b, involuntary_switches() - s->ivcsw0)) {
 		s->rejected++;
 		s->done = s->rejected >= MAX_REJECTED;
 		return;
@@ -166,6 +175,7 @@ void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
 	if (++s->idle < PERIOD - 1 || n->first_child)
 		return;
 	s->state = WIN_A;
+	s->ivcsw0 = involuntary_switches();
 	window_start(t, s);
 }
 

@@ -7,8 +7,8 @@
  * A pair of adjacent windows of the same hot function's calls: N calls measured (A), then as
  * many taken unmeasured (B: each still runs its probes, the skip path, priced o_skip). The same
  * code ran in both, so what differs is the probes: one pair costs (T_A - T_B) / N + o_skip in
- * situ. Pairs of windows in which the thread lost its CPU are rejected; the price is the median
- * of the pairs kept, used only when it is stable and plausible.
+ * situ (T in thread CPU time). Pairs during which the thread was preempted are rejected; the
+ * price is the median of the pairs kept, used only when it is stable and plausible.
  */
 #ifndef SONDE_RT_INSITU_EST_H
 #define SONDE_RT_INSITU_EST_H
@@ -21,13 +21,14 @@
 #define INSITU_MIN_PAIRS 5  /* fewer: the calibrated price */
 
 /*
- * A window whose wall time exceeds the thread's CPU time over it by more than 1/64 (1.6 %) was
- * preempted, or the hypervisor took the CPU: its time is not the program's. The CPU time is read
- * just outside the window's clock reads, so an undisturbed window has cpu >= wall.
+ * Windows are timed in the thread's CPU time: time the thread spent off its CPU (preempted, or
+ * asleep in a wait the program makes) is not in it. A pair is kept when both windows have a
+ * time and the thread was not switched out involuntarily during it (ivcsw: another task ran on
+ * its CPU and left the caches, TLB and branch predictors cold for the rest of the window).
  */
-static inline int insitu_window_clean(double wall_ns, double cpu_ns)
+static inline int insitu_pair_clean(double a_ns, double b_ns, long ivcsw)
 {
-	return wall_ns > 0 && cpu_ns > 0 && wall_ns <= cpu_ns + wall_ns / 64;
+	return a_ns > 0 && b_ns > 0 && ivcsw == 0;
 }
 
 /* One pair's estimate: measured window a_ns, unmeasured b_ns, of n calls each. */
@@ -80,7 +81,8 @@ static inline void insitu_median(const float *v, uint32_t n, float *tmp, double 
  * Whether the median of n pairs is used (SPROF_INSITU_USED) or the calibrated price is kept:
  * fewer than INSITU_MIN_PAIRS, or the median's standard error (1.2533 spread / sqrt(n)) above
  * 5 % of it, is unstable; a median at or below the unmeasured pair's cost, or above four times
- * the calibrated pair's, is implausible (a window disturbed in a way the CPU time did not show).
+ * the calibrated pair's, is implausible (windows whose work differed: the calls' rate was not
+ * steady).
  */
 static inline int insitu_judge(uint32_t n, double med, double spread, double o_full,
 			       double o_skip)

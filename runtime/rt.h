@@ -207,7 +207,9 @@ struct rt_insitu {
 	uint32_t state;          /* idle, in a measured window (A), in an unmeasured one (B) */
 	uint32_t idle;           /* periodic hits of the node since the last pair */
 	uint64_t t0, c0, s0, calib0; /* the window's start: ticks, CPU ns, skips, calib_ticks */
-	uint64_t wall_a, cpu_a;  /* the measured window: ticks, CPU ns */
+	uint64_t wall_a;         /* the measured window, ticks (a B window's time limit) */
+	double cpu_a;            /* the measured window's CPU time, ns */
+	long ivcsw0;             /* involuntary context switches at the pair's start */
 	uint32_t npairs, rejected, status, done;
 	uint64_t b_calls;        /* the node's calls left unmeasured in B windows */
 	double price_ns;         /* the live price when judged usable, else 0 */

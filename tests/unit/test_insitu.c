@@ -36,16 +36,14 @@ static void test_pair(void **state)
 	near(insitu_pair_ns(1000, 2024, 1024, 10), 9, 1e-9);
 }
 
-/* A window that lost its CPU shows more wall than CPU time; the tolerance is 1/64 of it. */
+/* A pair is kept when both windows have a CPU time and no other task ran on its CPU meanwhile. */
 static void test_clean(void **state)
 {
 	(void)state;
-	assert_true(insitu_window_clean(100000, 100400));  /* the CPU reads just outside it */
-	assert_true(insitu_window_clean(100000, 98500));   /* 1.5 %: a tick's interrupt */
-	assert_false(insitu_window_clean(100000, 98000));  /* 2 %: preempted */
-	assert_false(insitu_window_clean(100000, 20000));
-	assert_false(insitu_window_clean(0, 100));
-	assert_false(insitu_window_clean(100, 0));
+	assert_true(insitu_pair_clean(100000, 40000, 0));
+	assert_false(insitu_pair_clean(100000, 40000, 1)); /* preempted once */
+	assert_false(insitu_pair_clean(0, 40000, 0));      /* a window with no time */
+	assert_false(insitu_pair_clean(100000, 0, 0));
 }
 
 static void test_median(void **state)
@@ -225,15 +223,19 @@ static int read_enc(const struct sprof_insitu *s, uint32_t n, uint32_t size,
 static void test_read_good(void **state)
 {
 	struct sprof_insitu two[2] = { none, used };
+	const struct sprof_insitu *s;
 	struct sprof_file *f;
 	char err[256] = "";
 
 	(void)state;
 	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
 	assert_int_equal(f->ninsitu, 2);
-	assert_int_equal(sprof_insitu_of(f, 1)->func, 3);
-	assert_int_equal(sprof_insitu_of(f, 1)->b_calls, 12288);
-	near(sprof_insitu_of(f, 1)->spread_ns, 2.5, 1e-12);
+	s = sprof_insitu_of(f, 1);
+	if (!s)
+		fail_msg("no INSITU record for thread 1");
+	assert_int_equal(s->func, 3);
+	assert_int_equal(s->b_calls, 12288);
+	near(s->spread_ns, 2.5, 1e-12);
 	/* thread 1 is priced in situ, thread 0 (no hot function) at CALIB's price */
 	near(sprof_thread_price(f, 1), 76.5, 1e-12);
 	near(sprof_thread_price(f, 0), 60, 1e-12);
