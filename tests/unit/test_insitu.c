@@ -231,8 +231,10 @@ static void test_read_good(void **state)
 	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
 	assert_int_equal(f->ninsitu, 2);
 	s = sprof_insitu_of(f, 1);
-	if (!s)
+	if (!s) {
 		fail_msg("no INSITU record for thread 1");
+		return;
+	}
 	assert_int_equal(s->func, 3);
 	assert_int_equal(s->b_calls, 12288);
 	near(s->spread_ns, 2.5, 1e-12);
