@@ -29,6 +29,7 @@ struct sprof_insitu {
 	uint32_t pairs;    /* pairs of windows kept */
 	uint32_t rejected; /* pairs rejected (the thread lost its CPU) or cut short */
 	uint32_t period;   /* one unmeasured window per `period` windows of the function's calls */
+	uint32_t preempted; /* of the pairs kept, those during which the thread was preempted */
 	uint64_t b_calls;  /* calls of the function left unmeasured by the B windows */
 	uint64_t calls;    /* its measured calls on that call path */
 	double price_ns;   /* median of the pairs' estimates (0 without pairs) */

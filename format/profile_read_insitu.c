@@ -39,6 +39,8 @@ static const char *insitu_problem(const struct sprof_file *f, const struct sprof
 		return "unknown function";
 	if (s->status != SPROF_INSITU_NONE && (!s->window || !s->period))
 		return "no window";
+	if (s->preempted > s->pairs)
+		return "more pairs preempted than kept";
 	if (!price_ok(s->price_ns) || !price_ok(s->spread_ns) || !price_ok(s->o_full_ns) ||
 	    !price_ok(s->o_skip_ns))
 		return "prices out of range";
@@ -63,7 +65,7 @@ int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size
 	s->pairs = sprof_get_u32(b);
 	s->rejected = sprof_get_u32(b);
 	s->period = sprof_get_u32(b);
-	sprof_get_u32(b);
+	s->preempted = sprof_get_u32(b);
 	s->b_calls = sprof_get_u64(b);
 	s->calls = sprof_get_u64(b);
 	s->price_ns = sprof_get_f64(b);

@@ -9,7 +9,7 @@
  * on this thread alone, so its calls take the skip path, as an excluded function's; the skip
  * exit ends B when the thread's skip count reaches its mark). Each boundary reads the thread's
  * CPU time (the windows' measure) and the clock here, in the slow path, and each pair's ends its
- * involuntary context switches; the probes' fast path does nothing new, and the skip exit
+ * involuntary context switches (counted, not rejected: insitu_est.h); the probes' fast path does nothing new, and the skip exit
  * compares one counter. insitu_est.h turns the pairs into a price.
  *
  * B windows are 1/PERIOD of the node's calls after it became hot: their time goes to the caller,
@@ -127,11 +127,12 @@ void rt_insitu_b_end(struct rt_thread *t)
 	node_restore(s->node);
 	s->state = IDLE;
 	s->idle = 0;
-	if (!insitu_pair_clean(a, b, involuntary_switches() - s->ivcsw0)) {
+	if (!insitu_pair_clean(a, b)) {
 		s->rejected++;
 		s->done = s->rejected >= MAX_REJECTED;
 		return;
 	}
+	s->preempted += involuntary_switches() != s->ivcsw0;
 	s->pairs[s->npairs++] = (float)insitu_pair_ns(a, b, (uint32_t)rt_probe_window(),
 						      start_o_skip);
 	s->done = s->npairs == RT_INSITU_PAIRS;
@@ -223,7 +224,7 @@ static void write_thread(struct writer *w, const struct rt_thread *t)
 	sprof_put_u32(b, s->npairs);
 	sprof_put_u32(b, s->rejected);
 	sprof_put_u32(b, PERIOD);
-	sprof_put_u32(b, 0);
+	sprof_put_u32(b, s->preempted);
 	sprof_put_u64(b, s->b_calls);
 	sprof_put_u64(b, s->node ? s->node->calls : 0);
 	sprof_put_f64(b, med);

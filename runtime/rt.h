@@ -211,6 +211,7 @@ struct rt_insitu {
 	double cpu_a;            /* the measured window's CPU time, ns */
 	long ivcsw0;             /* involuntary context switches at the pair's start */
 	uint32_t npairs, rejected, status, done;
+	uint32_t preempted;      /* pairs that saw an involuntary context switch */
 	uint64_t b_calls;        /* the node's calls left unmeasured in B windows */
 	double price_ns;         /* the live price when judged usable, else 0 */
 	float pairs[RT_INSITU_PAIRS]; /* the pairs' estimates, ns */

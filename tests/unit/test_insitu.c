@@ -36,14 +36,13 @@ static void test_pair(void **state)
 	near(insitu_pair_ns(1000, 2024, 1024, 10), 9, 1e-9);
 }
 
-/* A pair is kept when both windows have a CPU time and no other task ran on its CPU meanwhile. */
+/* A pair is kept when both windows have a CPU time. */
 static void test_clean(void **state)
 {
 	(void)state;
-	assert_true(insitu_pair_clean(100000, 40000, 0));
-	assert_false(insitu_pair_clean(100000, 40000, 1)); /* preempted once */
-	assert_false(insitu_pair_clean(0, 40000, 0));      /* a window with no time */
-	assert_false(insitu_pair_clean(100000, 0, 0));
+	assert_true(insitu_pair_clean(100000, 40000));
+	assert_false(insitu_pair_clean(0, 40000)); /* a window with no time */
+	assert_false(insitu_pair_clean(100000, 0));
 }
 
 static void test_median(void **state)
@@ -157,7 +156,7 @@ static void put_insitu(struct enc *e, const struct sprof_insitu *s, uint32_t siz
 	sprof_put_u32(&e->b, s->pairs);
 	sprof_put_u32(&e->b, s->rejected);
 	sprof_put_u32(&e->b, s->period);
-	sprof_put_u32(&e->b, 0);
+	sprof_put_u32(&e->b, s->preempted);
 	sprof_put_u64(&e->b, s->b_calls);
 	sprof_put_u64(&e->b, s->calls);
 	sprof_put_f64(&e->b, s->price_ns);
@@ -203,7 +202,7 @@ static size_t encode(struct enc *e, const struct sprof_insitu *s, uint32_t n, ui
 
 static const struct sprof_insitu used = {
 	.thread = 1, .status = SPROF_INSITU_USED, .func = 3, .window = 1024, .pairs = 12,
-	.rejected = 2, .period = 32, .b_calls = 12288, .calls = 400000, .price_ns = 76.5,
+	.rejected = 2, .period = 32, .preempted = 3, .b_calls = 12288, .calls = 400000, .price_ns = 76.5,
 	.spread_ns = 2.5, .o_full_ns = 63, .o_skip_ns = 10
 };
 static const struct sprof_insitu none = { .thread = 0, .status = SPROF_INSITU_NONE,
@@ -237,6 +236,7 @@ static void test_read_good(void **state)
 	}
 	assert_int_equal(s->func, 3);
 	assert_int_equal(s->b_calls, 12288);
+	assert_int_equal(s->preempted, 3);
 	near(s->spread_ns, 2.5, 1e-12);
 	/* thread 1 is priced in situ, thread 0 (no hot function) at CALIB's price */
 	near(sprof_thread_price(f, 1), 76.5, 1e-12);
@@ -288,6 +288,9 @@ static void test_read_bad(void **state)
 	v[0] = used;
 	v[0].window = 0;
 	refused(v, 1, SPROF_INSITU_SIZE, "no window");
+	v[0] = used;
+	v[0].preempted = 13;
+	refused(v, 1, SPROF_INSITU_SIZE, "more pairs preempted");
 	v[0] = used;
 	v[0].price_ns = -1;
 	refused(v, 1, SPROF_INSITU_SIZE, "out of range");
