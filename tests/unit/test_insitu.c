@@ -296,6 +296,7 @@ static void test_read_bad(void **state)
 	refused(v, 1, SPROF_INSITU_SIZE, "out of range");
 	v[0] = used;
 	v[0].pairs = 0;
+	v[0].preempted = 0;
 	refused(v, 1, SPROF_INSITU_SIZE, "without pairs");
 	v[0] = used;
 	refused(v, 1, SPROF_INSITU_SIZE + 8, "INSITU record of 88 bytes is malformed");
