@@ -9,8 +9,9 @@
  * on this thread alone, so its calls take the skip path, as an excluded function's; the skip
  * exit ends B when the thread's skip count reaches its mark). Each boundary reads the thread's
  * CPU time (the windows' measure) and the clock here, in the slow path, and each pair's ends its
- * involuntary context switches (counted, not rejected: insitu_est.h); the probes' fast path does nothing new, and the skip exit
- * compares one counter. insitu_est.h turns the pairs into a price.
+ * involuntary context switches (counted, not rejected: insitu_est.h); the probes' fast path
+ * does nothing new, and the skip exit compares one counter. insitu_est.h turns the pairs into
+ * a price.
  *
  * B windows are 1/PERIOD of the node's calls after it became hot: their time goes to the caller,
  * their count to its `skipped`, as an excluded function's. A leaf is chosen so that no callee
@@ -157,7 +158,9 @@ void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
 	if (s->state == WIN_B) {
 		/* the node measured again during B (a throttle refreshed the nodes' `off`), or B
 		 * lasting far longer than A: the node is no longer called as it was */
-		if (n == s->node || now - s->t0 > 8 * s->wall_a + (uint64_t)(1e6 * rt_ticks_per_ns()))
+		uint64_t limit = 8 * s->wall_a + (uint64_t)(1e6 * rt_ticks_per_ns());
+
+		if (n == s->node || now - s->t0 > limit)
 			abandon(t, s);
 		return;
 	}

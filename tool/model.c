@@ -181,7 +181,8 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 			   const struct sprof_thread *t, const uint32_t *fmap)
 {
 	/* --insitu: the thread's measured pairs at their in-situ price (docs/measurement.md) */
-	struct comp_costs costs = { f->calib.o_in, sprof_thread_price(f, t->index), f->calib.o_skip };
+	struct comp_costs costs = { f->calib.o_in, sprof_thread_price(f, t->index),
+				    f->calib.o_skip };
 	struct comp_node *cn = xcalloc(t->nnodes, sizeof(*cn));
 	uint32_t *where = xmalloc(t->nnodes * sizeof(*where)), i;
 	struct m_thread *mt;

@@ -130,17 +130,17 @@ static void print_insitu(FILE *out, const struct model *m)
 		if (!s->has)
 			continue;
 		if (s->func == UINT32_MAX) {
-			term_text(out, "  probes in situ, pid %u thread %u: %s; %.1f ns a pair", th->pid,
-				  th->index, insitu_status[0], s->price);
+			term_text(out, "  probes in situ, pid %u thread %u: %s; %.1f ns a pair",
+				  th->pid, th->index, insitu_status[0], s->price);
 			continue;
 		}
 		term_text(out, "  probes in situ, pid %u thread %u, in %s: %.1f ± %.1f ns a pair, "
-			       "median of %u pairs of %u-call windows (%u rejected); calibrated "
-			       "%.1f at start-up, %.1f in CALIB; %s (%.1f ns charged); %llu of its "
-			       "%llu calls left unmeasured (1 window in %u)",
+			       "median of %u pairs of %u-call windows (%u preempted, %u "
+			       "rejected); calibrated %.1f at start-up, %.1f in CALIB; %s (%.1f ns "
+			       "charged); %llu of its %llu calls left unmeasured (1 window in %u)",
 			  th->pid, th->index, m->funcs[s->func].name, s->rec.price_ns,
-			  s->rec.spread_ns, s->rec.pairs, s->rec.window, s->rec.rejected,
-			  s->rec.o_full_ns, s->calib_o_full,
+			  s->rec.spread_ns, s->rec.pairs, s->rec.window, s->rec.preempted,
+			  s->rec.rejected, s->rec.o_full_ns, s->calib_o_full,
 			  insitu_status[s->rec.status < SPROF_INSITU_STATUSES ? s->rec.status : 2],
 			  s->price, (unsigned long long)s->rec.b_calls,
 			  (unsigned long long)(s->rec.b_calls + s->rec.calls), s->rec.period);

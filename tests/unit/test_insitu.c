@@ -202,7 +202,8 @@ static size_t encode(struct enc *e, const struct sprof_insitu *s, uint32_t n, ui
 
 static const struct sprof_insitu used = {
 	.thread = 1, .status = SPROF_INSITU_USED, .func = 3, .window = 1024, .pairs = 12,
-	.rejected = 2, .period = 32, .preempted = 3, .b_calls = 12288, .calls = 400000, .price_ns = 76.5,
+	.rejected = 2, .period = 32, .preempted = 3, .b_calls = 12288, .calls = 400000,
+	.price_ns = 76.5,
 	.spread_ns = 2.5, .o_full_ns = 63, .o_skip_ns = 10
 };
 static const struct sprof_insitu none = { .thread = 0, .status = SPROF_INSITU_NONE,
