@@ -3,9 +3,9 @@
  * The probes' price in situ (`sonde run --insitu`, SONDE_INSITU=1; docs/measurement.md).
  *
  * Per thread, the first measured leaf node to reach 2^16 calls is the hot one. Its periodic
- * check (probe.c: every W = 2^k calls of a node, W = 4096 by default) drives a cycle: after
- * PERIOD - 2 idle stretches of W calls, W calls measured as usual (window A, timed from one
- * periodic check to the next), then W calls taken unmeasured (window B: the node is turned off
+ * check (probe.c: every W = 2^k calls of a node; W = 1024 with --insitu, init.c) drives a cycle:
+ * after PERIOD - 2 idle stretches of W calls, W calls measured as usual (window A, timed from
+ * one periodic check to the next), then W calls taken unmeasured (window B: the node is turned off
  * on this thread alone, so its calls take the skip path, as an excluded function's; the skip
  * exit ends B when the thread's skip count reaches its mark). Each boundary reads the thread's
  * CPU time (the windows' measure) and the clock here, in the slow path, and each pair's ends its
@@ -20,6 +20,7 @@
 #include "rt.h"
 #include "insitu_est.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 
@@ -114,9 +115,8 @@ static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
 }
 
 /* The skip exit that reached the mark: window B is over, a pair is complete. */
-void rt_insitu_b_end(struct rt_thread *t)
+static void end_pair(struct rt_thread *t, struct rt_insitu *s)
 {
-	struct rt_insitu *s = &t->insitu;
 	uint64_t cpu = rt_thread_cpu_ns();
 	double a = s->cpu_a, b;
 
@@ -140,14 +140,20 @@ void rt_insitu_b_end(struct rt_thread *t)
 	judge(s);
 }
 
+void rt_insitu_b_end(struct rt_thread *t)
+{
+	int saved = errno; /* the program's, whatever the system calls below do */
+
+	end_pair(t, &t->insitu);
+	errno = saved;
+}
+
 /*
  * From the periodic check of node n (probe.c), after the exit at `now` of its call that made
  * its count a multiple of W. Not for calibration stand-ins.
  */
-void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
+static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, uint64_t now)
 {
-	struct rt_insitu *s = &t->insitu;
-
 	if (t->scratch || s->done)
 		return;
 	if (s->node && s->node->off && s->state != WIN_B) { /* throttled or excluded since */
@@ -181,6 +187,14 @@ void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
 	s->state = WIN_A;
 	s->ivcsw0 = involuntary_switches();
 	window_start(t, s);
+}
+
+void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
+{
+	int saved = errno;
+
+	tick(t, &t->insitu, n, now);
+	errno = saved;
 }
 
 double rt_insitu_price(const struct rt_thread *t)
