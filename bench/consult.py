@@ -24,7 +24,8 @@ version 7: the BUCKET_REPLYs, one a step). The live MPI part adds a fourth: ever
 received over the control sockets, the replies to its requests included (HELLO, COSTS, LIST,
 RESOURCES each second, an OK to each POINT_SET and METRIC_ENABLE). Per second:
 what the search received over the time it searched, and the trace's bytes over the traced run's
-wall time. BENCH_LIVE=0 skips the live part.
+wall time. BENCH_LIVE=0 skips the live part, BENCH_POST=0 the post-mortem one;
+BENCH_LIVE_ONLY=consult_locks,... runs only those live programs.
 
 Live MPI (`sonde consult -- mpirun -np 4 PROGRAM`, examples/consult_mpi_imbalance.c built by
 mpicc alone): BENCH_LIVE_RUNS searches, each after an uninstrumented mpirun of the same work: the
@@ -151,9 +152,71 @@ def live_one(tmp, name, arg, opts, want, i):
             'cost': d['live']['observed_cost_s'], 'entry_b': dv['sample_bytes'], 'messages': w['messages'],
             'entries': w['entries'], 'req_e': w['request_entries'],
             'point_e': w['point_entries'], 'own_e': w['own_entries'],
-            'entry_bytes': w['entry_bytes'],
+            'entry_bytes': w['entry_bytes'], 'by_sent': w.get('sent', {}),
+            'by_got': w.get('received', {}),
             'searched': d['run_ns'] / 1e9,
             'vs_full': dv['full_sampling_samples'] / max(1, dv['samples'])}
+
+
+def by_kind(rows, key):
+    """{message type: (median messages, median bytes)} over the rows' by-type tables."""
+    types = sorted({t for r in rows for t in r[key]})
+    return {t: (statistics.median(r[key].get(t, [0, 0])[0] for r in rows),
+                statistics.median(r[key].get(t, [0, 0])[1] for r in rows)) for t in types}
+
+
+# every program's volume line, side by side at the end (the live part and the MPI search)
+VOLUME = []
+
+
+def volume(name, rows, trace):
+    """Keep the medians of what the search took, by kind, beside the trace."""
+    got, sent = by_kind(rows, 'by_got'), by_kind(rows, 'by_sent')
+    VOLUME.append({'name': name, 'trace': trace, 'used': med(rows, 'bytes'),
+                   'samples': med(rows, 'samples'), 'entry': med(rows, 'entry_bytes'),
+                   'wire': med(rows, 'wire'), 'received': med(rows, 'received'),
+                   'sent': sum(b for _, b in sent.values()), 'got': got, 'by_sent': sent,
+                   'msgs': med(rows, 'messages')})
+
+
+def print_volume():
+    """Bytes by kind and the ratios to the trace, one column a program."""
+    if not VOLUME:
+        return
+    names = [v['name'] for v in VOLUME]
+    w = max(14, *(len(n) for n in names))
+    print('\ndata by kind (medians, bytes; messages in brackets): what the runtime sent the '
+          'tool by message type, frames included; of the samples (SAMPLE, BUCKET_REPLY), their '
+          'entries and their frame and bucket headers; the requests the tool sent')
+    print(f'{"":22}' + ''.join(f' {n:>{w}}' for n in names))
+    types = sorted({t for v in VOLUME for t in v['got']})
+
+    def row(label, cells):
+        print(f'{label:22}' + ''.join(f' {c:>{w}}' for c in cells))
+    for t in types:
+        row('received ' + t, [f'{v["got"][t][1]:.0f} ({v["got"][t][0]:.0f})' if t in v['got']
+                              else '-' for v in VOLUME])
+    row('  samples: entries', [f'{v["entry"]:.0f}' for v in VOLUME])
+    row('  samples: headers', [f'{v["wire"] - v["entry"]:.0f}' for v in VOLUME])
+    row('received, all', [f'{v["received"]:.0f}' for v in VOLUME])
+    for t in sorted({t for v in VOLUME for t in v['by_sent']}):
+        row('sent ' + t, [f'{v["by_sent"][t][1]:.0f} ({v["by_sent"][t][0]:.0f})'
+                          if t in v['by_sent'] else '-' for v in VOLUME])
+    row('sent, all', [f'{v["sent"]:.0f}' for v in VOLUME])
+    print('\nratios: the trace of the same work (sonde run --trace) over what the search took: '
+          'its samples used (at the mean entry), the bytes of the sample messages, every byte '
+          'received, every byte both ways')
+    row('trace bytes', [f'{v["trace"]:.0f}' for v in VOLUME])
+    row('samples used', [f'{v["samples"]:.0f}' for v in VOLUME])
+    row('trace / samples used', [f'{v["trace"] / max(1, v["used"]):.1f}x' for v in VOLUME])
+    row('trace / sample bytes', [f'{v["trace"] / max(1, v["wire"]):.1f}x' for v in VOLUME])
+    row('trace / received', [f'{v["trace"] / max(1, v["received"]):.1f}x' for v in VOLUME])
+    row('trace / both ways', [f'{v["trace"] / max(1, v["received"] + v["sent"]):.1f}x'
+                              for v in VOLUME])
+    print('volume figures: ' + '; '.join(
+        f'{v["name"]} {v["trace"] / max(1, v["received"]):.1f}x every byte received '
+        f'({v["received"]:.0f} B), {v["trace"] / max(1, v["wire"]):.1f}x sample bytes, '
+        f'{v["trace"] / max(1, v["used"]):.1f}x samples used' for v in VOLUME))
 
 
 def live(tmp):
@@ -166,11 +229,17 @@ def live(tmp):
     summary = []
     detail = []
     perturb = []
+    only = os.environ.get('BENCH_LIVE_ONLY')
     for name, arg, opts, want, counts in LIVE:
+        if only and name not in only.split(','):
+            continue
         src = os.path.join('examples', name + '.c')
         plain = os.path.join(tmp, name + '-plain')
         sh([os.environ.get('CC', 'gcc'), '-O1', '-g', '-fno-inline-functions-called-once',
             '-Iinclude', '-o', plain, src, 'bench/lifetime.c', '-lpthread'])
+        if not os.path.exists(os.path.join(tmp, name)):  # BENCH_POST=0: the hooked build
+            sh([SONDE, 'cc', '--', os.environ.get('CC', 'gcc'), '-O1', '-g', '-o',
+                os.path.join(tmp, name), src, '-lpthread'])
         rec = os.path.join(tmp, f'{name}-trace-{arg}')
         trace_s = timed([SONDE, 'run', '--trace', '--sync', '-o', rec, '--',
                          os.path.join(tmp, name), arg])
@@ -204,6 +273,7 @@ def live(tmp):
                       f'{wire - med(rows, "entry_bytes"):8.0f} {searched:7.2f} '
                       f'{wire / searched:8.0f} {used / searched:8.0f} {trace_s:7.2f} '
                       f'{trace / trace_s:9.0f}')
+        volume(name, rows, trace)
         slow_life = med(rows, 'slow_life') if not opts else float('nan')
         perturb.append(f'{name:16} {100 * slow:7.1f}% {med(rows, "plain_life"):8.2f} '
                        f'{med(rows, "life"):8.2f} {100 * slow_life:7.1f}% '
@@ -295,6 +365,8 @@ def live_mpi_one(tmp, plain, i):
             'ctl': d['live']['control_cpu_s'], 'searched': d['run_ns'] / 1e9,
             'by_metric': by_metric, 'by_rank': by_rank,
             'rank_wire': {r['rank']: r['wire_bytes'] for r in d['rank_pids']},
+            'entry_bytes': dv['wire']['entry_bytes'], 'by_sent': dv['wire'].get('sent', {}),
+            'by_got': dv['wire'].get('received', {}),
             'vs_full': dv['full_sampling_samples'] / max(1, dv['samples'])}
 
 
@@ -346,6 +418,7 @@ def live_mpi(tmp):
           f'{trace / max(1, pair_b):10.1f} {trace / max(1, req_b):13.1f} '
           f'{100 * med(rows, "perturb") / med(rows, "searched"):7.2f}% '
           f'{100 * med(rows, "ctl") / med(rows, "searched"):7.2f}%')
+    volume('MPI search', rows, trace)
     last = rows[-1]
     print('last search, samples (re-tests) by metric: ' +
           ', '.join(f'{k} {v[0]} ({v[1]})' for k, v in sorted(last['by_metric'].items())))
@@ -369,7 +442,7 @@ def main():
           f'{"bytes":>8} {"trace B":>10} {"trace/used":>10} {"full/used":>9}')
     summary = []
     with tempfile.TemporaryDirectory(prefix='sonde-bench-consult-') as tmp:
-        for name, opts, want in PROGRAMS:
+        for name, opts, want in PROGRAMS if os.environ.get('BENCH_POST', '1') != '0' else []:
             sh([SONDE, 'cc', '--', os.environ.get('CC', 'gcc'), '-O1', '-g', '-o',
                 os.path.join(tmp, name), os.path.join('examples', name + '.c'), '-lpthread'])
             rows = [one(tmp, name, opts, want, i) for i in range(RUNS)]
@@ -386,6 +459,8 @@ def main():
             live(tmp)
         if os.environ.get('BENCH_LIVE_MPI', '1') != '0':
             live_mpi(tmp)
+        print(f'load average at the end: {open("/proc/loadavg").read().strip()}')
+        print_volume()
 
 
 if __name__ == '__main__':

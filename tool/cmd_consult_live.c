@@ -331,6 +331,27 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 				    : "attach (runtime injected)");
 }
 
+/* "name":{"TYPE":[messages,bytes],...}: the connections' traffic by message type (frames
+ * included); high: 0x80 for the runtime's messages. */
+static void write_json_traffic(FILE *out, const char *name, const struct ctl_traffic *t,
+			       uint16_t high)
+{
+	const char *sep = "";
+	unsigned i;
+
+	fprintf(out, "\"%s\":{", name);
+	for (i = 1; i < CTL_SLOTS; i++) {
+		const char *type = sproto_type_name((uint16_t)(high | i));
+
+		if (!t->msgs[i])
+			continue;
+		fprintf(out, "%s\"%s\":[%llu,%llu]", sep, type ? type : "?",
+			(unsigned long long)t->msgs[i], (unsigned long long)t->bytes[i]);
+		sep = ",";
+	}
+	fprintf(out, "}");
+}
+
 /* The data volume: what the search used, what the runtime sent (protocol version 6), what
  * full sampling and full tracing would have. */
 static void write_json_data(FILE *out, const struct cs_engine *e, const struct live_volume *v,
@@ -353,11 +374,15 @@ static void write_json_data(FILE *out, const struct cs_engine *e, const struct l
 		(unsigned long long)(li->ranks ? li->pair_samples : e->st.samples));
 	fprintf(out, "\"wire\":{\"messages\":%llu,\"entries\":%llu,\"entry_bytes\":%llu,"
 		"\"own_entries\":%llu,\"request_entries\":%llu,\"point_entries\":%llu,"
-		"\"stale_entries\":%llu,\"received_bytes\":%llu}},", (unsigned long long)d->samples,
+		"\"stale_entries\":%llu,\"received_bytes\":%llu,", (unsigned long long)d->samples,
 		(unsigned long long)d->entries, (unsigned long long)d->entry_bytes,
 		(unsigned long long)d->by_kind[DYN_LE_OWN], (unsigned long long)d->by_kind[DYN_LE_REQ],
 		(unsigned long long)d->by_kind[DYN_LE_POINT], (unsigned long long)d->by_kind[0],
 		(unsigned long long)d->received);
+	write_json_traffic(out, "sent", &d->sent, 0);
+	fprintf(out, ",");
+	write_json_traffic(out, "received", &d->got, 0x80);
+	fprintf(out, "}},");
 }
 
 static int write_json(const char *path, const struct cs_engine *e, const struct co_opts *o,

@@ -701,6 +701,8 @@ void live_mpi_info(struct cs_source *src, struct live_source_info *out)
 		out->dyn.bytes += r.dyn.bytes;
 		out->dyn.entry_bytes += r.dyn.entry_bytes;
 		out->dyn.received += r.dyn.received;
+		ctl_traffic_add(&out->dyn.sent, &r.dyn.sent);
+		ctl_traffic_add(&out->dyn.got, &r.dyn.got);
 		for (k = 0; k < sizeof(r.dyn.by_kind) / sizeof(r.dyn.by_kind[0]); k++)
 			out->dyn.by_kind[k] += r.dyn.by_kind[k];
 		out->dyn.pause_ms += r.dyn.pause_ms;

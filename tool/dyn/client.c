@@ -99,6 +99,22 @@ int ctl_connect(struct ctl_client *c, const char *dir, pid_t pid, unsigned wait_
 	return 0;
 }
 
+static void count(struct ctl_traffic *t, uint16_t type, size_t bytes)
+{
+	t->msgs[type % CTL_SLOTS]++;
+	t->bytes[type % CTL_SLOTS] += bytes;
+}
+
+void ctl_traffic_add(struct ctl_traffic *to, const struct ctl_traffic *t)
+{
+	unsigned i;
+
+	for (i = 0; i < CTL_SLOTS; i++) {
+		to->msgs[i] += t->msgs[i];
+		to->bytes[i] += t->bytes[i];
+	}
+}
+
 int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n)
 {
 	const uint8_t *p = msg;
@@ -108,6 +124,8 @@ int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_
 		snprintf(err, n, "a request did not fit in a message");
 		return -1;
 	}
+	if (len >= SPROTO_HEADER_SIZE) /* the type: u16 at offset 6, little-endian */
+		count(&c->sent, (uint16_t)(p[6] | p[7] << 8), len);
 	while (len) {
 		k = send(c->fd, p, len, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
@@ -139,6 +157,7 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 	if (sproto_decode(&h, c->in + SPROTO_HEADER_SIZE, m, err, n) != 0)
 		return -1;
 	c->used = (size_t)size;
+	count(&c->got, h.type, (size_t)size);
 	if (sproto_is_sample(h.type)) { /* its start from the previous one's end */
 		if (sproto_sample_follow(&m->u.sample, c->sample_end) != 0) {
 			snprintf(err, n, "SAMPLE: its start follows a sample never received");

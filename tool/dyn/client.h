@@ -12,6 +12,13 @@
 
 #include "protocol.h"
 
+/* Messages and bytes by type, frames included; a type's slot is its low 5 bits (requests
+ * 1-17 sent, replies 0x81-0x8a received: docs/protocol.md), so one table serves each way. */
+#define CTL_SLOTS 32
+struct ctl_traffic {
+	uint64_t msgs[CTL_SLOTS], bytes[CTL_SLOTS];
+};
+
 struct ctl_client {
 	int fd;
 	uint8_t *in; /* bytes received, not yet decoded */
@@ -19,6 +26,7 @@ struct ctl_client {
 	size_t used; /* the message returned last, at the front of in: dropped at the next call */
 	uint64_t sample_end; /* the end of the last SAMPLE received (the next one's start) */
 	uint64_t received;   /* every byte read from the connection (replies, samples) */
+	struct ctl_traffic sent, got; /* requests sent, messages received (decoded) */
 	struct sproto_hello_reply hello;
 };
 
@@ -43,5 +51,7 @@ int ctl_costs(struct ctl_client *c, struct sproto_costs *out, char *err, size_t 
  */
 void ctl_wait_end(struct ctl_client *c, unsigned wait_ms);
 void ctl_close(struct ctl_client *c);
+/* Add one traffic table to another (the ranks of an MPI search). */
+void ctl_traffic_add(struct ctl_traffic *to, const struct ctl_traffic *t);
 
 #endif

@@ -217,6 +217,8 @@ void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out)
 {
 	*out = l->st;
 	out->received = l->s->c.received;
+	out->sent = l->s->c.sent;
+	out->got = l->s->c.got;
 }
 
 /* ---- costs ---- */

@@ -120,6 +120,7 @@ struct dyn_live_stats {
 	uint64_t by_kind[4]; /* entries of enum dyn_lentry ([0]: of a metric disabled since) */
 	uint64_t received;   /* every byte received on the connection: the replies to every
 			      * request (HELLO's to the last OK) and the samples */
+	struct ctl_traffic sent, got; /* by message type (requests sent, messages received) */
 	double pause_ms;
 };
 void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out);
