@@ -72,13 +72,20 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_RESOURCES_REPLY: return "RESOURCES_REPLY";
 	case SPROTO_BUCKET: return "BUCKET";
 	case SPROTO_BUCKET_REPLY: return "BUCKET_REPLY";
+	case SPROTO_BATCH: return "BATCH";
 	default: return NULL;
 	}
 }
 
 int sproto_is_request(uint16_t type)
 {
-	return type >= SPROTO_HELLO && type <= SPROTO_BUCKET;
+	return type >= SPROTO_HELLO && type <= SPROTO_BATCH;
+}
+
+int sproto_batchable(uint16_t type)
+{
+	return type == SPROTO_POINT_SET || type == SPROTO_POINT_CLEAR ||
+	       type == SPROTO_METRIC_ENABLE || type == SPROTO_METRIC_DISABLE;
 }
 
 int sproto_is_sample(uint16_t type)
@@ -171,6 +178,8 @@ static int rd_text(struct rd *r, size_t n, size_t max, char *out)
 	out[n] = 0;
 	return 0;
 }
+
+static uint64_t rd_uvar(struct rd *r);
 
 static int dec_hello(struct rd *r, struct sproto_hello *h, char *err, size_t cap)
 {
@@ -586,49 +595,81 @@ static int dec_costs(struct rd *r, struct sproto_costs *c, char *err, size_t cap
 static int dec_resources(struct rd *r, struct sproto_resources *q, char *err, size_t cap)
 {
 	q->kinds = rd_u32(r);
-	if (r->bad || !q->kinds || (q->kinds >> SPROTO_OBJ_KINDS))
+	if (r->bad || !(q->kinds & ((1u << SPROTO_OBJ_KINDS) - 1)) ||
+	    (q->kinds & ~((1u << SPROTO_OBJ_KINDS) - 1) & ~SPROTO_RES_CHANGED))
 		return fail(err, cap, "RESOURCES: bad kinds", NULL);
 	return 0;
 }
 
-/* One entry of a RESOURCES_REPLY at p (32 bytes, there). */
-static void get_object(const uint8_t *p, struct sproto_object *e)
+/* One entry of a RESOURCES_REPLY (version 8) after prev (kind, addr): the kind's step, the
+ * address (from the previous one's of the same kind, else whole), uses, initialisations, the
+ * site. 0, or -1 when it breaks a rule (the reader's and the writer's). */
+static int get_object(struct rd *r, const struct sproto_object_cursor *prev,
+		      struct sproto_object *e)
 {
-	e->addr = get_le(p, 8);
-	e->uses = get_le(p + 8, 8);
-	e->inits = (uint32_t)get_le(p + 16, 4);
-	e->kind = p[20];
-	e->site = get_le(p + 24, 8);
+	uint64_t step = rd_uvar(r), addr = rd_uvar(r), inits;
+
+	e->uses = rd_uvar(r);
+	inits = rd_uvar(r);
+	e->site = rd_uvar(r);
+	if (r->bad || step >= SPROTO_OBJ_KINDS - (uint64_t)prev->kind || inits > UINT32_MAX ||
+	    !addr || (!e->uses && !inits))
+		return -1;
+	e->kind = (uint8_t)(prev->kind + step);
+	e->inits = (uint32_t)inits;
+	if (prev->i && !step) { /* the same kind: a step up from the previous address */
+		if (addr >= SPROTO_OBJ_ADDR_LIMIT - prev->addr)
+			return -1;
+		addr += prev->addr;
+	}
+	e->addr = addr;
+	return addr < SPROTO_OBJ_ADDR_LIMIT ? 0 : -1;
 }
 
 /* Entries in increasing (kind, address) order, so each object comes once. */
 static int dec_objects(struct rd *r, struct sproto_objects *o, char *err, size_t cap)
 {
-	struct sproto_object e, prev = { 0 };
-	uint32_t i, k;
+	struct sproto_object_cursor c = { 0 };
+	struct sproto_object e;
+	uint32_t k;
 
-	o->n = rd_u32(r);
-	o->slots = rd_u32(r);
+	o->n = rd_u16(r);
+	o->slots = (uint32_t)rd_uvar(r);
 	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
-		o->dropped[k] = rd_u64(r);
+		o->dropped[k] = rd_uvar(r);
 	if (r->bad || o->n > SPROTO_MAX_OBJECTS || o->slots > SPROTO_MAX_OBJECTS || o->n > o->slots)
 		return fail(err, cap, "RESOURCES_REPLY: bad header", NULL);
-	o->entries = rd_bytes(r, (size_t)o->n * 32);
-	if (!o->entries)
-		return fail(err, cap, "RESOURCES_REPLY: entries cut short", NULL);
-	for (i = 0; i < o->n; i++) {
-		const uint8_t *p = o->entries + 32 * (size_t)i;
-
-		get_object(p, &e);
-		if (p[21] || p[22] || p[23])
-			return fail(err, cap, "RESOURCES_REPLY: reserved field set", NULL);
-		if (e.kind >= SPROTO_OBJ_KINDS || !e.addr || e.addr >= SPROTO_OBJ_ADDR_LIMIT ||
-		    (!e.uses && !e.inits))
-			return fail(err, cap, "RESOURCES_REPLY: bad entry", NULL);
-		if (i && (e.kind < prev.kind || (e.kind == prev.kind && e.addr <= prev.addr)))
-			return fail(err, cap, "RESOURCES_REPLY: entries out of order", NULL);
-		prev = e;
+	o->entries = r->p + r->off;
+	o->size = (uint32_t)(r->len - r->off);
+	for (c.i = 0; c.i < o->n; c.i++) {
+		if (get_object(r, &c, &e) != 0)
+			return fail(err, cap, r->bad ? "RESOURCES_REPLY: entries cut short"
+						     : "RESOURCES_REPLY: bad entry", NULL);
+		c.kind = e.kind;
+		c.addr = e.addr;
 	}
+	return 0;
+}
+
+/* Requests in one; each validated as if it came alone (a BATCH with a bad one is refused
+ * whole: nothing of it is done). */
+static int dec_batch(struct rd *r, struct sproto_batch *b, char *err, size_t cap)
+{
+	struct sproto_msg m; /* each request decoded in turn, then dropped */
+	size_t off = 0;
+	uint32_t i;
+
+	b->n = rd_u16(r);
+	if (r->bad || !b->n || b->n > SPROTO_MAX_BATCH)
+		return fail(err, cap, "BATCH: 1 to 4096 requests", NULL);
+	b->items = r->p + r->off;
+	b->size = (uint32_t)(r->len - r->off);
+	r->off = r->len;
+	for (i = 0; i < b->n; i++)
+		if (sproto_batch_next(b, &off, &m, err, cap) != 0)
+			return err && cap && err[0] ? -1 : fail(err, cap, "BATCH: cut short", NULL);
+	if (off != b->size)
+		return fail(err, cap, "BATCH: bytes left over", NULL);
 	return 0;
 }
 
@@ -652,6 +693,7 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_COSTS_REPLY: return dec_costs(r, &m->u.costs, err, cap);
 	case SPROTO_RESOURCES: return dec_resources(r, &m->u.resources, err, cap);
 	case SPROTO_RESOURCES_REPLY: return dec_objects(r, &m->u.objects, err, cap);
+	case SPROTO_BATCH: return dec_batch(r, &m->u.batch, err, cap);
 	case SPROTO_COSTS:
 	case SPROTO_LIST:
 	case SPROTO_PAUSE:
@@ -728,13 +770,52 @@ int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns)
 	return 0;
 }
 
+int sproto_object_next(const struct sproto_objects *o, struct sproto_object_cursor *c,
+		       struct sproto_object *e)
+{
+	struct rd r = { o->entries, o->size, c->off, 0 };
+
+	if (c->i >= o->n || get_object(&r, c, e) != 0) {
+		memset(e, 0, sizeof(*e));
+		return -1;
+	}
+	c->off = (uint32_t)r.off;
+	c->i++;
+	c->kind = e->kind;
+	c->addr = e->addr;
+	return 0;
+}
+
 void sproto_object(const struct sproto_objects *o, uint32_t i, struct sproto_object *e)
 {
-	if (i >= o->n) {
-		memset(e, 0, sizeof(*e));
-		return;
-	}
-	get_object(o->entries + 32 * (size_t)i, e);
+	struct sproto_object_cursor c = { 0 };
+
+	do {
+		if (sproto_object_next(o, &c, e) != 0)
+			return;
+	} while (c.i <= i);
+}
+
+int sproto_batch_next(const struct sproto_batch *b, size_t *off, struct sproto_msg *m,
+		      char *err, size_t cap)
+{
+	struct rd r = { b->items, b->size, *off, 0 };
+	struct sproto_header h = { SPROTO_MAGIC, SPROTO_VERSION, 0, 0 };
+	const uint8_t *payload;
+
+	if (err && cap)
+		err[0] = 0;
+	h.type = rd_u8(&r);
+	h.length = rd_u16(&r);
+	payload = rd_bytes(&r, h.length);
+	if (r.bad)
+		return -1;
+	if (!sproto_batchable(h.type))
+		return fail(err, cap, "BATCH: a request that cannot be in one", NULL);
+	if (sproto_decode(&h, payload, m, err, cap) != 0)
+		return -1;
+	*off = r.off;
+	return 0;
 }
 
 /* ---- writing ---- */
@@ -747,6 +828,8 @@ void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type)
 	b->overflow = 0;
 	b->count_at = 0;
 	b->n1 = b->n2 = 0;
+	b->last = 0;
+	b->last_kind = 0;
 	sproto_u32(b, SPROTO_MAGIC);
 	sproto_u16(b, SPROTO_VERSION);
 	sproto_u16(b, type);
@@ -791,8 +874,10 @@ size_t sproto_end(struct sproto_buf *b)
 	if (type == SPROTO_LIST_REPLY) {
 		put_le(b->p + b->count_at, b->n1, 4);
 		put_le(b->p + b->count_at + 4, b->n2, 4);
-	} else if (type == SPROTO_RESOURCES_REPLY) {
-		put_le(b->p + b->count_at, b->n1, 4);
+	} else if (type == SPROTO_RESOURCES_REPLY || type == SPROTO_BATCH) {
+		if (type == SPROTO_BATCH && !b->n1)
+			return 0; /* a BATCH holds one request at least */
+		put_le(b->p + b->count_at, b->n1, 2);
 	} else if (sproto_is_sample(type)) {
 		put_le(b->p + b->count_at, b->n1, 2);
 	}
@@ -1103,8 +1188,9 @@ void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e
 size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds)
 {
 	struct sproto_buf b;
+	uint32_t all = (1u << SPROTO_OBJ_KINDS) - 1;
 
-	if (!kinds || (kinds >> SPROTO_OBJ_KINDS))
+	if (!(kinds & all) || (kinds & ~all & ~SPROTO_RES_CHANGED))
 		return 0;
 	sproto_begin(&b, mem, cap, SPROTO_RESOURCES);
 	sproto_u32(&b, kinds);
@@ -1118,32 +1204,62 @@ void sproto_objects_begin(struct sproto_buf *b, void *mem, size_t cap, uint32_t 
 
 	sproto_begin(b, mem, cap, SPROTO_RESOURCES_REPLY);
 	b->count_at = b->len;
-	sproto_u32(b, 0);
-	sproto_u32(b, slots);
+	sproto_u16(b, 0);
+	put_uvar(b, slots);
 	b->n2 = slots;
+	b->last = 0;
+	b->last_kind = 0;
 	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
-		sproto_u64(b, dropped[k]);
+		put_uvar(b, dropped[k]);
 }
 
 /* The reader's rules, kept by the writer too: a refused entry makes the message 0. */
 void sproto_objects_add(struct sproto_buf *b, const struct sproto_object *e)
 {
-	struct sproto_object prev = { 0 };
+	int same = b->n1 && e->kind == b->last_kind;
 
-	if (b->n1 && !b->overflow)
-		get_object(b->p + b->len - 32, &prev);
 	if (e->kind >= SPROTO_OBJ_KINDS || !e->addr || e->addr >= SPROTO_OBJ_ADDR_LIMIT ||
 	    (!e->uses && !e->inits) || b->n1 >= b->n2 || b->n1 >= SPROTO_MAX_OBJECTS ||
-	    (b->n1 && (e->kind < prev.kind || (e->kind == prev.kind && e->addr <= prev.addr)))) {
+	    (b->n1 && (e->kind < b->last_kind || (same && e->addr <= b->last)))) {
 		b->overflow = 1;
 		return;
 	}
-	sproto_u64(b, e->addr);
-	sproto_u64(b, e->uses);
-	sproto_u32(b, e->inits);
-	sproto_u8(b, e->kind);
-	sproto_u8(b, 0);
+	put_uvar(b, e->kind - (b->n1 ? b->last_kind : 0));
+	put_uvar(b, same ? e->addr - b->last : e->addr);
+	put_uvar(b, e->uses);
+	put_uvar(b, e->inits);
+	put_uvar(b, e->site);
+	b->last = e->addr;
+	b->last_kind = e->kind;
+	b->n1++;
+}
+
+void sproto_batch_begin(struct sproto_buf *b, void *mem, size_t cap)
+{
+	sproto_begin(b, mem, cap, SPROTO_BATCH);
+	b->count_at = b->len;
 	sproto_u16(b, 0);
-	sproto_u64(b, e->site);
+}
+
+void sproto_batch_add(struct sproto_buf *b, const void *msg, size_t len)
+{
+	const uint8_t *p = msg;
+	uint16_t type;
+	uint64_t n;
+
+	if (len < SPROTO_HEADER_SIZE || b->n1 >= SPROTO_MAX_BATCH) {
+		b->overflow = 1;
+		return;
+	}
+	type = (uint16_t)get_le(p + 6, 2);
+	n = get_le(p + 8, 4);
+	if (get_le(p, 4) != SPROTO_MAGIC || !sproto_batchable(type) || n > 0xffff ||
+	    n != len - SPROTO_HEADER_SIZE) {
+		b->overflow = 1;
+		return;
+	}
+	sproto_u8(b, (uint8_t)type);
+	sproto_u16(b, (uint16_t)n);
+	sproto_bytes(b, p + SPROTO_HEADER_SIZE, (size_t)n);
 	b->n1++;
 }

@@ -20,9 +20,11 @@
  * return value added: bytes read or written); 4: METRIC_ENABLE's flags (changes only, every N), 32 actions a point;
  * 5: the RECORD primitive and RESOURCES / RESOURCES_REPLY (the sync objects the process used);
  * 6: SAMPLE in variable-length integers, METRIC_ENABLE's units of 1024 (the live search's data
- * volume); 7: BUCKET / BUCKET_REPLY (buckets that end when the tool asks: fewer of them) */
-#define SPROTO_VERSION 7
-#define SPROTO_VERSION_TEXT "7"
+ * volume); 7: BUCKET / BUCKET_REPLY (buckets that end when the tool asks: fewer of them);
+ * 8: BATCH (many requests, one answer) and RESOURCES' "changed only" with a RESOURCES_REPLY in
+ * variable-length integers (the live search's replies) */
+#define SPROTO_VERSION 8
+#define SPROTO_VERSION_TEXT "8"
 #define SPROTO_HEADER_SIZE 12
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
@@ -73,6 +75,9 @@ enum sproto_type {
 	SPROTO_RESOURCES = 14,     /* the objects RECORD saw, by kind; reply RESOURCES_REPLY (v5) */
 	SPROTO_BUCKET = 15,        /* end the bucket in progress this long after its start; reply
 				    * BUCKET_REPLY; buckets end only when asked from then (v7) */
+	SPROTO_BATCH = 16,         /* POINT_SET, POINT_CLEAR, METRIC_ENABLE, METRIC_DISABLE in
+				    * one, done in order; one OK, or one ERROR at the first refused
+				    * (version 8) */
 	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
 	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
 	SPROTO_OK = 0x83,          /* the request (its type) was done */
@@ -148,6 +153,10 @@ enum sproto_obj_kind {
 #define SPROTO_RECORD_INIT 1
 #define SPROTO_OBJ_ADDR_LIMIT (1ull << 56) /* an address at or above it is not recorded */
 #define SPROTO_MAX_OBJECTS 8192             /* entries of a RESOURCES_REPLY (the table's size) */
+/* RESOURCES (version 8): only the objects whose counts changed since the previous
+ * RESOURCES_REPLY of the session (every one that has counts, for the first) */
+#define SPROTO_RES_CHANGED 0x100u
+#define SPROTO_MAX_BATCH 4096 /* requests in one BATCH */
 
 /* HELLO_REPLY flags */
 #define SPROTO_F_AT_START 0x1u /* started with the process (sonde run --dynamic), not attached */
@@ -298,9 +307,18 @@ struct sproto_costs {
 	struct sproto_cost c[SPROTO_MAX_COSTS];
 };
 
-/* RESOURCES: which kinds are wanted (bit k: sproto_obj_kind k; at least one). */
+/* RESOURCES: which kinds are wanted (bit k: sproto_obj_kind k; at least one), and
+ * SPROTO_RES_CHANGED (version 8). */
 struct sproto_resources {
 	uint32_t kinds;
+};
+
+/* BATCH (version 8): n requests, read one by one with sproto_batch_next after sproto_decode
+ * (which has validated them all). */
+struct sproto_batch {
+	uint32_t n;
+	const uint8_t *items; /* n × {u8 type, u16 length, payload} */
+	uint32_t size;
 };
 
 /* RESOURCES_REPLY: read entries with sproto_object after sproto_decode. */
@@ -310,7 +328,15 @@ struct sproto_objects {
 	uint64_t dropped[SPROTO_OBJ_KINDS]; /* recordings not kept since the session began: the
 					     * table full around the object's place, or an address
 					     * out of range */
-	const uint8_t *entries;
+	const uint8_t *entries; /* of variable length (version 8): read with sproto_object_next */
+	uint32_t size;          /* their bytes */
+};
+
+/* Where sproto_object_next is in a RESOURCES_REPLY's entries: zeroed to start. */
+struct sproto_object_cursor {
+	uint32_t off, i;
+	uint8_t kind;
+	uint64_t addr;
 };
 
 struct sproto_object {
@@ -337,6 +363,7 @@ struct sproto_msg {
 		struct sproto_costs costs;
 		struct sproto_resources resources;
 		struct sproto_objects objects;
+		struct sproto_batch batch;
 	} u;
 };
 
@@ -357,7 +384,16 @@ int sproto_decode(const struct sproto_header *h, const void *payload, struct spr
 int sproto_list_module(const struct sproto_list *l, size_t *off, struct sproto_module *m);
 uint32_t sproto_list_tid(const struct sproto_list *l, uint32_t i);
 void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sproto_sample_entry *e);
+/* The next entry of a decoded RESOURCES_REPLY (c zeroed before the first): 0, or -1 after the
+ * last (the entries are read in order: addresses are given from the previous one). */
+int sproto_object_next(const struct sproto_objects *o, struct sproto_object_cursor *c,
+		       struct sproto_object *e);
+/* Entry i (zeroes past the last): a walk from the first (sproto_object_next walks once). */
 void sproto_object(const struct sproto_objects *o, uint32_t i, struct sproto_object *e);
+/* BATCH: the next request (the cursor *off starts at 0), decoded into m as sproto_decode
+ * would (its header the request's own, as if it came alone): 0, or -1 after the last. */
+int sproto_batch_next(const struct sproto_batch *b, size_t *off, struct sproto_msg *m,
+		      char *err, size_t cap);
 /* A SAMPLE whose start follows the previous one's end (prev_end_ns; 0: none received): its
  * times made whole. 0, or -1 (no previous SAMPLE, or times past 2^64). */
 int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns);
@@ -373,8 +409,10 @@ struct sproto_buf {
 	uint8_t *p;
 	size_t cap, len;
 	int overflow;   /* something did not fit: sproto_end returns 0 */
-	size_t count_at; /* LIST_REPLY, SAMPLE: where the counts are patched */
+	size_t count_at; /* LIST_REPLY, SAMPLE, RESOURCES_REPLY, BATCH: where the counts are */
 	uint32_t n1, n2; /* counts; SAMPLE: entries, the next metric id allowed */
+	uint64_t last;   /* RESOURCES_REPLY: the last entry's address and kind */
+	uint32_t last_kind;
 };
 
 void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type);
@@ -405,11 +443,22 @@ size_t sproto_put_ok(void *mem, size_t cap, uint16_t request);
 /* The text is cut at SPROTO_MAX_TEXT bytes and at its first newline. */
 size_t sproto_put_error(void *mem, size_t cap, uint16_t request, const char *text);
 
-/* RESOURCES: kinds a mask of bits below SPROTO_OBJ_KINDS, not 0; else 0. */
+/* RESOURCES: kinds a mask of bits below SPROTO_OBJ_KINDS, not 0, and SPROTO_RES_CHANGED;
+ * else 0. */
 size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds);
 
+/* BATCH, built in place: begin, then each request as a whole message from its sproto_put_*
+ * (POINT_SET, POINT_CLEAR, METRIC_ENABLE, METRIC_DISABLE; its frame header left out of the
+ * batch), then sproto_end (0 when one was not such a message, or more than SPROTO_MAX_BATCH). */
+void sproto_batch_begin(struct sproto_buf *b, void *mem, size_t cap);
+void sproto_batch_add(struct sproto_buf *b, const void *msg, size_t len);
+/* Whether a request of this type may go in a BATCH. */
+int sproto_batchable(uint16_t type);
+
 /* RESOURCES_REPLY, built in place: begin, entries, then sproto_end (0 when one was invalid:
- * kind out of range, address 0 or above SPROTO_OBJ_ADDR_LIMIT, more than SPROTO_MAX_OBJECTS). */
+ * kind out of range, address 0 or above SPROTO_OBJ_ADDR_LIMIT, out of (kind, address) order,
+ * neither used nor initialised, more than slots or SPROTO_MAX_OBJECTS). Version 8: the
+ * entries in variable-length integers (docs/protocol.md); the counts are patched at the end. */
 void sproto_objects_begin(struct sproto_buf *b, void *mem, size_t cap, uint32_t slots,
 			  const uint64_t dropped[SPROTO_OBJ_KINDS]);
 void sproto_objects_add(struct sproto_buf *b, const struct sproto_object *e);

@@ -677,7 +677,7 @@ static int list_heap(const struct watch_opts *o)
 		while (r == 0 && !stop_signal && !s.ended && secs_since(t0) < secs)
 			r = dyn_session_poll(&s, 50, err, sizeof(err)) < 0 ? -1 : 0;
 		if (r == 0 && !s.ended)
-			r = dyn_heap_objects(&s, &h, err, sizeof(err));
+			r = dyn_heap_objects(&s, 0, &h, err, sizeof(err));
 	}
 	free(sp.pt);
 	if (r != 0)

@@ -288,16 +288,6 @@ static void restart_buckets(void)
 	srv.next_bucket = srv.bucket_start + srv.bucket_ns;
 }
 
-static void on_metric_enable(const struct sproto_metric *m)
-{
-	if (!dyn_metrics_on())
-		restart_buckets();
-	if (dyn_metric_enable(m) != 0)
-		reply_error(SPROTO_METRIC_ENABLE, "bad metric");
-	else
-		reply_ok(SPROTO_METRIC_ENABLE);
-}
-
 static int64_t phases_run(void)
 {
 	return atomic_load_explicit(&dyn_counters[SPROTO_COUNTER_PHASES].v, memory_order_relaxed);
@@ -315,14 +305,51 @@ static void on_bucket(uint64_t width)
 	srv.phases_at = phases_run();
 }
 
-static void on_point_set(const struct sproto_point_set *ps)
+/* A request a BATCH may hold, done: NULL, or why it was refused. */
+static const char *apply(const struct sproto_msg *m)
 {
 	const char *why = NULL;
 
-	if (dyn_point_set(ps, &why) != 0)
-		reply_error(SPROTO_POINT_SET, why);
-	else
-		reply_ok(SPROTO_POINT_SET);
+	switch (m->h.type) {
+	case SPROTO_POINT_SET:
+		return dyn_point_set(&m->u.point_set, &why) != 0 ? why : NULL;
+	case SPROTO_POINT_CLEAR:
+		dyn_points_clear(m->u.clear.first, m->u.clear.count);
+		return NULL;
+	case SPROTO_METRIC_ENABLE:
+		if (!dyn_metrics_on())
+			restart_buckets();
+		return dyn_metric_enable(&m->u.metric) != 0 ? "bad metric" : NULL;
+	case SPROTO_METRIC_DISABLE:
+		dyn_metric_disable(m->u.metric.id);
+		return NULL;
+	default:
+		return "not a request a BATCH holds";
+	}
+}
+
+/* BATCH (version 8): its requests in order, one answer: OK, or an ERROR naming the first
+ * refused (those before it done, those after it not). */
+static void on_batch(const struct sproto_batch *b)
+{
+	static struct sproto_msg m; /* the control thread's alone */
+	char text[SPROTO_MAX_TEXT], *p, *end = text + sizeof(text);
+	const char *why = NULL;
+	size_t off = 0;
+	uint32_t i;
+
+	for (i = 0; i < b->n && !why; i++)
+		why = sproto_batch_next(b, &off, &m, NULL, 0) != 0 ? "unreadable" : apply(&m);
+	if (!why) {
+		reply_ok(SPROTO_BATCH);
+		return;
+	}
+	p = rt_stpcpy(text, sproto_type_name(m.h.type) ? sproto_type_name(m.h.type) : "?", end);
+	p = rt_stpcpy(p, " (request ", end);
+	p = rt_utoa(p, i, end);
+	p = rt_stpcpy(p, " of the batch): ", end);
+	rt_stpcpy(p, why, end);
+	reply_error(SPROTO_BATCH, text);
 }
 
 static void on_list(void)
@@ -382,10 +409,19 @@ static void dispatch(const struct sproto_msg *m)
 	case SPROTO_HELLO: on_hello(&m->u.hello); return;
 	case SPROTO_LIST: on_list(); return;
 	case SPROTO_COSTS: on_costs(); return;
-	case SPROTO_POINT_SET: on_point_set(&m->u.point_set); return;
-	case SPROTO_POINT_CLEAR: dyn_points_clear(m->u.clear.first, m->u.clear.count); break;
-	case SPROTO_METRIC_ENABLE: on_metric_enable(&m->u.metric); return;
-	case SPROTO_METRIC_DISABLE: dyn_metric_disable(m->u.metric.id); break;
+	case SPROTO_POINT_SET:
+	case SPROTO_POINT_CLEAR:
+	case SPROTO_METRIC_ENABLE:
+	case SPROTO_METRIC_DISABLE: {
+		const char *why = apply(m);
+
+		if (why)
+			reply_error(type, why);
+		else
+			reply_ok(type);
+		return;
+	}
+	case SPROTO_BATCH: on_batch(&m->u.batch); return;
 	case SPROTO_SAMPLING:
 		srv.bucket_ns = m->u.bucket_ns;
 		srv.on_request = 0;

@@ -350,7 +350,8 @@ static void test_profile(void **state)
 	assert_true(sproto_is_request(SPROTO_PROFILE_END));
 	assert_true(sproto_is_request(SPROTO_PROFILE_END + 1)); /* RESOURCES (version 5) */
 	assert_true(sproto_is_request(SPROTO_RESOURCES + 1)); /* BUCKET (version 7) */
-	assert_false(sproto_is_request(SPROTO_BUCKET + 1));
+	assert_true(sproto_is_request(SPROTO_BUCKET + 1));    /* BATCH (version 8) */
+	assert_false(sproto_is_request(SPROTO_BATCH + 1));
 }
 
 static void test_metric(void **state)
@@ -674,9 +675,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 6; /* version 6 of a versioned message: this codec speaks 7 only */
+	buf[4] = 7; /* version 7 of a versioned message: this codec speaks 8 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 8;
+	buf[4] = 9;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -1076,8 +1077,14 @@ static void test_resources(void **state)
 	check_truncations(n);
 	assert_int_equal(sproto_put_resources(buf, sizeof(buf), 0), 0);    /* no kind */
 	assert_int_equal(sproto_put_resources(buf, sizeof(buf), 0x20), 0); /* no such kind */
+	assert_int_equal(sproto_put_resources(buf, sizeof(buf), SPROTO_RES_CHANGED), 0);
+	n = sproto_put_resources(buf, sizeof(buf), 0x3 | SPROTO_RES_CHANGED); /* version 8 */
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.resources.kinds, 0x103);
 	n = sample_objects(buf, sizeof(buf));
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 8 + 40 + 3 * 32);
+	/* version 8: u16 n, slots 2 bytes, 5 drops; entries 18 (whole address and site), 11 (the
+	 * next address 0x30 up), 6 (another kind: the address whole) — 144 bytes before */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 9 + 18 + 11 + 6);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_false(sproto_is_request(SPROTO_RESOURCES_REPLY));
 	assert_int_equal(m.u.objects.n, 3);
@@ -1153,40 +1160,237 @@ static void expect_bad_objects(size_t off, uint8_t v)
 	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
+static size_t put_uv(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+/* A reply written by hand: n entries of 5 numbers each (kind step, address, uses, inits,
+ * site), 8 slots, no drops. 1 read, -1 refused. */
+static int hand_objects(uint32_t n, const uint64_t (*e)[5])
+{
+	struct sproto_msg m;
+	size_t len = SPROTO_HEADER_SIZE;
+	uint32_t i, k;
+
+	buf[len++] = (uint8_t)n;
+	buf[len++] = 0;
+	len += put_uv(buf + len, 8);
+	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
+		buf[len++] = 0;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 5; k++)
+			len += put_uv(buf + len, e[i][k]);
+	put_le32(buf, SPROTO_MAGIC);
+	buf[4] = SPROTO_VERSION;
+	buf[5] = 0;
+	buf[6] = SPROTO_RESOURCES_REPLY;
+	buf[7] = 0;
+	put_le32(buf + 8, (uint32_t)(len - SPROTO_HEADER_SIZE));
+	return read_msg(buf, len, &m);
+}
+
 static void test_bad_objects(void **state)
 {
-	const size_t e0 = 48, e1 = 80, e2 = 112; /* the entries */
+	const size_t e1 = 27; /* the second entry */
+	const uint64_t lim = SPROTO_OBJ_ADDR_LIMIT;
+	const uint64_t good[2][5] = { { 1, 0x1000, 1, 0, 0 }, { 0, 0x10, 0, 1, 0x4000 } };
+	const uint64_t twice[2][5] = { { 1, 0x1000, 1, 0, 0 }, { 0, 0, 1, 0, 0 } };
+	const uint64_t high[1][5] = { { 0, lim, 1, 0, 0 } };
+	const uint64_t past[2][5] = { { 0, lim - 1, 1, 0, 0 }, { 0, 1, 1, 0, 0 } };
+	const uint64_t kind[2][5] = { { 3, 0x1000, 1, 0, 0 }, { 2, 0x10, 1, 0, 0 } };
+	const uint64_t none[1][5] = { { 0, 0x1000, 0, 0, 0 } };
+	const uint64_t inits[1][5] = { { 0, 0x1000, 0, 1ull << 32, 0 } };
 	struct sproto_msg m;
 	size_t n;
 
 	(void)state;
 	expect_bad_objects(0, 4);          /* a count that lies: 4 entries, 3 there */
 	expect_bad_objects(0, 2);          /* 2: bytes left over */
-	expect_bad_objects(3, 1);          /* a count above the limit */
-	expect_bad_objects(4, 2);          /* fewer slots than entries */
-	expect_bad_objects(6, 1);          /* slots above the limit */
-	expect_bad_objects(e0 + 20, 5);    /* kind out of range */
-	expect_bad_objects(e0 + 21, 1);    /* reserved */
-	expect_bad_objects(e0 + 23, 1);
-	expect_bad_objects(e0 + 7, 1);     /* address above the limit */
-	expect_bad_objects(e1 + 0, 0xa0);  /* the same address as the one before: twice */
-	expect_bad_objects(e1 + 0, 0x70);  /* below the one before (same kind) */
-	expect_bad_objects(e2 + 20, 0);    /* a mutex after a mutex of a higher address */
-	expect_bad_objects(e1 + 16, 0);    /* seen neither used nor initialised */
-	/* address 0: the whole field */
-	n = sample_objects(buf, sizeof(buf));
-	memset(buf + SPROTO_HEADER_SIZE + e2, 0, 8);
-	assert_int_equal(read_msg(buf, n, &m), -1);
-	/* RESOURCES: kinds 0 and unknown bits refused */
+	expect_bad_objects(1, 0x21);       /* a count above the limit */
+	expect_bad_objects(2, 2);          /* fewer slots than entries */
+	expect_bad_objects(3, 0x41);       /* slots above the limit */
+	expect_bad_objects(9, 5);          /* kind out of range */
+	expect_bad_objects(e1 + 3, 0);     /* seen neither used nor initialised */
+	expect_bad_objects(e1 + 1, 0);     /* the same address as the one before: twice */
+	expect_bad_objects(e1, 1);         /* kinds 1 then 1 + 4: past the last kind */
+	assert_int_equal(hand_objects(2, good), 1);
+	assert_int_equal(hand_objects(2, twice), -1); /* a step of 0: twice */
+	assert_int_equal(hand_objects(1, high), -1);  /* an address at the limit */
+	assert_int_equal(hand_objects(2, past), -1);  /* a step past it */
+	assert_int_equal(hand_objects(2, kind), -1);  /* kinds 3 then 5 */
+	assert_int_equal(hand_objects(1, none), -1);  /* neither used nor initialised */
+	assert_int_equal(hand_objects(1, inits), -1); /* initialisations past 32 bits */
+	/* RESOURCES: kinds 0 (with the "changed" bit or not) and unknown bits refused */
 	n = sproto_put_resources(buf, sizeof(buf), 1);
 	buf[SPROTO_HEADER_SIZE] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[SPROTO_HEADER_SIZE + 1] = 1;
+	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[SPROTO_HEADER_SIZE] = 0x21;
+	buf[SPROTO_HEADER_SIZE + 1] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	/* a version 4 peer's frame of a version 5 message */
+	buf[SPROTO_HEADER_SIZE] = 1;
+	buf[SPROTO_HEADER_SIZE + 1] = 2; /* 0x200: not a bit of version 8 */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	/* a version 7 peer's frame of a version 8 message */
 	n = sproto_put_resources(buf, sizeof(buf), 1);
-	buf[4] = 4;
+	buf[4] = 7;
 	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* ---- BATCH (version 8) ---- */
+
+/* Three requests in one: a point's actions, a metric, a range cleared. */
+static size_t sample_batch(uint8_t *mem, size_t cap)
+{
+	struct sproto_point_set ps = { .point = 9, .n = 1 };
+	struct sproto_metric mt = { .id = 5, .n = 1, .flags = SPROTO_M_CHANGES };
+	uint8_t one[2048];
+	struct sproto_buf b;
+
+	ps.act[0] = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_TADD,
+					    .target = 3, .value = 1 };
+	mt.term[0] = (struct sproto_term){ SPROTO_TERM_TCOUNTER, 3, 0 };
+	sproto_batch_begin(&b, mem, cap);
+	sproto_batch_add(&b, one, sproto_put_point_set(one, sizeof(one), &ps));
+	sproto_batch_add(&b, one, sproto_put_metric_enable(one, sizeof(one), &mt));
+	sproto_batch_add(&b, one, sproto_put_point_clear(one, sizeof(one), 4, 2));
+	return sproto_end(&b);
+}
+
+static void test_batch(void **state)
+{
+	struct sproto_msg m, one;
+	size_t n, off = 0;
+
+	(void)state;
+	n = sample_batch(buf, sizeof(buf));
+	/* u16 n, then each request's type (u8), length (u16) and payload */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 2 + (3 + 8 + 32) + (3 + 8 + 12) + (3 + 8));
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_BATCH);
+	assert_true(sproto_is_request(SPROTO_BATCH));
+	assert_int_equal(m.u.batch.n, 3);
+	assert_int_equal(sproto_batch_next(&m.u.batch, &off, &one, NULL, 0), 0);
+	assert_int_equal(one.h.type, SPROTO_POINT_SET);
+	assert_int_equal(one.u.point_set.point, 9);
+	assert_int_equal(one.u.point_set.act[0].prim, SPROTO_TADD);
+	assert_int_equal(sproto_batch_next(&m.u.batch, &off, &one, NULL, 0), 0);
+	assert_int_equal(one.h.type, SPROTO_METRIC_ENABLE);
+	assert_int_equal(one.u.metric.id, 5);
+	assert_int_equal(one.u.metric.flags, SPROTO_M_CHANGES);
+	assert_int_equal(sproto_batch_next(&m.u.batch, &off, &one, NULL, 0), 0);
+	assert_int_equal(one.h.type, SPROTO_POINT_CLEAR);
+	assert_int_equal(one.u.clear.first, 4);
+	assert_int_equal(one.u.clear.count, 2);
+	assert_int_equal(sproto_batch_next(&m.u.batch, &off, &one, NULL, 0), -1); /* the end */
+	check_truncations(n);
+}
+
+/* The writer refuses what the reader would: an empty batch, a request a batch does not hold,
+ * not a message, more than SPROTO_MAX_BATCH. */
+static void test_batch_writer(void **state)
+{
+	uint8_t one[64];
+	struct sproto_buf b;
+	size_t k, i;
+
+	(void)state;
+	sproto_batch_begin(&b, buf, sizeof(buf));
+	assert_int_equal(sproto_end(&b), 0); /* nothing in it */
+	sproto_batch_begin(&b, buf, sizeof(buf));
+	sproto_batch_add(&b, one, sproto_put_bucket(one, sizeof(one), SPROTO_MIN_BUCKET_NS));
+	assert_int_equal(sproto_end(&b), 0); /* BUCKET: answered by its own reply */
+	sproto_batch_begin(&b, buf, sizeof(buf));
+	sproto_batch_add(&b, one, sproto_put_empty(one, sizeof(one), SPROTO_DETACH));
+	assert_int_equal(sproto_end(&b), 0);
+	sproto_batch_begin(&b, buf, sizeof(buf));
+	sproto_batch_add(&b, one, 5); /* not a whole message */
+	assert_int_equal(sproto_end(&b), 0);
+	k = sproto_put_metric_disable(one, sizeof(one), 1);
+	assert_true(sproto_batchable(SPROTO_METRIC_DISABLE));
+	assert_false(sproto_batchable(SPROTO_BATCH)); /* no batch in a batch */
+	sproto_batch_begin(&b, buf, sizeof(buf));
+	for (i = 0; i < SPROTO_MAX_BATCH; i++)
+		sproto_batch_add(&b, one, k);
+	assert_int_equal(sproto_end(&b), SPROTO_HEADER_SIZE + 2 + SPROTO_MAX_BATCH * (3 + 4));
+	sproto_batch_begin(&b, buf, sizeof(buf));
+	for (i = 0; i <= SPROTO_MAX_BATCH; i++)
+		sproto_batch_add(&b, one, k);
+	assert_int_equal(sproto_end(&b), 0); /* 4097 */
+}
+
+/* A byte of a valid batch changed at off (payload offset): refused whole. */
+static void expect_bad_batch(size_t off, uint8_t v)
+{
+	struct sproto_msg m;
+	size_t n = sample_batch(buf, sizeof(buf));
+
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	buf[SPROTO_HEADER_SIZE + off] = v;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+static void test_bad_batch(void **state)
+{
+	const size_t r1 = 2, r2 = 2 + 43, r3 = 2 + 43 + 23; /* the requests */
+	struct sproto_msg m;
+	size_t n;
+
+	(void)state;
+	expect_bad_batch(0, 4);               /* a count that lies: 4, 3 there */
+	expect_bad_batch(0, 2);               /* 2: bytes left over */
+	expect_bad_batch(0, 0);               /* none */
+	expect_bad_batch(1, 0x10);            /* 4099: above the limit */
+	expect_bad_batch(r1, SPROTO_HELLO);   /* a request a batch does not hold */
+	expect_bad_batch(r2, SPROTO_BUCKET);
+	expect_bad_batch(r3, SPROTO_BATCH);   /* a batch in a batch */
+	expect_bad_batch(r1, 0x83);           /* a reply (OK) */
+	expect_bad_batch(r1 + 1, 39);         /* a length that lies (40 there): the rest misread */
+	expect_bad_batch(r3 + 1, 9);          /* the last one's length past the end */
+	expect_bad_batch(r1 + 3 + 4, 0);      /* POINT_SET of 0 actions: refused whole */
+	expect_bad_batch(r2 + 3 + 6, 0x10);   /* METRIC_ENABLE: an unknown flag */
+	expect_bad_batch(r3 + 3 + 4, 0);      /* POINT_CLEAR of no point */
+	/* a version 7 peer's frame */
+	n = sample_batch(buf, sizeof(buf));
+	buf[4] = 7;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* Random bit flips in a batch: refused or read whole, every request readable. */
+static void test_batch_flips(void **state)
+{
+	uint8_t orig[512], copy[512];
+	unsigned seed = 4242, round, k;
+	size_t n = sample_batch(orig, sizeof(orig));
+
+	(void)state;
+	for (round = 0; round < 20000; round++) {
+		struct sproto_header h;
+		struct sproto_msg m, one;
+		char err[256];
+		size_t off = 0;
+		uint32_t i;
+
+		memcpy(copy, orig, n);
+		for (k = 0; k < 1 + round % 3; k++)
+			copy[rand_r(&seed) % n] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		if (sproto_frame(copy, n, &h, err, sizeof(err)) <= 0 ||
+		    sproto_decode(&h, copy + SPROTO_HEADER_SIZE, &m, err, sizeof(err)) != 0 ||
+		    h.type != SPROTO_BATCH)
+			continue;
+		for (i = 0; i < m.u.batch.n; i++)
+			assert_int_equal(sproto_batch_next(&m.u.batch, &off, &one, err, sizeof(err)),
+					 0);
+		assert_int_equal(off, m.u.batch.size);
+	}
 }
 
 /* Random bit flips in a reply: refused or read whole, never out of bounds (valgrind). */
@@ -1276,6 +1480,10 @@ int main(void)
 		cmocka_unit_test(test_objects_writer),
 		cmocka_unit_test(test_bad_objects),
 		cmocka_unit_test(test_objects_flips),
+		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_batch_writer),
+		cmocka_unit_test(test_bad_batch),
+		cmocka_unit_test(test_batch_flips),
 		cmocka_unit_test(test_record_action),
 	};
 

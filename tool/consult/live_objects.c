@@ -239,7 +239,7 @@ void lv_read_heap(struct lsrc *ls)
 	int added = 0;
 
 	ls->heap_read_ns = mono_now_ns();
-	if (ls->heap_req < 0 || ls->s->ended || dyn_heap_objects(ls->s, &h, err, sizeof(err)) != 0)
+	if (ls->heap_req < 0 || ls->s->ended || dyn_heap_objects(ls->s, 1, &h, err, sizeof(err)) != 0)
 		return;
 	for (i = 0; i < h.n; i++) {
 		const struct dyn_heap_obj *o = &h.v[i];

@@ -519,6 +519,7 @@ static void ls_pace(struct cs_source *src, double settled, double wait)
 {
 	struct lsrc *ls = L(src);
 	uint32_t i, k = settled_periods(ls, settled), coarse;
+	char err[256];
 	int changed;
 
 	if (ls->s->ended || ls->last_done)
@@ -533,6 +534,7 @@ static void ls_pace(struct cs_source *src, double settled, double wait)
 	for (i = 0; i < ls->nents; i++)
 		if (ls->ents[i].id >= 0)
 			pace_ent(ls, (int)i);
+	dyn_live_flush(ls->l, err, sizeof(err)); /* one BATCH (an error: seen at the commit) */
 }
 
 static void ls_pace_req(struct cs_source *src, int id, double slow)

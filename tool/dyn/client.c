@@ -105,16 +105,6 @@ static void count(struct ctl_traffic *t, uint16_t type, size_t bytes)
 	t->bytes[type % CTL_SLOTS] += bytes;
 }
 
-void ctl_traffic_add(struct ctl_traffic *to, const struct ctl_traffic *t)
-{
-	unsigned i;
-
-	for (i = 0; i < CTL_SLOTS; i++) {
-		to->msgs[i] += t->msgs[i];
-		to->bytes[i] += t->bytes[i];
-	}
-}
-
 int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_t n)
 {
 	const uint8_t *p = msg;

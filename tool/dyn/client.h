@@ -52,6 +52,14 @@ int ctl_costs(struct ctl_client *c, struct sproto_costs *out, char *err, size_t 
 void ctl_wait_end(struct ctl_client *c, unsigned wait_ms);
 void ctl_close(struct ctl_client *c);
 /* Add one traffic table to another (the ranks of an MPI search). */
-void ctl_traffic_add(struct ctl_traffic *to, const struct ctl_traffic *t);
+static inline void ctl_traffic_add(struct ctl_traffic *to, const struct ctl_traffic *t)
+{
+	unsigned i;
+
+	for (i = 0; i < CTL_SLOTS; i++) {
+		to->msgs[i] += t->msgs[i];
+		to->bytes[i] += t->bytes[i];
+	}
+}
 
 #endif

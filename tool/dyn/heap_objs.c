@@ -113,25 +113,26 @@ static int in_spans(const struct span *v, size_t n, uint64_t addr)
 	return 0;
 }
 
-int dyn_heap_objects(struct dyn_session *s, struct dyn_heap_objs *out, char *err, size_t n)
+int dyn_heap_objects(struct dyn_session *s, int changed, struct dyn_heap_objs *out, char *err,
+		     size_t n)
 {
 	uint8_t msg[64];
 	struct sproto_msg m;
+	struct sproto_object_cursor c = { 0 };
+	struct sproto_object e;
 	uint32_t i, k;
 
 	memset(out, 0, sizeof(*out));
 	if (dyn_session_request(s, msg, sproto_put_resources(msg, sizeof(msg),
-							     (1u << SPROTO_OBJ_KINDS) - 1),
+							     ((1u << SPROTO_OBJ_KINDS) - 1) |
+							     (changed ? SPROTO_RES_CHANGED : 0)),
 				SPROTO_RESOURCES_REPLY, &m, err, n) != 0)
 		return -1;
 	out->slots = m.u.objects.slots;
 	for (k = 0; k < DYN_RES_SYNC_KINDS; k++)
 		out->dropped[k] = m.u.objects.dropped[k];
 	out->v = xcalloc(m.u.objects.n + 1, sizeof(*out->v));
-	for (i = 0; i < m.u.objects.n; i++) {
-		struct sproto_object e;
-
-		sproto_object(&m.u.objects, i, &e);
+	for (i = 0; i < m.u.objects.n && sproto_object_next(&m.u.objects, &c, &e) == 0; i++) {
 		out->v[out->n++] = (struct dyn_heap_obj){ (enum dyn_res_kind)e.kind, e.addr, e.uses,
 							  e.inits, e.site, 0 };
 	}

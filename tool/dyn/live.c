@@ -9,7 +9,8 @@
  * metric is enabled "changes only" (protocol version 4): a value that did not change over a
  * bucket is not sent, and counts as no increase. Timers come in units of 1024 ns (version 6:
  * fewer bytes), and the points' execution counters every N buckets when asked
- * (dyn_live_points_pace).
+ * (dyn_live_points_pace). The session holds its requests: a commit's go as one BATCH (version
+ * 8), answered once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@
 #define M_FIRST_FREE 4
 
 enum { LP_NONE, LP_IN, LP_REFUSED };
+enum { MON_OFF, MON_SENT, MON_ON };
 enum { LR_FREE, LR_PENDING, LR_LIVE, LR_GONE };
 enum { MK_FREE, MK_OWN = DYN_LE_OWN, MK_REQ = DYN_LE_REQ, MK_POINT = DYN_LE_POINT };
 
@@ -69,8 +71,9 @@ struct dyn_live {
 	uint32_t *free_tc, nfree_tc;
 	uint8_t mkind[SPROTO_MAX_METRICS];
 	uint8_t mrun[SPROTO_MAX_METRICS]; /* MK_POINT: its first sample came (rates count) */
-	uint8_t mon[SPROTO_MAX_METRICS];  /* MK_POINT: enabled (OK received): the samples from
-					   * then count it, changed or not (deltas only) */
+	uint8_t mon[SPROTO_MAX_METRICS];  /* MK_POINT: MON_ON enabled (OK received): the samples
+					   * from then count it, changed or not (deltas only);
+					   * MON_SENT its METRIC_ENABLE held or not answered yet */
 	uint32_t mown[SPROTO_MAX_METRICS];
 	int64_t msum[SPROTO_MAX_METRICS], mval[SPROTO_MAX_METRICS];
 	uint32_t mgot[SPROTO_MAX_METRICS]; /* entries received */
@@ -100,6 +103,7 @@ struct dyn_live *dyn_live_new(struct dyn_session *s)
 	s->on_sample = on_sample;
 	s->remove = remove_all;
 	s->cb_arg = l;
+	dyn_session_hold(s);
 	return l;
 }
 
@@ -172,7 +176,7 @@ static void on_sample(void *arg, const struct sproto_sample *sm)
 	/* a point's counter comes only when it changed (deltas only, version 7): the first
 	 * sample after its enable starts its time as its first entry did */
 	for (i = 0; i < l->npt; i++)
-		if (l->pt[i].metric != NONE && l->mon[l->pt[i].metric])
+		if (l->pt[i].metric != NONE && l->mon[l->pt[i].metric] == MON_ON)
 			l->mrun[l->pt[i].metric] = 1;
 }
 
@@ -649,7 +653,7 @@ static int set_point(struct dyn_live *l, struct lpt *p, char *err, size_t n)
 		if (send_metric_every(l, p->metric, &t, 1, l->pt_every,
 				      SPROTO_M_CHANGES | SPROTO_M_DELTAS, err, n) != 0)
 			return -1;
-		l->mon[p->metric] = 1;
+		l->mon[p->metric] = MON_SENT;
 	}
 	memset(&ps, 0, sizeof(ps));
 	ps.point = l->sets[p->set].first_id + p->idx;
@@ -895,7 +899,19 @@ int dyn_live_commit(struct dyn_live *l, char *err, size_t n)
 				return -1;
 			l->req[i].state = LR_LIVE;
 		}
-	if (set_dirty(l, err, n) != 0)
+	if (set_dirty(l, err, n) != 0 || dyn_live_flush(l, err, n) != 0)
 		return -1;
-	return unpatch_unused(l, err, n);
+	return unpatch_unused(l, err, n); /* the points cleared first */
+}
+
+int dyn_live_flush(struct dyn_live *l, char *err, size_t n)
+{
+	uint32_t i;
+
+	if (dyn_session_flush(l->s, err, n) != 0)
+		return -1;
+	for (i = 0; i < SPROTO_MAX_METRICS; i++) /* answered: enabled */
+		if (l->mon[i] == MON_SENT)
+			l->mon[i] = MON_ON;
+	return 0;
 }

@@ -73,9 +73,13 @@ void dyn_live_free(struct dyn_live *l);
 /* A request: its id (>= 0), measured from the next commit; -1 with err. */
 int dyn_live_add(struct dyn_live *l, const struct dyn_lspec *spec, char *err, size_t n);
 void dyn_live_remove(struct dyn_live *l, int id);
-/* Patch the new points (one stop), set every changed point, enable and disable the metrics,
- * take out the patches no request uses. 0, or -1 with err (the process ended, or refused). */
+/* Patch the new points (one stop), set every changed point, enable and disable the metrics
+ * (one BATCH), take out the patches no request uses. 0, or -1 with err (the process ended, or
+ * refused). */
 int dyn_live_commit(struct dyn_live *l, char *err, size_t n);
+/* Send the requests held (the session holds them: dyn_session_hold) and wait for their
+ * answer; dyn_live_commit does it. 0, or -1 with err. */
+int dyn_live_flush(struct dyn_live *l, char *err, size_t n);
 /* A request's increase since the last take (ns for timers, a count for counters). */
 int64_t dyn_live_take(struct dyn_live *l, int id);
 /* Whether the last take saw a sample of the request (a value that did not change is not sent:

@@ -9,6 +9,7 @@
  * At detach: a last sample, DETACH (the runtime clears the points: the trampolines call a
  * handler that does nothing), then the patches are removed with the world stopped.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -142,12 +143,12 @@ static void on_bucket(struct dyn_session *s, const struct sproto_msg *m)
 	on_sample(s, &m->u.sample);
 }
 
-/* Send a request, wait for its answer; samples meanwhile are kept. want: the reply's type. */
-static int request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
-		   struct sproto_msg *m, char *err, size_t n)
+static int flush(struct dyn_session *s, char *err, size_t n);
+
+/* Wait for the answer to the request sent last; samples meanwhile are kept. want: the reply's
+ * type. */
+static int answer(struct dyn_session *s, uint16_t want, struct sproto_msg *m, char *err, size_t n)
 {
-	if (ctl_send(&s->c, msg, len, err, n) != 0)
-		return -1;
 	for (;;) {
 		int r = ctl_recv(&s->c, m, 10000, err, n);
 
@@ -166,6 +167,15 @@ static int request(struct dyn_session *s, const void *msg, size_t len, uint16_t 
 	}
 }
 
+/* Send a request, wait for its answer. The requests held go first. */
+static int request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
+		   struct sproto_msg *m, char *err, size_t n)
+{
+	if (flush(s, err, n) != 0 || ctl_send(&s->c, msg, len, err, n) != 0)
+		return -1;
+	return answer(s, want, m, err, n);
+}
+
 static int simple(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n)
 {
 	struct sproto_msg m;
@@ -173,9 +183,55 @@ static int simple(struct dyn_session *s, const void *msg, size_t len, char *err,
 	return request(s, msg, len, SPROTO_OK, &m, err, n);
 }
 
+/* The requests held: one alone, or a BATCH (one answer). */
+static int flush(struct dyn_session *s, char *err, size_t n)
+{
+	struct sproto_msg m;
+	size_t len;
+	int one, r;
+
+	if (!s->batch || !s->bb.n1)
+		return 0;
+	one = s->bb.n1 == 1;
+	len = one ? s->one_len : sproto_end(&s->bb);
+	if (!len) {
+		sproto_batch_begin(&s->bb, s->batch, SPROTO_MAX_MESSAGE);
+		return snprintf(err, n, "the requests held did not fit in a BATCH"), -1;
+	}
+	r = ctl_send(&s->c, one ? s->one : s->batch, len, err, n);
+	sproto_batch_begin(&s->bb, s->batch, SPROTO_MAX_MESSAGE); /* sent: empty again */
+	return r != 0 ? -1 : answer(s, SPROTO_OK, &m, err, n);
+}
+
 int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n)
 {
-	return simple(s, msg, len, err, n);
+	const uint8_t *p = msg;
+
+	if (!s->holding || len < SPROTO_HEADER_SIZE || len > 4096 ||
+	    !sproto_batchable((uint16_t)(p[6] | p[7] << 8)))
+		return simple(s, msg, len, err, n);
+	if ((s->bb.n1 >= SPROTO_MAX_BATCH || SPROTO_MAX_MESSAGE - s->bb.len < len) &&
+	    flush(s, err, n) != 0) /* full: what is held goes first */
+		return -1;
+	sproto_batch_add(&s->bb, msg, len);
+	memcpy(s->one, msg, len);
+	s->one_len = len;
+	return 0;
+}
+
+void dyn_session_hold(struct dyn_session *s)
+{
+	if (!s->batch) {
+		s->batch = xmalloc(SPROTO_MAX_MESSAGE);
+		s->one = xmalloc(4096);
+		sproto_batch_begin(&s->bb, s->batch, SPROTO_MAX_MESSAGE);
+	}
+	s->holding = 1;
+}
+
+int dyn_session_flush(struct dyn_session *s, char *err, size_t n)
+{
+	return flush(s, err, n);
 }
 
 int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
@@ -191,7 +247,7 @@ int dyn_session_bucket(struct dyn_session *s, uint64_t width_ns, char *err, size
 
 	if (!len)
 		return snprintf(err, n, "bucket width out of range"), -1;
-	if (ctl_send(&s->c, msg, len, err, n) != 0)
+	if (flush(s, err, n) != 0 || ctl_send(&s->c, msg, len, err, n) != 0)
 		return -1;
 	s->owed++;
 	s->asked_ns = width_ns;
@@ -205,23 +261,30 @@ static int sampling(struct dyn_session *s, uint64_t ns, char *err, size_t n)
 	return simple(s, msg, sproto_put_sampling(msg, sizeof(msg), ns), err, n);
 }
 
-/* The threads: the one the focus names must be there. */
+/* The threads (/proc/PID/task: the tool is on the target's machine, so it needs no LIST and
+ * its module list): the one the focus names must be there. */
 static int list_process(struct dyn_session *s, char *err, size_t n)
 {
-	uint8_t msg[64];
-	struct sproto_msg m;
-	uint32_t i;
+	char path[64];
+	struct dirent *d;
+	DIR *dir;
+	int count = 0, found = 0;
 
-	if (request(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_LIST), SPROTO_LIST_REPLY,
-		    &m, err, n) != 0)
-		return -1;
-	for (i = 0; s->plan && s->plan->thread >= 0 && i < m.u.list.nthreads; i++)
-		if (sproto_list_tid(&m.u.list, i) == (uint32_t)s->plan->thread)
-			break;
-	if (s->plan && s->plan->thread >= 0 && i == m.u.list.nthreads)
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
+	dir = opendir(path);
+	if (!dir)
+		return snprintf(err, n, "%s: %s", path, strerror(errno)), -1;
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.') {
+			count++;
+			found |= s->plan && s->plan->thread >= 0 &&
+				 strtol(d->d_name, NULL, 10) == s->plan->thread;
+		}
+	closedir(dir);
+	if (s->plan && s->plan->thread >= 0 && !found)
 		return snprintf(err, n, "process %d has no thread %ld (its thread ids are in "
 				"/proc/%d/task)", (int)s->pid, s->plan->thread, (int)s->pid), -1;
-	s->threads = s->threads ? s->threads : (int)m.u.list.nthreads;
+	s->threads = s->threads ? s->threads : count;
 	return 0;
 }
 
@@ -925,6 +988,8 @@ void dyn_session_free(struct dyn_session *s)
 	free(s->base);
 	free(s->cur);
 	free(s->seen);
+	free(s->batch);
+	free(s->one);
 	if (s->h)
 		hist_free(s->h);
 	if (s->cost)

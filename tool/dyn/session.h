@@ -124,6 +124,12 @@ struct dyn_session {
 	uint32_t refocused; /* times the points' predicates were set to new descriptors */
 	/* a session without a plan (metric NULL) whose requests another layer makes (live.h):
 	 * it reads the samples, and removes its own patches when the session ends */
+	/* requests held (dyn_session_hold): sent as one BATCH (protocol version 8), one answer */
+	int holding;
+	uint8_t *batch;      /* SPROTO_MAX_MESSAGE bytes: the BATCH being built */
+	struct sproto_buf bb;
+	uint8_t *one;        /* the last request held: sent alone when it is the only one */
+	size_t one_len;
 	void (*on_sample)(void *arg, const struct sproto_sample *sm);
 	int (*remove)(void *arg, struct target *t, char *err, size_t n);
 	void *cb_arg;
@@ -147,8 +153,16 @@ int dyn_session_plan(struct dyn_session *s, pid_t pid, const char *exe, const st
  * the process is left as it was (err says why). */
 int dyn_session_attach(struct dyn_session *s, const struct dyn_session_opts *o, char *err,
 		       size_t n);
-/* Send a request that is answered OK (samples meanwhile go to on_sample). 0, or -1 with err. */
+/* Send a request that is answered OK (samples meanwhile go to on_sample). 0, or -1 with err.
+ * While the session holds (below), a request a BATCH may hold is kept instead: 0. */
 int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n);
+/* From now on, POINT_SET, POINT_CLEAR, METRIC_ENABLE and METRIC_DISABLE are kept and go
+ * together as one BATCH (protocol version 8: one answer for all) at dyn_session_flush, or
+ * before any other request. */
+void dyn_session_hold(struct dyn_session *s);
+/* Send the requests kept, as one BATCH (alone when there is one), and wait for the answer. 0,
+ * or -1 with err (the first refused, those before it done). */
+int dyn_session_flush(struct dyn_session *s, char *err, size_t n);
 /* Send a request whose answer is a reply of type want (decoded into m: its views point into the
  * connection's buffer until the next receive). 0, or -1 with err (an ERROR among them). */
 int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
