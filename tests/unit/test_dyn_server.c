@@ -3,7 +3,7 @@
  * The control server with a client, in one process: the server thread is started as
  * sonde__attach starts it, the test connects to CTL_DIR/ctl.PID and speaks the protocol
  * (format/protocol.h) — HELLO, LIST, POINT_SET, METRIC_ENABLE, SAMPLING, PAUSE/RESUME,
- * POINT_CLEAR, METRIC_DISABLE, DETACH, BUCKET — while calling instrumented functions (dyn_tramp.S), and
+ * POINT_CLEAR, METRIC_DISABLE, DETACH, BUCKET, BATCH — while calling instrumented functions (dyn_tramp.S), and
  * reads SAMPLE messages with the expected values. Also: requests before HELLO, invalid
  * requests, a broken frame, a second client, the control directory's checks.
  */
@@ -354,7 +354,64 @@ static void test_resources(void **state)
 	reply(&m);
 	assert_int_equal(m.h.type, SPROTO_RESOURCES_REPLY);
 	assert_int_equal(m.u.objects.n, 0);
+	/* version 8: only what changed since it was last sent — nothing, then the one used */
+	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg),
+						  1u << SPROTO_OBJ_MUTEX | SPROTO_RES_CHANGED));
+	reply(&m);
+	assert_int_equal(m.h.type, SPROTO_RESOURCES_REPLY);
+	assert_int_equal(m.u.objects.n, 0);
+	assert_int_equal(m.u.objects.slots, SPROTO_MAX_OBJECTS);
+	tr_add(0x8000, 1);
+	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg),
+						  1u << SPROTO_OBJ_MUTEX | SPROTO_RES_CHANGED));
+	reply(&m);
+	assert_int_equal(m.u.objects.n, 1);
+	sproto_object(&m.u.objects, 0, &o);
+	assert_int_equal(o.addr, 0x8000);
+	assert_int_equal(o.uses, 2); /* the session's count, not the change */
+	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg), 1u << SPROTO_OBJ_MUTEX));
+	reply(&m);
+	assert_int_equal(m.u.objects.n, 2); /* without the flag: every one */
 	expect_ok(sproto_put_point_clear(msg, sizeof(msg), P_ADD, 1), SPROTO_POINT_CLEAR);
+}
+
+/* BATCH (version 8): its requests done in order, one OK; one refused inside: nothing done. */
+static void test_batch(void **state)
+{
+	struct sproto_point_set ps = { .point = P_ADD, .n = 1 };
+	struct sproto_metric mc = { .id = 6, .n = 1, .term = { { SPROTO_TERM_COUNTER, 60, 0 } } };
+	static uint8_t one[4096];
+	struct sproto_buf b;
+	int64_t before;
+	size_t n;
+
+	(void)state;
+	hello();
+	ps.act[0] = act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 60, 1);
+	before = counter(60);
+	sproto_batch_begin(&b, msg, sizeof(msg));
+	sproto_batch_add(&b, one, sproto_put_point_set(one, sizeof(one), &ps));
+	sproto_batch_add(&b, one, sproto_put_metric_enable(one, sizeof(one), &mc));
+	expect_ok(sproto_end(&b), SPROTO_BATCH);
+	tr_add(1, 1);
+	tr_add(2, 1);
+	assert_int_equal(counter(60), before + 2);
+	/* the point cleared, then a METRIC_ENABLE with a flag no version has: refused whole */
+	sproto_batch_begin(&b, msg, sizeof(msg));
+	sproto_batch_add(&b, one, sproto_put_point_clear(one, sizeof(one), P_ADD, 1));
+	n = sproto_put_metric_enable(one, sizeof(one), &mc);
+	one[SPROTO_HEADER_SIZE + 6] = 0x10;
+	sproto_batch_add(&b, one, n);
+	expect_error(sproto_end(&b), SPROTO_BATCH, "METRIC_ENABLE");
+	tr_add(3, 1);
+	assert_int_equal(counter(60), before + 3); /* the point still counts */
+	sproto_batch_begin(&b, msg, sizeof(msg));
+	sproto_batch_add(&b, one, sproto_put_point_clear(one, sizeof(one), P_ADD, 1));
+	sproto_batch_add(&b, one, sproto_put_metric_disable(one, sizeof(one), 6));
+	expect_ok(sproto_end(&b), SPROTO_BATCH);
+	tr_add(4, 1);
+	assert_int_equal(counter(60), before + 3);
+	assert_null(atomic_load(&dyn_points[P_ADD]));
 }
 
 /* ---- refusals ---- */
@@ -369,6 +426,9 @@ static void test_hello_first(void **state)
 	expect_error(sproto_put_point_set(msg, sizeof(msg), &ps), SPROTO_POINT_SET, "HELLO first");
 	assert_null(atomic_load(&dyn_points[P_ADD]));
 	expect_error(sproto_put_hello(msg, sizeof(msg), &h), SPROTO_HELLO, "version");
+	h = (struct sproto_hello){ 7, 7, "sonde 7" }; /* a version 7 tool: told which one */
+	expect_error(sproto_put_hello(msg, sizeof(msg), &h), SPROTO_HELLO,
+		     "unsupported protocol version (this runtime speaks 8)");
 	hello();
 }
 
@@ -577,6 +637,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pause_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_costs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hello_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_buckets_on_request, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_request, setup, teardown),
