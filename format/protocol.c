@@ -596,7 +596,7 @@ static int dec_resources(struct rd *r, struct sproto_resources *q, char *err, si
 {
 	q->kinds = rd_u32(r);
 	if (r->bad || !(q->kinds & ((1u << SPROTO_OBJ_KINDS) - 1)) ||
-	    (q->kinds & ~((1u << SPROTO_OBJ_KINDS) - 1) & ~SPROTO_RES_CHANGED))
+	    (q->kinds & ~((1u << SPROTO_OBJ_KINDS) - 1) & ~SPROTO_RES_NEW))
 		return fail(err, cap, "RESOURCES: bad kinds", NULL);
 	return 0;
 }
@@ -1190,7 +1190,7 @@ size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds)
 	struct sproto_buf b;
 	uint32_t all = (1u << SPROTO_OBJ_KINDS) - 1;
 
-	if (!(kinds & all) || (kinds & ~all & ~SPROTO_RES_CHANGED))
+	if (!(kinds & all) || (kinds & ~all & ~SPROTO_RES_NEW))
 		return 0;
 	sproto_begin(&b, mem, cap, SPROTO_RESOURCES);
 	sproto_u32(&b, kinds);

@@ -21,7 +21,7 @@
  * 5: the RECORD primitive and RESOURCES / RESOURCES_REPLY (the sync objects the process used);
  * 6: SAMPLE in variable-length integers, METRIC_ENABLE's units of 1024 (the live search's data
  * volume); 7: BUCKET / BUCKET_REPLY (buckets that end when the tool asks: fewer of them);
- * 8: BATCH (many requests, one answer) and RESOURCES' "changed only" with a RESOURCES_REPLY in
+ * 8: BATCH (many requests, one answer) and RESOURCES' "new only" with a RESOURCES_REPLY in
  * variable-length integers (the live search's replies) */
 #define SPROTO_VERSION 8
 #define SPROTO_VERSION_TEXT "8"
@@ -153,9 +153,10 @@ enum sproto_obj_kind {
 #define SPROTO_RECORD_INIT 1
 #define SPROTO_OBJ_ADDR_LIMIT (1ull << 56) /* an address at or above it is not recorded */
 #define SPROTO_MAX_OBJECTS 8192             /* entries of a RESOURCES_REPLY (the table's size) */
-/* RESOURCES (version 8): only the objects whose counts changed since the previous
- * RESOURCES_REPLY of the session (every one that has counts, for the first) */
-#define SPROTO_RES_CHANGED 0x100u
+/* RESOURCES (version 8): only the objects no RESOURCES_REPLY of the session has sent yet, and
+ * those sent without a use that have been used since (a reader that wants the objects, not
+ * their counts: the live search) */
+#define SPROTO_RES_NEW 0x100u
 #define SPROTO_MAX_BATCH 4096 /* requests in one BATCH */
 
 /* HELLO_REPLY flags */
@@ -308,7 +309,7 @@ struct sproto_costs {
 };
 
 /* RESOURCES: which kinds are wanted (bit k: sproto_obj_kind k; at least one), and
- * SPROTO_RES_CHANGED (version 8). */
+ * SPROTO_RES_NEW (version 8). */
 struct sproto_resources {
 	uint32_t kinds;
 };
@@ -443,7 +444,7 @@ size_t sproto_put_ok(void *mem, size_t cap, uint16_t request);
 /* The text is cut at SPROTO_MAX_TEXT bytes and at its first newline. */
 size_t sproto_put_error(void *mem, size_t cap, uint16_t request, const char *text);
 
-/* RESOURCES: kinds a mask of bits below SPROTO_OBJ_KINDS, not 0, and SPROTO_RES_CHANGED;
+/* RESOURCES: kinds a mask of bits below SPROTO_OBJ_KINDS, not 0, and SPROTO_RES_NEW;
  * else 0. */
 size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds);
 

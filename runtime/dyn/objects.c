@@ -16,8 +16,8 @@
  *
  * A session's figures are the counts less those when it began (dyn_objects_reset, the control
  * thread's base copies): counts never go down, so no thread racing a reset can corrupt them.
- * The counts last sent are kept too (sent_*), for a RESOURCES that asks for the objects that
- * changed since (SPROTO_RES_CHANGED, version 8).
+ * What was sent of each object is kept too (sent), for a RESOURCES that asks for the new
+ * objects only (SPROTO_RES_NEW, version 8).
  */
 #include "dyn.h"
 
@@ -34,9 +34,10 @@ struct dyn_obj {
 	_Atomic uint32_t inits;
 	uint32_t base_inits;    /* control thread: the counts when the session began */
 	uint64_t base_uses;
-	uint32_t sent_inits;    /* control thread: the counts last sent this session */
-	uint64_t sent_uses;
+	uint8_t sent;           /* control thread: SENT_* this session */
 };
+
+enum { SENT_NOT, SENT_UNUSED, SENT_USED };
 
 static _Atomic(struct dyn_obj *) table;
 static _Atomic uint64_t dropped[SPROTO_OBJ_KINDS];
@@ -123,8 +124,7 @@ void dyn_objects_reset(void)
 			continue;
 		t[i].base_uses = atomic_load_explicit(&t[i].uses, memory_order_relaxed);
 		t[i].base_inits = atomic_load_explicit(&t[i].inits, memory_order_relaxed);
-		t[i].sent_uses = t[i].base_uses;
-		t[i].sent_inits = t[i].base_inits;
+		t[i].sent = SENT_NOT;
 	}
 }
 
@@ -168,35 +168,31 @@ static void sort_objects(struct sproto_object *v, size_t n)
 	}
 }
 
-/* The entries of the kinds wanted seen since the session began (with SPROTO_RES_CHANGED:
- * whose counts changed since they were last sent), into scratch: their number. Those taken are
- * noted as sent. */
+/* The entries of the kinds wanted seen since the session began (with SPROTO_RES_NEW: not sent
+ * yet, or sent before their first use and used since), into scratch: their number. Those
+ * taken are noted as sent. */
 static size_t gather(struct dyn_obj *t, uint32_t kinds)
 {
 	size_t n = 0;
 	unsigned i;
 
 	for (i = 0; t && i < SLOTS; i++) {
-		uint64_t key = atomic_load_explicit(&t[i].key, memory_order_acquire), uses;
-		uint32_t inits;
+		uint64_t key = atomic_load_explicit(&t[i].key, memory_order_acquire);
 		struct sproto_object e;
 
 		if (!key)
 			continue;
-		uses = atomic_load_explicit(&t[i].uses, memory_order_relaxed);
-		inits = atomic_load_explicit(&t[i].inits, memory_order_relaxed);
 		e.kind = (uint8_t)((key >> KEY_SHIFT) - 1);
 		e.addr = key & (SPROTO_OBJ_ADDR_LIMIT - 1);
-		e.uses = uses - t[i].base_uses;
-		e.inits = inits - t[i].base_inits;
+		e.uses = atomic_load_explicit(&t[i].uses, memory_order_relaxed) - t[i].base_uses;
+		e.inits = atomic_load_explicit(&t[i].inits, memory_order_relaxed) - t[i].base_inits;
 		e.site = atomic_load_explicit(&t[i].site, memory_order_relaxed);
 		if (e.kind >= SPROTO_OBJ_KINDS || !(kinds >> e.kind & 1) || !(e.uses || e.inits))
 			continue;
-		if ((kinds & SPROTO_RES_CHANGED) && uses == t[i].sent_uses &&
-		    inits == t[i].sent_inits)
+		if ((kinds & SPROTO_RES_NEW) &&
+		    (t[i].sent == SENT_USED || (t[i].sent == SENT_UNUSED && !e.uses)))
 			continue;
-		t[i].sent_uses = uses;
-		t[i].sent_inits = inits;
+		t[i].sent = e.uses ? SENT_USED : SENT_UNUSED;
 		scratch[n++] = e;
 	}
 	return n;

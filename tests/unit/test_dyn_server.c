@@ -354,24 +354,43 @@ static void test_resources(void **state)
 	reply(&m);
 	assert_int_equal(m.h.type, SPROTO_RESOURCES_REPLY);
 	assert_int_equal(m.u.objects.n, 0);
-	/* version 8: only what changed since it was last sent — nothing, then the one used */
+	/* version 8: the new objects only — none (both sent above, used), then one that is new,
+	 * and one first seen unused (initialised), then again once used */
 	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg),
-						  1u << SPROTO_OBJ_MUTEX | SPROTO_RES_CHANGED));
+						  1u << SPROTO_OBJ_MUTEX | SPROTO_RES_NEW));
 	reply(&m);
 	assert_int_equal(m.h.type, SPROTO_RESOURCES_REPLY);
 	assert_int_equal(m.u.objects.n, 0);
 	assert_int_equal(m.u.objects.slots, SPROTO_MAX_OBJECTS);
 	tr_add(0x8000, 1);
+	tr_add(0x7000, 1);
+	dyn_record(SPROTO_OBJ_MUTEX, 0xa000, 1, 0x1234);
 	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg),
-						  1u << SPROTO_OBJ_MUTEX | SPROTO_RES_CHANGED));
+						  1u << SPROTO_OBJ_MUTEX | SPROTO_RES_NEW));
 	reply(&m);
-	assert_int_equal(m.u.objects.n, 1);
+	assert_int_equal(m.u.objects.n, 2);
 	sproto_object(&m.u.objects, 0, &o);
-	assert_int_equal(o.addr, 0x8000);
-	assert_int_equal(o.uses, 2); /* the session's count, not the change */
+	assert_int_equal(o.addr, 0x7000);
+	assert_int_equal(o.uses, 1);
+	sproto_object(&m.u.objects, 1, &o);
+	assert_int_equal(o.addr, 0xa000);
+	assert_int_equal(o.uses, 0);
+	assert_int_equal(o.inits, 1);
+	assert_int_equal(o.site, 0x1234);
+	dyn_record(SPROTO_OBJ_MUTEX, 0xa000, 0, 0);
+	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg),
+						  1u << SPROTO_OBJ_MUTEX | SPROTO_RES_NEW));
+	reply(&m);
+	assert_int_equal(m.u.objects.n, 1); /* used now */
+	sproto_object(&m.u.objects, 0, &o);
+	assert_int_equal(o.addr, 0xa000);
+	assert_int_equal(o.uses, 1);
 	send_raw(cl.fd, msg, sproto_put_resources(msg, sizeof(msg), 1u << SPROTO_OBJ_MUTEX));
 	reply(&m);
-	assert_int_equal(m.u.objects.n, 2); /* without the flag: every one */
+	assert_int_equal(m.u.objects.n, 4); /* without the flag: every one, the counts now */
+	sproto_object(&m.u.objects, 1, &o);
+	assert_int_equal(o.addr, 0x8000);
+	assert_int_equal(o.uses, 2);
 	expect_ok(sproto_put_point_clear(msg, sizeof(msg), P_ADD, 1), SPROTO_POINT_CLEAR);
 }
 

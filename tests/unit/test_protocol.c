@@ -1077,8 +1077,8 @@ static void test_resources(void **state)
 	check_truncations(n);
 	assert_int_equal(sproto_put_resources(buf, sizeof(buf), 0), 0);    /* no kind */
 	assert_int_equal(sproto_put_resources(buf, sizeof(buf), 0x20), 0); /* no such kind */
-	assert_int_equal(sproto_put_resources(buf, sizeof(buf), SPROTO_RES_CHANGED), 0);
-	n = sproto_put_resources(buf, sizeof(buf), 0x3 | SPROTO_RES_CHANGED); /* version 8 */
+	assert_int_equal(sproto_put_resources(buf, sizeof(buf), SPROTO_RES_NEW), 0);
+	n = sproto_put_resources(buf, sizeof(buf), 0x3 | SPROTO_RES_NEW); /* version 8 */
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.resources.kinds, 0x103);
 	n = sample_objects(buf, sizeof(buf));

@@ -230,7 +230,8 @@ void lv_heap_start(struct lsrc *ls)
 
 /* The heap objects used since the search began join /SyncObject/KIND by address (those in a
  * module's data are its variables: the executable's are there already, the C library's are
- * left out); new ones are a new generation, which refines true nodes. */
+ * left out); new ones are a new generation, which refines true nodes. The runtime sends only
+ * those it has not told of (protocol version 8: RESOURCES' "new only"). */
 void lv_read_heap(struct lsrc *ls)
 {
 	struct dyn_heap_objs h;

@@ -113,7 +113,7 @@ static int in_spans(const struct span *v, size_t n, uint64_t addr)
 	return 0;
 }
 
-int dyn_heap_objects(struct dyn_session *s, int changed, struct dyn_heap_objs *out, char *err,
+int dyn_heap_objects(struct dyn_session *s, int new_only, struct dyn_heap_objs *out, char *err,
 		     size_t n)
 {
 	uint8_t msg[64];
@@ -125,7 +125,7 @@ int dyn_heap_objects(struct dyn_session *s, int changed, struct dyn_heap_objs *o
 	memset(out, 0, sizeof(*out));
 	if (dyn_session_request(s, msg, sproto_put_resources(msg, sizeof(msg),
 							     ((1u << SPROTO_OBJ_KINDS) - 1) |
-							     (changed ? SPROTO_RES_CHANGED : 0)),
+							     (new_only ? SPROTO_RES_NEW : 0)),
 				SPROTO_RESOURCES_REPLY, &m, err, n) != 0)
 		return -1;
 	out->slots = m.u.objects.slots;

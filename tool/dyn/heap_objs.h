@@ -44,10 +44,10 @@ extern const char *const dyn_heap_inits[DYN_RES_SYNC_KINDS];
  * has none of those functions. */
 int dyn_heap_record_spec(const struct dyn_session *s, struct dyn_lspec *sp);
 
-/* RESOURCES over the session: the objects seen since it began (changed: only those whose counts
- * changed since the previous RESOURCES, protocol version 8), each with whether it lies in a
- * module's mapping (/proc/PID/maps). 0, or -1 with err. */
-int dyn_heap_objects(struct dyn_session *s, int changed, struct dyn_heap_objs *out, char *err,
+/* RESOURCES over the session: the objects seen since it began (new_only: those not heard of
+ * before, or heard of before their first use and used since; protocol version 8), each with
+ * whether it lies in a module's mapping (/proc/PID/maps). 0, or -1 with err. */
+int dyn_heap_objects(struct dyn_session *s, int new_only, struct dyn_heap_objs *out, char *err,
 		     size_t n);
 void dyn_heap_objs_free(struct dyn_heap_objs *o);
 
