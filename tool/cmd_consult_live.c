@@ -135,6 +135,9 @@ static int attach_ranks(const struct co_opts *o, struct co_target *t,
 		uint64_t t0 = mono_now_ns();
 
 		t->rank[i] = r[i].rank;
+		/* the ranks run the runtime's code on this machine: the first one's costs serve
+		 * all (a COSTS_REPLY is 216 bytes a rank) */
+		so.costs = i ? &t->s[0].costs : NULL;
 		if (dyn_session_plan(s, r[i].pid, NULL, NULL, NULL, NULL, err, sizeof(err)) != 0 ||
 		    dyn_session_attach(s, &so, err, sizeof(err)) != 0)
 			break;

@@ -736,7 +736,9 @@ static int connect_runtime(struct dyn_session *s, char *err, size_t n)
 	if (!s->o.launched && (s->c.hello.flags & SPROTO_F_AT_START))
 		return snprintf(err, n, "process %d runs under sonde run --dynamic: its functions "
 				"are patched already", (int)s->pid), -1;
-	if (ctl_costs(&s->c, &s->costs, err, n) != 0)
+	if (s->o.costs && (s->o.costs->flags & SPROTO_COSTS_MEASURED))
+		s->costs = *s->o.costs; /* the same code on the same machine: asked once */
+	else if (ctl_costs(&s->c, &s->costs, err, n) != 0)
 		return -1;
 	/* points a killed session left: its trampolines fall inert, our ids start afresh */
 	return simple(s, msg, sproto_put_point_clear(msg, sizeof(msg), 0, SPROTO_MAX_POINTS), err,

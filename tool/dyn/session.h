@@ -69,6 +69,8 @@ struct dyn_session_opts {
 	unsigned connect_ms;  /* launched: how long the control socket may take to appear */
 	double max_cost;      /* predicted fraction of a CPU above which the plan is deferred (not
 			       * installed); 0: the cost model's defer_at (0.10); < 0: no limit */
+	const struct sproto_costs *costs; /* measured by the same runtime in another process of
+					   * this machine (an MPI rank): used, COSTS not asked */
 };
 
 struct dyn_session {
