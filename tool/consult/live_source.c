@@ -534,7 +534,9 @@ static void ls_pace(struct cs_source *src, double settled, double wait)
 	for (i = 0; i < ls->nents; i++)
 		if (ls->ents[i].id >= 0)
 			pace_ent(ls, (int)i);
-	dyn_live_flush(ls->l, err, sizeof(err)); /* one BATCH (an error: seen at the commit) */
+	/* one BATCH; a refusal is not fatal (as a pace's never was), a broken connection fails
+	 * the next commit */
+	dyn_live_flush(ls->l, err, sizeof(err));
 }
 
 static void ls_pace_req(struct cs_source *src, int id, double slow)
