@@ -73,19 +73,21 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_BUCKET: return "BUCKET";
 	case SPROTO_BUCKET_REPLY: return "BUCKET_REPLY";
 	case SPROTO_BATCH: return "BATCH";
+	case SPROTO_POINT_ACTIONS: return "POINT_ACTIONS";
 	default: return NULL;
 	}
 }
 
 int sproto_is_request(uint16_t type)
 {
-	return type >= SPROTO_HELLO && type <= SPROTO_BATCH;
+	return type >= SPROTO_HELLO && type <= SPROTO_POINT_ACTIONS;
 }
 
 int sproto_batchable(uint16_t type)
 {
 	return type == SPROTO_POINT_SET || type == SPROTO_POINT_CLEAR ||
-	       type == SPROTO_METRIC_ENABLE || type == SPROTO_METRIC_DISABLE;
+	       type == SPROTO_METRIC_ENABLE || type == SPROTO_METRIC_DISABLE ||
+	       type == SPROTO_POINT_ACTIONS;
 }
 
 int sproto_is_sample(uint16_t type)
@@ -339,6 +341,48 @@ static int dec_point_set(struct rd *r, struct sproto_point_set *p, char *err, si
 	for (i = 0; i < p->n; i++)
 		if (dec_action(r, &p->act[i], err, cap) != 0)
 			return -1;
+	return 0;
+}
+
+static int64_t rd_svar(struct rd *r);
+
+/* POINT_ACTIONS (version 8): a POINT_SET's fields in variable-length integers; a predicate's
+ * index and constant only with a predicate. The same rules as POINT_SET's. */
+static int dec_point_actions(struct rd *r, struct sproto_point_set *p, char *err, size_t cap)
+{
+	uint64_t point = rd_uvar(r);
+	const char *why;
+	uint16_t i;
+
+	p->n = rd_u8(r);
+	if (r->bad || point >= SPROTO_MAX_POINTS)
+		return fail(err, cap, "POINT_ACTIONS: bad point id", NULL);
+	p->point = (uint32_t)point;
+	if (!p->n || p->n > SPROTO_MAX_ACTIONS)
+		return fail(err, cap, "POINT_ACTIONS: 1 to 32 actions", NULL);
+	for (i = 0; i < p->n; i++) {
+		struct sproto_action *a = &p->act[i];
+		uint8_t k = rd_u8(r), q = rd_u8(r);
+		uint64_t target = rd_uvar(r), index = 0;
+
+		a->value = rd_svar(r);
+		if (!r->bad && (q & 7))
+			index = rd_uvar(r);
+		a->pred_value = !r->bad && (q & 7) ? rd_svar(r) : 0;
+		if (r->bad)
+			return fail(err, cap, "POINT_ACTIONS: actions cut short", NULL);
+		if ((k >> 5) || (q >> 6) || target > UINT32_MAX || index > UINT32_MAX)
+			return fail(err, cap, "POINT_ACTIONS: bad action", NULL);
+		a->when = k & 1;
+		a->prim = k >> 1;
+		a->pred = q & 7;
+		a->op = q >> 3;
+		a->target = (uint32_t)target;
+		a->pred_index = (uint32_t)index;
+		why = action_problem(a);
+		if (why)
+			return fail(err, cap, "POINT_ACTIONS: ", why);
+	}
 	return 0;
 }
 
@@ -679,6 +723,7 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_HELLO: return dec_hello(r, &m->u.hello, err, cap);
 	case SPROTO_HELLO_REPLY: return dec_hello_reply(r, &m->u.hello_reply, err, cap);
 	case SPROTO_POINT_SET: return dec_point_set(r, &m->u.point_set, err, cap);
+	case SPROTO_POINT_ACTIONS: return dec_point_actions(r, &m->u.point_set, err, cap);
 	case SPROTO_POINT_CLEAR: return dec_clear(r, &m->u.clear, err, cap);
 	case SPROTO_METRIC_ENABLE: return dec_metric(r, &m->u.metric, err, cap);
 	case SPROTO_METRIC_DISABLE: return dec_metric_disable(r, &m->u.metric, err, cap);
@@ -957,6 +1002,36 @@ size_t sproto_put_point_set(void *mem, size_t cap, const struct sproto_point_set
 		sproto_u32(&b, 0);
 		sproto_u64(&b, (uint64_t)a->value);
 		sproto_u64(&b, (uint64_t)a->pred_value);
+	}
+	return sproto_end(&b);
+}
+
+static void put_uvar(struct sproto_buf *b, uint64_t v);
+static void put_svar(struct sproto_buf *b, int64_t v);
+
+size_t sproto_put_point_actions(void *mem, size_t cap, const struct sproto_point_set *p)
+{
+	struct sproto_buf b;
+	uint16_t i;
+
+	if (!p->n || p->n > SPROTO_MAX_ACTIONS || p->point >= SPROTO_MAX_POINTS)
+		return 0;
+	sproto_begin(&b, mem, cap, SPROTO_POINT_ACTIONS);
+	put_uvar(&b, p->point);
+	sproto_u8(&b, (uint8_t)p->n);
+	for (i = 0; i < p->n; i++) {
+		const struct sproto_action *a = &p->act[i];
+
+		if (a->when > 1 || a->prim >= 16 || a->pred >= 8 || a->op >= 8)
+			return 0;
+		sproto_u8(&b, (uint8_t)(a->when | a->prim << 1));
+		sproto_u8(&b, (uint8_t)(a->pred | a->op << 3));
+		put_uvar(&b, a->target);
+		put_svar(&b, a->value);
+		if (a->pred) {
+			put_uvar(&b, a->pred_index);
+			put_svar(&b, a->pred_value);
+		}
 	}
 	return sproto_end(&b);
 }

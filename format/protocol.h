@@ -21,8 +21,8 @@
  * 5: the RECORD primitive and RESOURCES / RESOURCES_REPLY (the sync objects the process used);
  * 6: SAMPLE in variable-length integers, METRIC_ENABLE's units of 1024 (the live search's data
  * volume); 7: BUCKET / BUCKET_REPLY (buckets that end when the tool asks: fewer of them);
- * 8: BATCH (many requests, one answer) and RESOURCES' "new only" with a RESOURCES_REPLY in
- * variable-length integers (the live search's replies) */
+ * 8: BATCH (many requests, one answer), POINT_ACTIONS (a POINT_SET in varints) and
+ * RESOURCES' "new only" with a RESOURCES_REPLY in varints (the live search's data volume) */
 #define SPROTO_VERSION 8
 #define SPROTO_VERSION_TEXT "8"
 #define SPROTO_HEADER_SIZE 12
@@ -78,6 +78,7 @@ enum sproto_type {
 	SPROTO_BATCH = 16,         /* POINT_SET, POINT_CLEAR, METRIC_ENABLE, METRIC_DISABLE in
 				    * one, done in order; one OK, or one ERROR at the first refused
 				    * (version 8) */
+	SPROTO_POINT_ACTIONS = 17, /* POINT_SET in variable-length integers (version 8) */
 	SPROTO_HELLO_REPLY = 0x81, /* version chosen, pid, limits, addresses, build */
 	SPROTO_LIST_REPLY = 0x82,  /* modules and threads */
 	SPROTO_OK = 0x83,          /* the request (its type) was done */
@@ -429,6 +430,10 @@ size_t sproto_end(struct sproto_buf *b);
 size_t sproto_put_hello(void *mem, size_t cap, const struct sproto_hello *h);
 size_t sproto_put_hello_reply(void *mem, size_t cap, const struct sproto_hello_reply *r);
 size_t sproto_put_point_set(void *mem, size_t cap, const struct sproto_point_set *p);
+/* The same as POINT_ACTIONS (version 8: about 5 bytes an action, not 32); 0 also for a field
+ * its encoding has no room for (when > 1, a primitive ≥ 16, a predicate or comparison ≥ 8, a
+ * point ≥ SPROTO_MAX_POINTS). */
+size_t sproto_put_point_actions(void *mem, size_t cap, const struct sproto_point_set *p);
 size_t sproto_put_point_clear(void *mem, size_t cap, uint32_t first, uint32_t count);
 size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metric *m);
 size_t sproto_put_metric_disable(void *mem, size_t cap, uint32_t id);

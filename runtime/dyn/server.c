@@ -312,6 +312,7 @@ static const char *apply(const struct sproto_msg *m)
 
 	switch (m->h.type) {
 	case SPROTO_POINT_SET:
+	case SPROTO_POINT_ACTIONS:
 		return dyn_point_set(&m->u.point_set, &why) != 0 ? why : NULL;
 	case SPROTO_POINT_CLEAR:
 		dyn_points_clear(m->u.clear.first, m->u.clear.count);
@@ -410,6 +411,7 @@ static void dispatch(const struct sproto_msg *m)
 	case SPROTO_LIST: on_list(); return;
 	case SPROTO_COSTS: on_costs(); return;
 	case SPROTO_POINT_SET:
+	case SPROTO_POINT_ACTIONS:
 	case SPROTO_POINT_CLEAR:
 	case SPROTO_METRIC_ENABLE:
 	case SPROTO_METRIC_DISABLE: {

@@ -408,8 +408,8 @@ static void test_batch(void **state)
 	hello();
 	ps.act[0] = act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 60, 1);
 	before = counter(60);
-	sproto_batch_begin(&b, msg, sizeof(msg));
-	sproto_batch_add(&b, one, sproto_put_point_set(one, sizeof(one), &ps));
+	sproto_batch_begin(&b, msg, sizeof(msg)); /* the actions in varints (POINT_ACTIONS) */
+	sproto_batch_add(&b, one, sproto_put_point_actions(one, sizeof(one), &ps));
 	sproto_batch_add(&b, one, sproto_put_metric_enable(one, sizeof(one), &mc));
 	expect_ok(sproto_end(&b), SPROTO_BATCH);
 	tr_add(1, 1);

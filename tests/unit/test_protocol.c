@@ -351,7 +351,8 @@ static void test_profile(void **state)
 	assert_true(sproto_is_request(SPROTO_PROFILE_END + 1)); /* RESOURCES (version 5) */
 	assert_true(sproto_is_request(SPROTO_RESOURCES + 1)); /* BUCKET (version 7) */
 	assert_true(sproto_is_request(SPROTO_BUCKET + 1));    /* BATCH (version 8) */
-	assert_false(sproto_is_request(SPROTO_BATCH + 1));
+	assert_true(sproto_is_request(SPROTO_BATCH + 1));     /* POINT_ACTIONS (version 8) */
+	assert_false(sproto_is_request(SPROTO_POINT_ACTIONS + 1));
 }
 
 static void test_metric(void **state)
@@ -1364,6 +1365,100 @@ static void test_bad_batch(void **state)
 	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
+/* POINT_ACTIONS (version 8): a POINT_SET in variable-length integers, read back the same. */
+static struct sproto_point_set sample_actions(void)
+{
+	struct sproto_point_set p = { .point = 200000, .n = 3 };
+
+	p.act[0] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_TADD, SPROTO_PRED_NONE, 0, 3, 0,
+					   1, 0 };
+	p.act[1] = (struct sproto_action){ SPROTO_AT_EXIT, SPROTO_STOP_WALL, SPROTO_PRED_TCOUNTER,
+					   SPROTO_GT, 4095, 1023, 0, -5 };
+	p.act[2] = (struct sproto_action){ SPROTO_AT_ENTRY, SPROTO_START_WALL_IF, SPROTO_PRED_ARG,
+					   SPROTO_EQ, 7, 2, SPROTO_GUARD(9, SPROTO_NE, -1),
+					   INT64_MIN };
+	return p;
+}
+
+static void test_point_actions(void **state)
+{
+	struct sproto_point_set p = sample_actions();
+	struct sproto_msg m;
+	size_t n;
+	int i;
+
+	(void)state;
+	n = sproto_put_point_actions(buf, sizeof(buf), &p);
+	/* point 3 bytes, n 1; actions: 2 + 1 + 1; 2 + 2 + 1 + 2 + 1; 2 + 1 + 4 + 1 + 10 (the
+	 * guard, INT64_MIN: the widest constant), where POINT_SET has 8 + 3 × 32 */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 4 + 4 + 8 + 18);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_POINT_ACTIONS);
+	assert_true(sproto_is_request(SPROTO_POINT_ACTIONS));
+	assert_true(sproto_batchable(SPROTO_POINT_ACTIONS));
+	assert_int_equal(m.u.point_set.point, p.point);
+	assert_int_equal(m.u.point_set.n, 3);
+	for (i = 0; i < 3; i++) {
+		const struct sproto_action *a = &m.u.point_set.act[i], *b = &p.act[i];
+
+		assert_int_equal(a->when, b->when);
+		assert_int_equal(a->prim, b->prim);
+		assert_int_equal(a->pred, b->pred);
+		assert_int_equal(a->op, b->op);
+		assert_int_equal(a->target, b->target);
+		assert_int_equal(a->pred_index, b->pred_index);
+		assert_int_equal(a->value, b->value);
+		assert_int_equal(a->pred_value, b->pred_value);
+	}
+	check_truncations(n);
+	/* what the encoding has no room for, and what POINT_SET refuses too */
+	p.point = SPROTO_MAX_POINTS;
+	assert_int_equal(sproto_put_point_actions(buf, sizeof(buf), &p), 0);
+	p = sample_actions();
+	p.n = 0;
+	assert_int_equal(sproto_put_point_actions(buf, sizeof(buf), &p), 0);
+	p = sample_actions();
+	p.act[0].prim = 16;
+	assert_int_equal(sproto_put_point_actions(buf, sizeof(buf), &p), 0);
+	p = sample_actions();
+	p.act[0].op = SPROTO_GE; /* a comparison without a predicate: written, refused */
+	n = sproto_put_point_actions(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	p = sample_actions();
+	p.act[1].target = SPROTO_MAX_TIMERS;
+	n = sproto_put_point_actions(buf, sizeof(buf), &p);
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+/* A byte of valid POINT_ACTIONS changed at off (payload offset): refused. */
+static void expect_bad_actions(size_t off, uint8_t v)
+{
+	struct sproto_point_set p = sample_actions();
+	struct sproto_msg m;
+	size_t n = sproto_put_point_actions(buf, sizeof(buf), &p);
+
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	buf[SPROTO_HEADER_SIZE + off] = v;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+}
+
+static void test_bad_point_actions(void **state)
+{
+	(void)state;
+	expect_bad_actions(2, 0x10);      /* point 2^18 and more */
+	expect_bad_actions(3, 0);         /* no action */
+	expect_bad_actions(3, 33);        /* 33 */
+	expect_bad_actions(3, 4);         /* a count that lies */
+	expect_bad_actions(3, 2);         /* bytes left over */
+	expect_bad_actions(4, 0x20);      /* the packed byte's bits 5-7 */
+	expect_bad_actions(5, 0x40);      /* the predicate byte's bits 6-7 */
+	expect_bad_actions(5, 5);         /* an unknown predicate */
+	expect_bad_actions(5, 6 << 3);    /* an unknown comparison */
+	expect_bad_actions(8, 0x80);      /* bit 7 of the second action's packed byte */
+	expect_bad_actions(4, SPROTO_RECORD << 1 | 1); /* RECORD at exit */
+	expect_bad_actions(7, 0x80);      /* a value's varint running into the next action */
+}
+
 /* Random bit flips in a batch: refused or read whole, every request readable. */
 static void test_batch_flips(void **state)
 {
@@ -1484,6 +1579,8 @@ int main(void)
 		cmocka_unit_test(test_batch_writer),
 		cmocka_unit_test(test_bad_batch),
 		cmocka_unit_test(test_batch_flips),
+		cmocka_unit_test(test_point_actions),
+		cmocka_unit_test(test_bad_point_actions),
 		cmocka_unit_test(test_record_action),
 	};
 

@@ -658,7 +658,9 @@ static int set_point(struct dyn_live *l, struct lpt *p, char *err, size_t n)
 	memset(&ps, 0, sizeof(ps));
 	ps.point = l->sets[p->set].first_id + p->idx;
 	build_actions(l, p, &ps);
-	return dyn_session_send(l->s, msg, sproto_put_point_set(msg, sizeof(msg), &ps), err, n);
+	/* in variable-length integers (version 8): about 5 bytes an action, not 32 */
+	return dyn_session_send(l->s, msg, sproto_put_point_actions(msg, sizeof(msg), &ps), err,
+				n);
 }
 
 /* Not used any more: cleared now, its patch taken out with the others after. */
