@@ -1022,8 +1022,9 @@ size_t sproto_put_point_actions(void *mem, size_t cap, const struct sproto_point
 	for (i = 0; i < p->n; i++) {
 		const struct sproto_action *a = &p->act[i];
 
-		if (a->when > 1 || a->prim >= 16 || a->pred >= 8 || a->op >= 8)
-			return 0;
+		if (a->when > 1 || a->prim >= 16 || a->pred >= 8 || a->op >= 8 ||
+		    (!a->pred && (a->pred_index || a->pred_value)))
+			return 0; /* no room, or predicate fields without one (refused anyway) */
 		sproto_u8(&b, (uint8_t)(a->when | a->prim << 1));
 		sproto_u8(&b, (uint8_t)(a->pred | a->op << 3));
 		put_uvar(&b, a->target);

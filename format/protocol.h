@@ -432,7 +432,8 @@ size_t sproto_put_hello_reply(void *mem, size_t cap, const struct sproto_hello_r
 size_t sproto_put_point_set(void *mem, size_t cap, const struct sproto_point_set *p);
 /* The same as POINT_ACTIONS (version 8: about 5 bytes an action, not 32); 0 also for a field
  * its encoding has no room for (when > 1, a primitive ≥ 16, a predicate or comparison ≥ 8, a
- * point ≥ SPROTO_MAX_POINTS). */
+ * point ≥ SPROTO_MAX_POINTS) and for a predicate's index or constant without a predicate
+ * (the encoding would drop them: POINT_SET's reader refuses them). */
 size_t sproto_put_point_actions(void *mem, size_t cap, const struct sproto_point_set *p);
 size_t sproto_put_point_clear(void *mem, size_t cap, uint32_t first, uint32_t count);
 size_t sproto_put_metric_enable(void *mem, size_t cap, const struct sproto_metric *m);

@@ -1421,6 +1421,12 @@ static void test_point_actions(void **state)
 	p.act[0].prim = 16;
 	assert_int_equal(sproto_put_point_actions(buf, sizeof(buf), &p), 0);
 	p = sample_actions();
+	p.act[0].pred_value = 3; /* a constant without a predicate: not dropped, refused */
+	assert_int_equal(sproto_put_point_actions(buf, sizeof(buf), &p), 0);
+	p = sample_actions();
+	p.act[0].pred_index = 1;
+	assert_int_equal(sproto_put_point_actions(buf, sizeof(buf), &p), 0);
+	p = sample_actions();
 	p.act[0].op = SPROTO_GE; /* a comparison without a predicate: written, refused */
 	n = sproto_put_point_actions(buf, sizeof(buf), &p);
 	assert_int_equal(read_msg(buf, n, &m), -1);
