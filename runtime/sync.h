@@ -90,6 +90,8 @@ int64_t rt_sync_x(const struct rt_thread *t);
 int64_t rt_sync_xq(const struct rt_thread *t);
 void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t g);
 void rt_sync_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s);
+void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s,
+			 int64_t xq_s);
 void rt_sync_thread_start(struct rt_thread *t, int64_t x0, int64_t x0q);
 void rt_sync_thread_exit(struct rt_thread *t);
 void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1);
@@ -98,5 +100,12 @@ int rt_sync_hold_sample(struct rt_thread *t);
 void rt_sync_after_fork(struct rt_thread *t);
 extern double rt_sync_o_ns; /* calibrated cost of one wrapped call */
 extern double rt_sync_full_ns; /* the probe pair's cost the delays were computed with */
+
+/* sync_collide.c: the collision rule's inputs (SONDE_SYNC_RULE=collide) */
+extern int rt_sync_collide_on;
+extern uint64_t rt_sync_collide_s, rt_sync_collide_c, rt_sync_collide_l; /* ticks */
+void rt_sync_collide_init(void);
+void rt_sync_collide_count(int which, int64_t x_new, int64_t x_woken);
+void rt_sync_collide_log(void);
 
 #endif

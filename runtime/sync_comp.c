@@ -77,6 +77,25 @@ void rt_sync_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int
 	waited(t, w, x_r, x_new, w_c, xq_s);
 }
 
+/* The same for a mutex: with SONDE_SYNC_RULE=collide, sync_rule_collide with the collision
+ * costs measured at start-up (sync_collide.c); its cases are counted. */
+void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s)
+{
+	int64_t x_r, w_c, x_new, x_old;
+
+	if (likely(!rt_sync_collide_on)) {
+		rt_sync_woken(t, w, d, x_s, xq_s);
+		return;
+	}
+	x_r = rt_sync_x(t);
+	x_old = sync_rule_woken(x_r, w, d, x_s, &w_c);
+	x_new = sync_rule_collide(x_r, w, d, x_s, rt_sync_collide_s, rt_sync_collide_c,
+				  rt_sync_collide_l, &w_c);
+	rt_sync_collide_count(sync_rule_collision(x_r, d < w ? d : w, x_s, rt_sync_collide_s), x_new,
+			      x_old);
+	waited(t, w, x_r, x_new, w_c, xq_s);
+}
+
 /*
  * At the end of a wrapper whose real call waited (or timed out) and returned at t1: its own
  * bookkeeping since then, measured, adds to the thread's delay (sync_rule_own). Only calls that
@@ -174,6 +193,7 @@ void rt_sync_init(void)
 	rt_sync_skip_fp = to_fp(rt_calib.o_skip);
 	rt_sync_op_fp = to_fp(rt_sync_o_ns);
 	clock_ticks = (int64_t)(rt_calib.clock_ns * rt_ticks_per_ns());
+	rt_sync_collide_init();
 }
 
 /* A forked child starts its delays afresh, as it starts its profile. */

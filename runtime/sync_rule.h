@@ -54,6 +54,76 @@ static inline int64_t sync_rule_woken(int64_t x_r, uint64_t w, uint64_t d, int64
 }
 
 /*
+ * What a sleep on a mutex would have been without measurement (sync_rule_collide): the waiter
+ * found the lock free, followed the release on its way into the futex sleep, or slept. A
+ * fourth case: it slept there but not here (the measured release came within s).
+ */
+enum sync_collision { SYNC_FREE, SYNC_FOLLOWED, SYNC_SLEPT, SYNC_WOULD_SLEEP };
+
+/*
+ * The case of a mutex wait (released d after its start, d <= w) whose waiter has delay x_r and
+ * whose releaser x_s: without measurement the release came d_c = x_r + d - x_s after the
+ * waiter's arrival. A release within s of the arrival finds the waiter still on its way into
+ * the futex sleep (s measured by sync_collide.c).
+ */
+static inline enum sync_collision sync_rule_collision(int64_t x_r, uint64_t d, int64_t x_s,
+						      uint64_t s)
+{
+	int64_t d_c = x_r + (int64_t)d - x_s;
+
+	if (d_c <= 0)
+		return SYNC_FREE;
+	if (d_c < (int64_t)s)
+		return SYNC_FOLLOWED;
+	return d < s ? SYNC_WOULD_SLEEP : SYNC_SLEPT;
+}
+
+/*
+ * sync_rule_woken with the uninstrumented collision's cost (SONDE_SYNC_RULE=collide,
+ * docs/measurement.md "Collisions"). A wait of w, released d after it began; the latency
+ * lat = w - d after the release is a sleep's wake-up when the waiter had gone to sleep, a
+ * collision's short cost when the release came while it was still on its way. With s the time
+ * that way takes, c what such a collision costs and l what a wake-up costs (all three measured
+ * in the running process), the waiter's approximated wait w' = d_c + its latency there:
+ *     found it free (d_c <= 0)   w' = 0              x_r' = x_r + w
+ *     followed (0 < d_c < s)     w' = d_c + min(lat, c)
+ *     slept (d_c >= s, d >= s)   w' = d_c + lat      x_r' = x_s (sync_rule_woken)
+ *     would sleep (d < s <= d_c) w' = d_c + max(lat, l)
+ * With s = 0 this is sync_rule_woken.
+ */
+static inline int64_t sync_rule_collide(int64_t x_r, uint64_t w, uint64_t d, int64_t x_s,
+					uint64_t s, uint64_t c, uint64_t l, int64_t *w_c)
+{
+	uint64_t dd = d < w ? d : w, lat = w - dd;
+	int64_t x_new = x_s;
+
+	switch (sync_rule_collision(x_r, dd, x_s, s)) {
+	case SYNC_FREE:
+		x_new = x_r + (int64_t)w;
+		break;
+	case SYNC_FOLLOWED:
+		x_new = x_s + (int64_t)(lat - (lat < c ? lat : c));
+		break;
+	case SYNC_WOULD_SLEEP:
+		x_new = x_s - (int64_t)(lat < l ? l - lat : 0);
+		break;
+	case SYNC_SLEPT:
+		break;
+	}
+	*w_c = (int64_t)w + x_r - x_new;
+	return x_new;
+}
+
+/*
+ * The calibration's line between a collision's latency c and a wake-up's l (sync_collide.c):
+ * halfway, or 0 when a wake-up costs less than twice a collision (no step for the rule to tell).
+ */
+static inline uint64_t sync_collide_mid(uint64_t c, uint64_t l)
+{
+	return l >= 2 * c && l > 0 ? c + (l - c) / 2 : 0;
+}
+
+/*
  * Two releases that a wait needed both, the second g after the first (a condition variable's
  * signal, then the unlock of the mutex the waiter takes again): the one release at the second's
  * time that stands for them. Unmeasured, the waiter runs after the later of the two approximated

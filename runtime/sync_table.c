@@ -221,4 +221,5 @@ void rt_sync_write(struct writer *w)
 			write_obj(w, &overflow[i], 0);
 	for (t = atomic_load(&rt_threads); t; t = t->next)
 		write_comp(w, t);
+	rt_sync_collide_log();
 }

@@ -187,8 +187,8 @@ static void mutex_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
 	own_add(&o->contended, 1);
 	note_wait(o, t1 - t0);
-	rt_sync_woken(t, t1 - t0, release_after(o, t0, t1), atomic_load_explicit(&o->x, RELAXED),
-		      atomic_load_explicit(&o->xq, RELAXED));
+	rt_sync_mutex_woken(t, t1 - t0, release_after(o, t0, t1),
+			    atomic_load_explicit(&o->x, RELAXED), atomic_load_explicit(&o->xq, RELAXED));
 }
 
 /* An exclusive release, still holding the lock; `count`: an unlock (not a condition wait). */

@@ -350,3 +350,42 @@ def t_sync_table_full(o):
         eq(len(over), 1, 'overflow entries')
         expect(0 < int(over[0]['acquires']) < 70000, f'overflow entry {over[0]}')
         expect(len(recs) > 60000, f'{len(recs)} mutexes listed')
+
+
+@test('-O0')
+def t_sync_rule_collide(o):
+    """SONDE_SYNC_RULE=collide (a diagnostic switch of the wait rule, docs/measurement.md
+    "Collisions"): the program behaves as alone, runtime.log says what the start-up calibration
+    found (or why it found nothing) and counts every contended mutex wait in one of the rule's
+    four cases; without the switch the log says nothing of it."""
+    name = 'sync_rule_collide'
+    b = build('sync_hot', o)
+    d = new_dir('collide')
+    p = run([SONDE, 'run', '-o', d, '--sync', '--', b],
+            env=dict(os.environ, SONDE_SYNC_RULE='collide'))
+    with check(f'{name}: output and status as a direct run'):
+        same_output(p, direct(b))
+    log = ''
+    with check(f'{name}: the calibration and the cases in runtime.log'):
+        with open(os.path.join(d, 'runtime.log')) as f:
+            log = f.read()
+        cal = re.search(r'rule collide: (s (\d+) ns, c (\d+) ns, l (\d+) ns|no collision '
+                        r'measured|a wake-up costs less)', log)
+        expect(cal, f'no calibration line in runtime.log: {log!r}')
+        if cal and cal[2]:
+            s, c, l = int(cal[2]), int(cal[3]), int(cal[4])
+            expect(0 < s and 2 * c <= l, f'calibration s {s} c {c} l {l} ns')
+    with check(f'{name}: every contended mutex wait counted once'):
+        m = re.search(r'mutex waits free (\d+) \([-+]\d+ ns\), followed (\d+) \([-+]\d+ ns\), '
+                      r'slept (\d+) \([-+]\d+ ns\), would sleep (\d+)', log)
+        expect(m, f'no count line in runtime.log: {log!r}')
+        _, objs = sync_objs(report(d), 'mutex')
+        eq(sum(int(v) for v in m.groups()), sum(ob['contended'] for ob in objs),
+           'waits in the four cases vs contended mutex acquisitions')
+        expect(int(m[1]) + int(m[2]) + int(m[3]) + int(m[4]) > 0, 'no contended wait')
+    p2, d2 = srun(b, opts=['--sync'], tag='woken')
+    with check(f'{name}: the default rule logs nothing of it'):
+        same_output(p2, direct(b))
+        lp = os.path.join(d2, 'runtime.log')
+        text = open(lp).read() if os.path.exists(lp) else ''
+        expect('rule collide' not in text, f'runtime.log: {text!r}')

@@ -139,6 +139,118 @@ static void test_lock_woken(void **state)
 }
 
 /*
+ * The collision rule (sync_rule_collide), with s = 5 (a waiter is on its way into the futex sleep
+ * for 5 after its arrival), c = 2 (a release that catches it there costs it 2) and l = 20 (a
+ * wake-up). B (delay 100) waits for a mutex from 1000 (900 unmeasured); A unlocks at 1030 and B
+ * runs at 1050 (measured, it slept: d = 30 >= s, latency 20). A's delay at the unlock decides
+ * where the release falls unmeasured, d_c after B's arrival.
+ */
+#define COLL_S 5
+#define COLL_C 2
+#define COLL_L 20
+
+static int64_t collide(int64_t x_r, uint64_t w, uint64_t d, int64_t x_s, int64_t *w_c)
+{
+	return sync_rule_collide(x_r, w, d, x_s, COLL_S, COLL_C, COLL_L, w_c);
+}
+
+/* d_c = 3 < s: unmeasured B is still on its way and follows at 903 + c: it runs at 905. */
+static void test_collide_followed(void **state)
+{
+	int64_t w_c;
+
+	(void)state;
+	assert_int_equal(sync_rule_collision(100, 30, 127, COLL_S), SYNC_FOLLOWED);
+	assert_int_equal(collide(100, 50, 30, 127, &w_c), 1050 - 905);
+	assert_int_equal(w_c, 3 + COLL_C);
+	/* sync_rule_woken keeps the measured latency: B at 923, 18 too late */
+	assert_int_equal(sync_rule_woken(100, 50, 30, 127, &w_c), 127);
+	/* a measured latency below c (the measured waiter did not sleep either) is kept */
+	assert_int_equal(collide(100, 31, 30, 127, &w_c), 127);
+	assert_int_equal(w_c, 3 + 1);
+}
+
+/* d_c = 10 >= s: unmeasured B slept too, woken at 910 + 20 = 930, as sync_rule_woken says. */
+static void test_collide_slept(void **state)
+{
+	int64_t w_c, w_o;
+
+	(void)state;
+	assert_int_equal(sync_rule_collision(100, 30, 120, COLL_S), SYNC_SLEPT);
+	assert_int_equal(collide(100, 50, 30, 120, &w_c), 1050 - 930);
+	assert_int_equal(w_c, 10 + 20);
+	assert_int_equal(sync_rule_woken(100, 50, 30, 120, &w_o), 120);
+	assert_int_equal(w_o, w_c);
+	/* d_c = s exactly: asleep */
+	assert_int_equal(sync_rule_collision(100, 30, 125, COLL_S), SYNC_SLEPT);
+}
+
+/* The release at 890 unmeasured, before B's arrival at 900: B takes the lock free at 900. */
+static void test_collide_free(void **state)
+{
+	int64_t w_c;
+
+	(void)state;
+	assert_int_equal(sync_rule_collision(100, 30, 140, COLL_S), SYNC_FREE);
+	assert_int_equal(collide(100, 50, 30, 140, &w_c), 1050 - 900);
+	assert_int_equal(w_c, 0);
+	/* released exactly at the arrival (d_c = 0): free */
+	assert_int_equal(sync_rule_collision(100, 30, 130, COLL_S), SYNC_FREE);
+}
+
+/*
+ * Measured, the release came 3 after B's arrival, before it slept (d < s), and B ran 2 later, at
+ * 1005. A's delay 93: the release at 910 unmeasured, d_c = 10: B would have slept and been woken
+ * at 930, l after it. sync_rule_woken kept the short latency (B at 912).
+ */
+static void test_collide_would_sleep(void **state)
+{
+	int64_t w_c;
+
+	(void)state;
+	assert_int_equal(sync_rule_collision(100, 3, 93, COLL_S), SYNC_WOULD_SLEEP);
+	assert_int_equal(collide(100, 5, 3, 93, &w_c), 1005 - 930);
+	assert_int_equal(w_c, 10 + COLL_L);
+	assert_int_equal(sync_rule_woken(100, 5, 3, 93, &w_c), 93);
+	/* a measured latency above l is kept */
+	assert_int_equal(collide(100, 30, 3, 93, &w_c), 93);
+}
+
+/* With s = 0 (no collision measured) the rule is sync_rule_woken, whatever c and l. */
+static void test_collide_no_step(void **state)
+{
+	static const int64_t xr[] = { 0, 100, 5000 }, xs[] = { 0, 50, 127, 4000, 9000 };
+	static const uint64_t ws[] = { 1, 50, 800 }, ds[] = { 0, 3, 30, 49, 900 };
+	int64_t a, b;
+	unsigned i, j, k, m;
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 5; j++)
+			for (k = 0; k < 3; k++)
+				for (m = 0; m < 5; m++) {
+					int64_t x = sync_rule_collide(xr[i], ws[k], ds[m], xs[j], 0,
+								      COLL_C, COLL_L, &a);
+
+					assert_int_equal(x, sync_rule_woken(xr[i], ws[k], ds[m],
+									    xs[j], &b));
+					assert_int_equal(a, b);
+				}
+	/* d beyond w is taken as w (the release time unknown) */
+	assert_int_equal(collide(100, 50, 80, 127, &a), sync_rule_woken(100, 50, 50, 127, &b));
+}
+
+/* The calibration's line between a collision's latency and a wake-up's. */
+static void test_collide_mid(void **state)
+{
+	(void)state;
+	assert_int_equal(sync_collide_mid(700, 7200), 3950);
+	assert_int_equal(sync_collide_mid(700, 1400), 1050);
+	assert_int_equal(sync_collide_mid(700, 1399), 0); /* no step worth telling */
+	assert_int_equal(sync_collide_mid(0, 0), 0);
+}
+
+/*
  * A condition wait that needed the signal and then the mutex. B (delay 10) waits from 1000; A
  * signals at 1040 with delay 30, runs 60 more with the mutex held, its probes adding 25, and
  * unlocks at 1100 with delay 55; B runs at 1108. Approximated: B waits from 990, signal at 1010,
@@ -558,6 +670,9 @@ int main(void)
 		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
 		cmocka_unit_test(test_price_inherited),
 		cmocka_unit_test(test_cond_then_mutex),
+		cmocka_unit_test(test_collide_followed), cmocka_unit_test(test_collide_slept),
+		cmocka_unit_test(test_collide_free), cmocka_unit_test(test_collide_would_sleep),
+		cmocka_unit_test(test_collide_no_step), cmocka_unit_test(test_collide_mid),
 		cmocka_unit_test(test_price_barrier),
 		cmocka_unit_test(test_trace_round_trip), cmocka_unit_test(test_trace_refused),
 	};
