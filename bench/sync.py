@@ -77,7 +77,33 @@ def compensated(out, run_dir=RUN_DIR):
         e - (pr["T_m_ns"] - pr["T_a_ns"]), e - (pr["T_m_ns"] - pr["T_par_ns"]), o,
         cal["o_full_ns"], cal["batches"], pr["T_m_ns"] - pr["T_par_ns"],
         sum(t["waits"] for t in wk), sum(t["wait_ns"] for t in wk),
-        sum(t["wait_c_ns"] for t in wk), sum(t["delay_ns"] - t["delay0_ns"] for t in wk))
+        sum(t["wait_c_ns"] for t in wk), sum(t["delay_ns"] - t["delay0_ns"] for t in wk)) + \
+        rule_log(run_dir)
+
+
+def rule_log(run_dir):
+    """SONDE_SYNC_RULE=collide's lines in runtime.log, as "rulecal S C L" (ns; 0 0 0 when the
+    start-up calibration found no step) and "rulecases" (the mutex waits of each case, and the
+    delay each case changed against the rule woken, ns)."""
+    try:
+        with open(os.path.join(run_dir, "runtime.log")) as f:
+            log = f.read()
+    except OSError:
+        return ""
+    out = ""
+    m = re.search(r"rule collide: s (\d+) ns, c (\d+) ns, l (\d+) ns", log)
+    if m:
+        out += "rulecal %s %s %s\n" % m.groups()
+    elif "rule collide: " in log:
+        out += "rulecal 0 0 0\n"
+    m = re.search(r"mutex waits free (\d+) \(([-+]\d+) ns\), followed (\d+) \(([-+]\d+) ns\), "
+                  r"slept (\d+) \(([-+]\d+) ns\), would sleep (\d+) \(([-+]\d+) ns\)", log)
+    if m:
+        out += "rulecases %s\n" % " ".join(m.groups())
+    m = re.search(r"d_c from 0, 250 ns, then x2:((?: \d+)+)", log)
+    if m:
+        out += "ruled_c%s\n" % m.group(1)
+    return out
 
 
 def contention(out):
@@ -158,6 +184,7 @@ def comp_row(mode, res):
             "t_q": med(elapsed(o) - runq(o) for _, o in plain),
             "par_q": med(c[1] - runq(o) for (_, o), c in zip(inst, comp)),
             "paired": sorted(pct(c[1], elapsed(p)) for (_, p), c in zip(plain, comp)),
+            "paired_rounds": [pct(c[1], elapsed(p)) for (_, p), c in zip(plain, comp)],
             "cont_t": med(contention(o)[0] for _, o in plain),
             "lw_t": med(contention(o)[1] for _, o in plain),
             "cont_m": med(comp_waits(o)[0] for _, o in inst),
@@ -165,7 +192,19 @@ def comp_row(mode, res):
             "lw_c": med(comp_waits(o)[2] for _, o in inst),
             "dec": [med(d[i] for d in (decompose(p, o) for (_, p), (_, o) in zip(plain, inst)))
                     for i in range(5)],
-            "life_t": med(lives(o) for _, o in plain)}
+            "life_t": med(lives(o) for _, o in plain),
+            "rulecal": rule_figures(inst, r"rulecal (\d+) (\d+) (\d+)"),
+            "rulecases": rule_figures(inst, r"rulecases " + " ".join([r"(-?\+?\d+)"] * 8)),
+            "d_c": rule_figures(inst, r"ruled_c " + " ".join([r"(\d+)"] * 9))}
+
+
+def rule_figures(inst, pattern):
+    """Medians over the sync runs of the numbers a rule's line of runtime.log gave, or None."""
+    rows = [re.search(pattern, o) for _, o in inst]
+    if not all(rows):
+        return None
+    return [statistics.median(int(m.group(i + 1)) for m in rows)
+            for i in range(len(rows[0].groups()))]
 
 
 def pct(a, b):
@@ -291,46 +330,65 @@ def print_comp(rows, pin):
         print(verdict(r))
 
 
+def rules():
+    """BENCH_SYNC_RULES: the wait rules compared side by side in the same rounds, comma-separated
+    (SONDE_SYNC_RULE of the runtime: woken, collide; docs/measurement.md, "Collisions"). The first
+    one's rows are the main tables."""
+    rs = [r for r in os.environ.get("BENCH_SYNC_RULES", "woken,collide").split(",") if r]
+    for r in rs:
+        if r not in ("woken", "collide"):
+            raise SystemExit("sync.py: BENCH_SYNC_RULES: unknown rule '%s'" % r)
+    return rs or ["woken"]
+
+
+def sync_variant(name, args, env, run_dir):
+    return benchlib.Variant(
+        name, [SONDE, "run", "--sync", "--throttle", "off", "-o", run_dir, "--",
+               os.path.join(B, "sync_comp.inst")] + args,
+        env=env, after=lambda out: compensated(out, run_dir))
+
+
 def comp_errors(pin):
-    """One placement's rows: every program plain, hooks and sync, side by side (and sync with
-    the runtime BENCH_SYNC_COMPARE names, when it names one: its rows come second)."""
-    rows, other, insitu_rows = [], [], []
+    """One placement's rows: every program plain, hooks and sync, side by side, the sync run once
+    per rule of BENCH_SYNC_RULES, once with --insitu (unless BENCH_SYNC_INSITU=0) and once more
+    with the runtime BENCH_SYNC_COMPARE names, when it names one: {variant: rows}, the first
+    rule's as "sync"."""
+    insitu_rows = []
     cmp_rt = os.environ.get("BENCH_SYNC_COMPARE")
+    rs = rules()
+    names = ["sync"] + ["sync:" + r for r in rs[1:]] + (["sync2"] if cmp_rt else [])
+    out = {n: [] for n in names}
     saved = os.environ.get("BENCH_CPU")
     os.environ["BENCH_CPU"] = "none"  # the threads must run in parallel
     env = {"SYNC_COMP_PIN": pin}
     for mode in ("handoff", "barrier", "lock"):
         args = [mode, ROUNDS, WORK]
-        base = benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env)
-        hooks = benchlib.Variant("hooks", [os.path.join(B, "sync_comp.inst")] + args, env=env)
-        inst = benchlib.Variant(
-            "sync", [SONDE, "run", "--sync", "--throttle", "off", "-o", RUN_DIR, "--",
-                     os.path.join(B, "sync_comp.inst")] + args,
-            env=env, after=compensated)
-        variants = [base, hooks, inst]
+        variants = [benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env),
+                    benchlib.Variant("hooks", [os.path.join(B, "sync_comp.inst")] + args, env=env)]
+        for name, rule in zip(names, rs):
+            variants.append(sync_variant(name, args, dict(env, SONDE_SYNC_RULE=rule),
+                                         RUN_DIR + "-" + rule))
         if INSITU:
             variants.append(benchlib.Variant(
                 "insitu", [SONDE, "run", "--sync", "--insitu", "--throttle", "off", "-o",
                            RUN_DIR + "-i", "--", os.path.join(B, "sync_comp.inst")] + args,
-                env=env, after=lambda out: compensated(out, RUN_DIR + "-i")))
+                env=dict(env, SONDE_SYNC_RULE=rs[0]),
+                after=lambda o: compensated(o, RUN_DIR + "-i")))
         if cmp_rt:
-            variants.append(benchlib.Variant(
-                "sync2", [SONDE, "run", "--sync", "--throttle", "off", "-o", RUN_DIR + "-2",
-                          "--", os.path.join(B, "sync_comp.inst")] + args,
-                env=dict(env, SONDE_RUNTIME=cmp_rt),
-                after=lambda out: compensated(out, RUN_DIR + "-2")))
+            variants.append(sync_variant("sync2", args, dict(env, SONDE_RUNTIME=cmp_rt,
+                                                             SONDE_SYNC_RULE=rs[0]),
+                                         RUN_DIR + "-2"))
         res = benchlib.rounds(variants, comp_runs())
-        rows.append(comp_row(mode, res))
+        for n in names:
+            out[n].append(comp_row(mode, dict(res, sync=res[n])))
         if INSITU:
             insitu_rows.append(comp_row(mode, dict(res, sync=res["insitu"])))
             insitu_rows[-1]["prices"] = insitu_prices(res["insitu"])
-        if cmp_rt:
-            other.append(comp_row(mode, dict(res, sync=res["sync2"])))
     if saved is None:
         del os.environ["BENCH_CPU"]
     else:
         os.environ["BENCH_CPU"] = saved
-    print_comp(rows, pin)
+    print_comp(out["sync"], pin)
     if INSITU:
         print("\nThe same rounds with sonde run --sync --insitu (each thread's probe pairs at the"
               "\nprice measured in its own code; workers' in-situ price, median over the rounds and"
@@ -340,10 +398,46 @@ def comp_errors(pin):
                   "start-up %.1f ns, CALIB %.1f ns" % (r["mode"], *r["prices"], r["o_full"]))
         print_comp(insitu_rows, pin)
         INSITU_RESULTS.append((pin, insitu_rows))
-    if cmp_rt:
-        print("\nThe same rounds with the runtime %s:" % cmp_rt)
-        print_comp(other, pin)
-    return rows
+    for n in names[1:]:
+        print("\nThe same rounds with %s:" % (
+            "the runtime " + cmp_rt if n == "sync2" else "the rule " + n[5:]))
+        print_comp(out[n], pin)
+    if len(rs) > 1:
+        print_rules(out, names[:len(rs)], rs, pin)
+    return out
+
+
+def print_rules(out, names, rs, pin):
+    """The rules side by side: per program and rule the paired errors' verdict, the paired
+    difference to the first rule (each round's error with the rule less the error with the first
+    one, against the same plain run), the collision calibration and the rule's cases."""
+    print("\nWait rules side by side (%s;\nevery rule's sync run in the same rounds, paired with"
+          " the same plain run;\ndiff: per round, the rule's paired error less %s's)"
+          % (PLACEMENTS[pin], rs[0]))
+    for i, mode in enumerate(("handoff", "barrier", "lock")):
+        base = out[names[0]][i]
+        for n, rule in zip(names, rs):
+            r = out[n][i]
+            print("  %-7s %s" % (rule, verdict(r)))
+            if n != names[0]:
+                d = sorted(a - b for a, b in zip(r["paired_rounds"], base["paired_rounds"]))
+                q1, m, q3 = quartiles(d)
+                print("  %-7s %-8s diff median %+6.1f%%  IQR %+6.1f .. %+6.1f%%  range %+6.1f .."
+                      " %+6.1f%%" % (rule, mode, m, q1, q3, d[0], d[-1]))
+            if r["rulecal"] and r["rulecases"]:
+                sc, cc, lc = r["rulecal"]
+                f = r["rulecases"]
+                print("  %-7s %-8s calibration s %.0f c %.0f l %.0f ns; mutex waits: free %.0f,"
+                      " followed %.0f (%+.2f ms), slept %.0f, would sleep %.0f (%+.2f ms)"
+                      % (rule, mode, sc, cc, lc, f[0], f[2], f[3] / 1e6, f[4], f[6], f[7] / 1e6))
+                if r["d_c"]:
+                    print("  %-7s %-8s d_c (the release after the arrival, unmeasured) from 0, 250"
+                          " ns, then x2: %s" % (rule, mode, " ".join("%.0f" % v for v in r["d_c"])))
+    print("(calibration: medians over the runs of the start-up measurement, s 0 when it found no"
+          "\n step; the cases: medians of the mutex waits the rule found free, followed, slept and"
+          "\n would sleep, and the delay given back (+) or taken (-) against the rule woken; d_c:"
+          "\n medians of the waits whose unmeasured release came after the arrival, by how long"
+          "\n after: 0-250 ns, 250-500, 500-1000 ns, ... 16-32 us, beyond; s splits them)")
 
 
 # BENCH_SYNC_INSITU=0: no --insitu runs beside the --sync ones
@@ -401,6 +495,7 @@ load_start = loadavg()
 figs = {} if os.environ.get("BENCH_SYNC_PAIR") == "0" else pair_costs()
 wake_costs()
 results = [(p, comp_errors(p)) for p in pins]
+RULES = rules()
 print("\nload average (1, 5, 15 min): %s at the start, %s at the end (2 vCPUs here: above ~1.5"
       "\nother processes share the CPUs with the runs)" % (load_start, loadavg()))
 if figs:
@@ -408,14 +503,16 @@ if figs:
         figs["sonde run --sync"][0] - figs["alone"][0],
         figs["sonde run --sync"][1] - figs["alone"][1],
         figs["sonde run"][0] - figs["alone"][0]))
-for p, rows in results:
-    print("sync, compensation error (%s): %s" % (PLACEMENTS[p], summary(rows)))
+for p, out in results:
+    print("sync, compensation error (%s; rule %s): %s" % (PLACEMENTS[p], RULES[0],
+                                                          summary(out["sync"])))
 for p, rows in INSITU_RESULTS:
     print("sync --insitu, compensation error (%s): %s" % (PLACEMENTS[p], summary(rows)))
-for p, rows in results:
-    print("sync, verdict (%s):" % PLACEMENTS[p])
-    for r in rows:
-        print("  " + verdict(r))
+for p, out in results:
+    for n, rule in zip(["sync"] + ["sync:" + r for r in RULES[1:]], RULES):
+        print("sync, verdict (%s; rule %s):" % (PLACEMENTS[p], rule))
+        for r in out[n]:
+            print("  " + verdict(r))
 for p, rows in INSITU_RESULTS:
     print("sync --insitu, verdict (%s):" % PLACEMENTS[p])
     for r in rows:

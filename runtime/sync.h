@@ -105,7 +105,7 @@ extern double rt_sync_full_ns; /* the probe pair's cost the delays were computed
 extern int rt_sync_collide_on;
 extern uint64_t rt_sync_collide_s, rt_sync_collide_c, rt_sync_collide_l; /* ticks */
 void rt_sync_collide_init(void);
-void rt_sync_collide_count(int which, int64_t x_new, int64_t x_woken);
+void rt_sync_collide_count(int which, int64_t x_new, int64_t x_woken, int64_t d_c);
 void rt_sync_collide_log(void);
 
 #endif

@@ -29,6 +29,8 @@ uint64_t rt_sync_collide_s, rt_sync_collide_c, rt_sync_collide_l; /* ticks */
 
 static _Atomic uint64_t cases[4];     /* waits by enum sync_collision */
 static _Atomic int64_t cases_ns[4];  /* what each case changed against sync_rule_woken (ticks) */
+#define D_CLASSES 9
+static _Atomic uint64_t d_classes[D_CLASSES]; /* waits with d_c >= 0 by d_c: < 250 ns, then x2 */
 
 #define TRIALS_END 31 /* trials at each end: a release at once, one long after */
 #define TRIALS_STEP 15 /* trials per point of the bisection */
@@ -256,11 +258,20 @@ void rt_sync_collide_init(void)
 	rt_log(line);
 }
 
-/* A mutex wait decided by sync_rule_collide: counted by case, with what the case changed. */
-void rt_sync_collide_count(int k, int64_t x_new, int64_t x_woken)
+/* A mutex wait decided by sync_rule_collide: counted by case, with what the case changed, and
+ * by where the release fell after the arrival unmeasured (d_c, ticks). */
+void rt_sync_collide_count(int k, int64_t x_new, int64_t x_woken, int64_t d_c)
 {
+	uint64_t ns = d_c > 0 ? rt_ticks_to_ns((uint64_t)d_c) : 0;
+	int i = 0;
+
 	atomic_fetch_add_explicit(&cases[k], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&cases_ns[k], x_new - x_woken, memory_order_relaxed);
+	if (d_c <= 0)
+		return;
+	while (i < D_CLASSES - 1 && ns >= (250ull << i))
+		i++;
+	atomic_fetch_add_explicit(&d_classes[i], 1, memory_order_relaxed);
 }
 
 /* With the profile: the waits of each case and how much delay each case gave back (ns). */
@@ -281,6 +292,11 @@ void rt_sync_collide_log(void)
 		e = rt_stpcpy(e, ns < 0 ? " (-" : " (+", end);
 		e = rt_utoa(e, rt_ticks_to_ns((uint64_t)(ns < 0 ? -ns : ns)), end);
 		e = rt_stpcpy(e, " ns)", end);
+	}
+	e = rt_stpcpy(e, "; d_c from 0, 250 ns, then x2:", end);
+	for (k = 0; k < D_CLASSES; k++) {
+		e = rt_stpcpy(e, " ", end);
+		e = rt_utoa(e, atomic_load(&d_classes[k]), end);
 	}
 	rt_log(line);
 }

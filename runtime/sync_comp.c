@@ -92,7 +92,7 @@ void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_
 	x_new = sync_rule_collide(x_r, w, d, x_s, rt_sync_collide_s, rt_sync_collide_c,
 				  rt_sync_collide_l, &w_c);
 	rt_sync_collide_count(sync_rule_collision(x_r, d < w ? d : w, x_s, rt_sync_collide_s), x_new,
-			      x_old);
+			      x_old, x_r + (int64_t)(d < w ? d : w) - x_s);
 	waited(t, w, x_r, x_new, w_c, xq_s);
 }
 
