@@ -124,7 +124,7 @@ def decompose(plain, sync):
     (CPU time: cpu sync - o - cpu plain), the load (run-queue delay, sync - plain), lock's waits
     (compensated w' less the plain run's contended waits) and the rest (sleeps, wake-ups)."""
     life = lives(sync) - int(re.search(r"delays (-?\d+)", sync).group(1)) - lives(plain)
-    cpu = workers(sync)[0] - int(re.search(r"comp \d+ \d+ (\d+)", sync).group(1)) - \
+    cpu = workers(sync)[0] - int(re.search(r"comp -?\d+ -?\d+ (\d+)", sync).group(1)) - \
         workers(plain)[0]
     q = sum(workers(sync)[1]) - sum(workers(plain)[1])
     wait = comp_waits(sync)[2] - contention(plain)[1] if "lockwait_ns" in plain else 0
@@ -162,7 +162,7 @@ def comp_row(mode, res):
     (time spent runnable without a CPU: the machine's load, which no compensation removes)."""
     med = statistics.median
     plain, hooks, inst = res["plain"], res["hooks"], res["sync"]
-    comp = [tuple(int(v) for v in re.search(r"comp (\d+) (\d+) (\d+)", o).groups())
+    comp = [tuple(int(v) for v in re.search(r"comp (-?\d+) (-?\d+) (\d+)", o).groups())
             for _, o in inst]
     ratio = med(workers(o)[0] - workers(p)[0] for (_, o), (_, p) in zip(inst, plain)) / \
         med(c[2] for c in comp)
