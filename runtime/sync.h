@@ -107,5 +107,6 @@ extern uint64_t rt_sync_collide_s, rt_sync_collide_c, rt_sync_collide_l; /* tick
 void rt_sync_collide_init(void);
 void rt_sync_collide_count(int which, int64_t x_new, int64_t x_woken, int64_t d_c);
 void rt_sync_collide_log(void);
+void rt_sync_collide_after_fork(void);
 
 #endif

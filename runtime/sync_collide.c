@@ -274,6 +274,19 @@ void rt_sync_collide_count(int k, int64_t x_new, int64_t x_woken, int64_t d_c)
 	atomic_fetch_add_explicit(&d_classes[i], 1, memory_order_relaxed);
 }
 
+/* A forked child counts its own waits (its profile starts afresh); the calibration holds. */
+void rt_sync_collide_after_fork(void)
+{
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		atomic_store(&cases[k], 0);
+		atomic_store(&cases_ns[k], 0);
+	}
+	for (k = 0; k < D_CLASSES; k++)
+		atomic_store(&d_classes[k], 0);
+}
+
 /* With the profile: the waits of each case and how much delay each case gave back (ns). */
 void rt_sync_collide_log(void)
 {

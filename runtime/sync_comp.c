@@ -203,4 +203,5 @@ void rt_sync_after_fork(struct rt_thread *t)
 		memset(&t->sync, 0, sizeof(t->sync));
 	if (rt_sync_on)
 		rt_sync_table_reset();
+	rt_sync_collide_after_fork();
 }
