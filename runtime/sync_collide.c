@@ -7,7 +7,7 @@
  * helper thread on another CPU blocks on a mutex that this thread holds; this thread releases it
  * a chosen time after the helper's arrival, in the runtime's own terms (the clock read before the
  * real lock call, the one before the real unlock), and the helper notes when it holds the lock.
- * The latency after the release is a step (on this VM 0.7 µs before ~0.5 µs, 7-8 µs after):
+ * The latency after the release is a step (on this VM 0.5-0.6 µs before ~0.5 µs, 7-8 µs after):
  * s is found by bisection on the release's time, each point a majority of trials.
  *
  * A few milliseconds of start-up, only with the rule chosen; any trouble (one CPU, a thread that
@@ -30,7 +30,7 @@ uint64_t rt_sync_collide_s, rt_sync_collide_c, rt_sync_collide_l; /* ticks */
 static _Atomic uint64_t cases[4];     /* waits by enum sync_collision */
 static _Atomic int64_t cases_ns[4];  /* what each case changed against sync_rule_woken (ticks) */
 #define D_CLASSES 9
-static _Atomic uint64_t d_classes[D_CLASSES]; /* waits with d_c >= 0 by d_c: < 250 ns, then x2 */
+static _Atomic uint64_t d_classes[D_CLASSES]; /* waits with d_c > 0 by d_c: < 250 ns, then x2 */
 
 #define TRIALS_END 31 /* trials at each end: a release at once, one long after */
 #define TRIALS_STEP 15 /* trials per point of the bisection */
