@@ -17,6 +17,7 @@
 #include "rt.h"
 #include "sync_rule.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -233,7 +234,7 @@ void rt_sync_collide_init(void)
 {
 	const char *v = getenv("SONDE_SYNC_RULE");
 	char line[256], *e = line, *end = line + sizeof(line);
-	int r;
+	int r, saved;
 
 	if (!v || !*v || !strcmp(v, "woken"))
 		return;
@@ -242,7 +243,9 @@ void rt_sync_collide_init(void)
 		return;
 	}
 	rt_sync_collide_on = 1;
+	saved = errno; /* the program's errno is its own, even before main */
 	r = calibrate();
+	errno = saved;
 	e = rt_stpcpy(e, "--sync: rule collide: ", end);
 	if (r < 0) {
 		rt_stpcpy(e, "no collision measured (one CPU, or a loaded machine): s = 0, the rule "
