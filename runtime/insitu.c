@@ -4,18 +4,20 @@
  *
  * Per thread, the first measured leaf node to reach 2^16 calls is the hot one. Its periodic
  * check (probe.c: every W = 2^k calls of a node; W = 1024 with --insitu, init.c) drives a cycle:
- * after PERIOD - 2 idle stretches of W calls, W calls measured as usual (window A, timed from
- * one periodic check to the next), then W calls taken unmeasured (window B: the node is turned off
- * on this thread alone, so its calls take the skip path, as an excluded function's; the skip
- * exit ends B when the thread's skip count reaches its mark). Each boundary reads the thread's
+ * after period - 2 idle stretches of W calls (PERIOD_FAST, then PERIOD: below), W calls
+ * measured as usual (window A, timed from one periodic check to the next), then W calls taken
+ * unmeasured (window B: the node is turned off on this thread alone, so its calls take the skip
+ * path, as an excluded function's; the skip exit ends B when the thread's skip count reaches its
+ * mark). Each boundary reads the thread's
  * CPU time (the windows' measure) and the clock here, in the slow path, and each pair's ends its
  * involuntary context switches (counted, not rejected: insitu_est.h); the probes' fast path
  * does nothing new, and the skip exit compares one counter. insitu_est.h turns the pairs into
  * a price.
  *
- * B windows are 1/PERIOD of the node's calls after it became hot: their time goes to the caller,
- * their count to its `skipped`, as an excluded function's. A leaf is chosen so that no callee
- * changes its call path in B.
+ * B windows are 1/PERIOD_FAST of the node's calls after it became hot until the price is usable
+ * (so that short runs gather enough pairs), then 1/PERIOD: their time goes to the caller, their
+ * count to its `skipped`, as an excluded function's. A leaf is chosen so that no callee changes
+ * its call path in B.
  */
 #include "rt.h"
 #include "insitu_est.h"
@@ -25,7 +27,8 @@
 #include <sys/resource.h>
 
 #define HOT_CALLS (1u << 16)
-#define PERIOD 32 /* one B window per PERIOD windows of the hot node's calls */
+#define PERIOD 32     /* one B window per PERIOD windows of the hot node's calls, price usable */
+#define PERIOD_FAST 8 /* ... and per PERIOD_FAST until then */
 #define MAX_REJECTED 256
 
 enum { IDLE, WIN_A, WIN_B };
@@ -52,6 +55,12 @@ static long involuntary_switches(void)
 	struct rusage ru;
 
 	return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
+}
+
+/* Windows per B window: fewer until the thread's price is usable. */
+static uint32_t period(const struct rt_insitu *s)
+{
+	return s->status == SPROF_INSITU_USED ? PERIOD : PERIOD_FAST;
 }
 
 static void window_start(struct rt_thread *t, struct rt_insitu *s)
@@ -174,7 +183,7 @@ static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, ui
 		if (!eligible(n))
 			return;
 		s->node = n;
-		s->idle = PERIOD - 2; /* the first pair at once */
+		s->idle = PERIOD_FAST - 2; /* the first pair at once */
 	}
 	if (n != s->node)
 		return;
@@ -182,7 +191,7 @@ static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, ui
 		begin_b(t, s, now);
 		return;
 	}
-	if (++s->idle < PERIOD - 1 || n->first_child)
+	if (++s->idle < period(s) - 1 || n->first_child)
 		return;
 	s->state = WIN_A;
 	s->ivcsw0 = involuntary_switches();
@@ -240,7 +249,7 @@ static void write_thread(struct writer *w, const struct rt_thread *t)
 	sprof_put_u32(b, (uint32_t)rt_probe_window());
 	sprof_put_u32(b, s->npairs);
 	sprof_put_u32(b, s->rejected);
-	sprof_put_u32(b, PERIOD);
+	sprof_put_u32(b, period(s));
 	sprof_put_u32(b, s->preempted);
 	sprof_put_u64(b, s->b_calls);
 	sprof_put_u64(b, s->node ? s->node->calls : 0);
