@@ -205,7 +205,7 @@ static int flush(struct dyn_session *s, char *err, size_t n)
 
 int dyn_session_send(struct dyn_session *s, const void *msg, size_t len, char *err, size_t n)
 {
-	const uint8_t *p = msg;
+	const uint8_t *p = msg; /* p[6..7]: the header's u16 type (docs/protocol.md) */
 
 	if (!s->holding || len < SPROTO_HEADER_SIZE || len > 4096 ||
 	    !sproto_batchable((uint16_t)(p[6] | p[7] << 8)))
