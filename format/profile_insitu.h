@@ -27,8 +27,8 @@ struct sprof_insitu {
 	uint32_t func;     /* FUNC id of the hot function; SPROF_INSITU_NO_FUNC with status NONE */
 	uint32_t window;   /* calls per window */
 	uint32_t pairs;    /* pairs of windows kept */
-	uint32_t rejected; /* pairs rejected (the thread lost its CPU) or cut short */
-	uint32_t period;   /* one unmeasured window per `period` windows of the function's calls */
+	uint32_t rejected; /* pairs cut short: a B window that could not end as planned */
+	uint32_t period;   /* one unmeasured window per `period` windows at the end (8, 32 used) */
 	uint32_t preempted; /* of the pairs kept, those during which the thread was preempted */
 	uint64_t b_calls;  /* calls of the function left unmeasured by the B windows */
 	uint64_t calls;    /* its measured calls on that call path */

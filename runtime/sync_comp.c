@@ -82,6 +82,7 @@ void rt_sync_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int
 void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s)
 {
 	int64_t x_r, w_c, x_new, x_old;
+	uint64_t r = d < w ? d : w; /* the release, after the wait began */
 
 	if (likely(!rt_sync_collide_on)) {
 		rt_sync_woken(t, w, d, x_s, xq_s);
@@ -91,8 +92,8 @@ void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_
 	x_old = sync_rule_woken(x_r, w, d, x_s, &w_c);
 	x_new = sync_rule_collide(x_r, w, d, x_s, rt_sync_collide_s, rt_sync_collide_c,
 				  rt_sync_collide_l, &w_c);
-	rt_sync_collide_count(sync_rule_collision(x_r, d < w ? d : w, x_s, rt_sync_collide_s), x_new,
-			      x_old, x_r + (int64_t)(d < w ? d : w) - x_s);
+	rt_sync_collide_count(sync_rule_collision(x_r, r, x_s, rt_sync_collide_s), x_new, x_old,
+			      x_r + (int64_t)r - x_s);
 	waited(t, w, x_r, x_new, w_c, xq_s);
 }
 
