@@ -335,7 +335,7 @@ static int write_selection(const struct run_opts *o, const char *exe, const char
 	char *saved = urls ? xstrdup(urls) : NULL;
 	FILE *fp;
 	size_t i;
-	int bad;
+	int bad, n;
 
 	unsetenv("DEBUGINFOD_URLS"); /* no network; put back for the program below */
 	c.st = symtab__new();
@@ -348,8 +348,12 @@ static int write_selection(const struct run_opts *o, const char *exe, const char
 		return error("run: cannot read the symbols of '%s' to apply the globs", exe);
 	}
 	qsort(c.excluded, c.n, sizeof(*c.excluded), cmp_u64);
-	snprintf(out, cap, "%s/select.txt", dir);
-	fp = fopen(out, "w");
+	/* one file per sonde run: under mpirun every rank's sonde writes its own while the others'
+	 * runtimes read theirs (a shared select.txt was read half rewritten) */
+	n = snprintf(out, cap, "%s/select.%ld.txt", dir, (long)getpid());
+	if (n < 0 || (size_t)n >= cap)
+		errno = ENAMETOOLONG;
+	fp = n > 0 && (size_t)n < cap ? fopen(out, "w") : NULL;
 	if (!fp) {
 		symtab__delete(c.st);
 		free(c.excluded);
@@ -519,24 +523,32 @@ int cmd_run(int argc, char **argv)
 {
 	struct run_opts o = { 0 };
 	char path[PATH_MAX], dir[PATH_MAX], exe[PATH_MAX], select[PATH_MAX + 16];
-	int status = 0, nprof, probes = 1;
+	int status = 0, nprof, probes = 1, select_made;
 
 	if (parse_opts(&o, argc, argv) || check_program(o.argv[0], path, sizeof(path),
 						     o.dynamic || o.sample, &probes, &o.mpi))
 		return EXIT_USAGE;
 	if (prepare_dir(o.dir) || !realpath(o.dir, dir))
 		return 1;
-	if ((o.ninclude || o.nexclude || o.ninclude_file || o.nexclude_file) &&
+	select_made = o.ninclude || o.nexclude || o.ninclude_file || o.nexclude_file;
+	if (select_made &&
 	    (!realpath(path, exe) || write_selection(&o, exe, dir, select, sizeof(select))))
 		return 1;
-	if (set_env(&o, dir, o.ninclude + o.nexclude + o.ninclude_file + o.nexclude_file ? select
-											    : NULL))
+	if (set_env(&o, dir, select_made ? select : NULL)) {
+		if (select_made)
+			unlink(select);
 		return 1;
+	}
 	/* sampling alone: there are no probes to calibrate (docs/runtime.md) */
 	if (o.sample && !o.dynamic && !o.sync && !o.rio.io && !o.rio.os && !o.rio.hw && !probes)
 		setenv("SONDE_SAMPLE_ONLY", "1", 1);
-	if (launch(&o, o.argv, path, dir, &status))
+	if (launch(&o, o.argv, path, dir, &status)) {
+		if (select_made)
+			unlink(select);
 		return 1;
+	}
+	if (select_made)
+		unlink(select); /* read by the runtime at start: the run is over */
 	nprof = count_profiles(dir);
 	if (!nprof)
 		warning("no %s was written to %s (see %s/runtime.log if present)",
