@@ -108,13 +108,16 @@ def report_ranks(run_dir):
         raise SystemExit("mpi.py: sonde report failed: " + p.stderr)
     js = json.loads(p.stdout)
     calib = [q["calibration"]["o_full_ns"] for q in js["processes"] if "calibration" in q]
+    skip = [q["calibration"]["o_skip_ns"] for q in js["processes"] if "calibration" in q]
     ranks = {r["rank"]: r for r in js["mpi"]["ranks"]}
     # --insitu: each rank's in-situ price of a probe pair (its INSITU records), by pid
     for q in js["processes"]:
         for r in ranks.values():
             if r["pid"] == q["pid"]:
-                r["insitu"] = [t["insitu"] for t in q.get("threads", []) if "insitu" in t]
-    return ranks, statistics.median(calib) if calib else 0.0
+                r["insitu"] = [dict(t["insitu"], probes=t["probes"])
+                               for t in q.get("threads", []) if "insitu" in t]
+    return ranks, statistics.median(calib) if calib else 0.0, \
+        statistics.median(skip) if skip else 0.0
 
 
 def cpu_stolen():
@@ -153,7 +156,7 @@ def table1_runs():
     def instrumented(d, opts):
         r = program_run(mpirun(4, sonde(d, ["--throttle", "off"] + opts, prog("mpi_pi.inst")),
                                env, pin=True))
-        ranks, r["final_price"] = report_ranks(d)
+        ranks, r["final_price"], r["o_skip"] = report_ranks(d)
         w = [ranks[k] for k in (1, 2, 3)]
         r["o_workers"] = sum(k["overhead_ns"] for k in w)
         r["inherited"] = ranks[0]["delay_ns"] - ranks[0]["overhead_ns"]
@@ -164,6 +167,11 @@ def table1_runs():
         r["insitu"] = statistics.median(s["price_ns"] for s in situ) if situ else float("nan")
         r["insitu_used"] = sum(s["status"] == "used" for s in situ)
         r["insitu_pairs"] = sum(s["pairs"] for s in situ)
+        # the pairs priced: inside()'s calls in its unmeasured windows (o_skip each) and the
+        # measured ones, at the price each worker charged in the end (weighted by its pairs)
+        r["b_calls"] = sum(s["unmeasured_calls"] for s in situ)
+        r["charged"] = (sum(s["used_ns"] * s["probes"] for s in situ) /
+                        sum(s["probes"] for s in situ)) if situ else r["price"]
         for key in ("t_m_ns", "t_local_ns", "t_par_ns"):
             r[key] = (ranks[0][key], [k[key] for k in w])
         return r
@@ -173,7 +181,12 @@ def table1_runs():
             "local run": lambda: instrumented(d1, []),
             "parallel run": lambda: instrumented(d2, ["--mpi-comp"]),
             "insitu run": lambda: instrumented(os.path.join(B, "mpi-pi-insitu"),
-                                               ["--mpi-comp", "--insitu"])}
+                                               ["--mpi-comp", "--insitu"]),
+            # inside() excluded: its calls take the unmeasured path (the one --insitu's B
+            # windows take), so this run's gauge is what an unmeasured pair costs in situ, to
+            # hold against the calibrated o_skip that --insitu adds to its windows' difference
+            "skip run": lambda: instrumented(os.path.join(B, "mpi-pi-skip"),
+                                             ["--mpi-comp", "--exclude", "inside"])}
     kinds = list(runs)
     rounds, steal = [], []
     for i in range(T1_RUNS):  # the order rotates: the load's drift touches every mode alike
@@ -249,7 +262,7 @@ def print_table(rounds, quiet):
 def print_diagnostics(rounds):
     """Per run the scheduler's and the runtime's figures, medians over the rounds: what differs
     between the modes besides the probes."""
-    kinds = ("uninstrumented", "local run", "parallel run", "insitu run")
+    kinds = ("uninstrumented", "local run", "parallel run", "insitu run", "skip run")
     med = lambda k, f: statistics.median(f(r[k]) for r in rounds)
     rows = [
         ("master wall", lambda r: r["master"] / 1e6),
@@ -261,17 +274,30 @@ def print_diagnostics(rounds):
     ]
     print("\nPer run, medians over the rounds (ms; ranks' own readings: CLOCK_THREAD_CPUTIME_ID "
           "around each chunk, /proc/thread-self/schedstat, getrusage)")
-    print("%-30s %15s %15s %15s %15s" % ("", *kinds))
+    print("%-30s %15s %15s %15s %15s %15s" % ("", *kinds))
     for name, f in rows:
-        print("%-30s %15.1f %15.1f %15.1f %15.1f" % (name, *(med(k, f) for k in kinds)))
+        print("%-30s %15.1f %15.1f %15.1f %15.1f %15.1f" % (name, *(med(k, f) for k in kinds)))
     for name, f in (("overhead removed (workers)", lambda r: r["o_workers"] / 1e6),
                     ("master's inherited delay", lambda r: r["inherited"] / 1e6),
                     ("probe pair: price used, ns", lambda r: r["price"]),
                     ("probe pair: final CALIB, ns", lambda r: r["final_price"]),
                     ("probe pair: in situ, ns", lambda r: r["gauge"])):
-        print("%-30s %15s %15.1f %15.1f %15.1f" % (name, "-", *(med(k, f) for k in kinds[1:])))
+        print("%-30s %15s %15.1f %15.1f %15.1f %15.1f" % (name, "-",
+                                                        *(med(k, f) for k in kinds[1:])))
     print("%-30s %15s %15s %15s %15.1f" % ("probe pair: --insitu found, ns", "-", "-", "-",
                                            med("insitu run", lambda r: r["insitu"])))
+    print("%-30s %15s %15s %15s %15.1f" % ("probe pair: --insitu charged", "-", "-", "-",
+                                           med("insitu run", lambda r: r["charged"])))
+    print("%-30s %15s %15s %15s %15.1f" % ("B windows' calls (insitu run)", "-", "-", "-",
+                                           med("insitu run", lambda r: r["b_calls"])))
+    print("%-30s %15s %15s %15s %15s %15.1f" % (
+        "unmeasured pair: o_skip, ns", "-", "-", "-", "-", med("skip run", lambda r: r["o_skip"])))
+    print("%-30s %15s %15s %15s %15s %15.1f" % (
+        "unmeasured pair: in situ, ns", "-", "-", "-", "-", med("skip run", lambda r: r["gauge"])))
+    d = [r["skip run"]["gauge"] - r["skip run"]["o_skip"] for r in rounds]
+    print("unmeasured pair in situ (the skip run's gauge, inside() excluded) above its calibrated "
+          "o_skip, per round: median %+.1f ns (quartiles %+.1f..%+.1f)" % (statistics.median(d),
+                                                                           *iqr(d)))
     print("%-30s %15.2f %15s %15s" % ("gauge's floor (no probes), ns",
                                       med("uninstrumented", lambda r: r["gauge"]), "-", "-"))
     orders = {}
@@ -303,33 +329,38 @@ def print_runs(rounds):
                   s["insitu_used"], s["gauge"]))
 
 
-def print_decomposition(rounds):
-    """Each round's parallel master minus its uninstrumented master, split into what caused it
-    (all in the program's own readings): the probes' in-situ cost above the price compensation
-    used; the rest of the computing CPU time (the machine's speed between the two runs); the
-    computing time off the CPU (other tasks on the ranks' CPU); the master's time beyond the
-    computing (messages, hand-outs); and what the rules did not hand on (workers' overhead
-    less the master's inherited delay)."""
-    parts = {k: [] for k in ("total", "situ", "speed", "off", "comm", "rules")}
+def print_decomposition(rounds, kind="parallel run"):
+    """Each round's compensated master (parallel, or parallel with --insitu) minus its
+    uninstrumented master, split into what caused it (all in the program's own readings): the
+    probes' in-situ cost (the gauge) above the price compensation charged for the measured pairs;
+    the unmeasured pairs (--insitu's B windows) in situ (the skip run's gauge) above the o_skip
+    charged for them; the rest of the computing CPU time (the machine's speed between the runs);
+    the computing time off the CPU (other tasks on the ranks' CPU); the master's time beyond the
+    computing (messages, hand-outs); and what the rules did not hand on (workers' overhead less
+    the master's inherited delay)."""
+    parts = {k: [] for k in ("total", "situ", "skip", "speed", "off", "comm", "rules")}
     for rnd in rounds:
-        u, p = rnd["uninstrumented"], rnd["parallel run"]
+        u, p, sk = rnd["uninstrumented"], rnd[kind], rnd["skip run"]
         base = u["master"]
-        situ = (p["gauge"] - p["price"]) * CALLS[0]
+        b = p.get("b_calls", 0)
+        situ = (p["gauge"] - p["charged"]) * (CALLS[0] - b)
+        skip = (sk["gauge"] - p["o_skip"]) * b
         cpu = p["work_cpu"] - p["o_workers"] - u["work_cpu"]
-        vals = {"total": p["t_par_ns"][0] - base, "situ": situ, "speed": cpu - situ,
-                "off": off_cpu(p) - off_cpu(u),
+        vals = {"total": p["t_par_ns"][0] - base, "situ": situ, "skip": skip,
+                "speed": cpu - situ - skip, "off": off_cpu(p) - off_cpu(u),
                 "comm": (p["master"] - p["work_wall"]) - (base - u["work_wall"]),
                 "rules": p["o_workers"] - p["inherited"]}
         for k, v in vals.items():
             parts[k].append(100.0 * v / base)
-    names = (("total", "parallel master - uninstrumented"),
-             ("situ", "  probes in situ above their price"),
+    names = (("total", "%s master - uninstrumented" % kind.split()[0]),
+             ("situ", "  measured pairs in situ above their price"),
+             ("skip", "  unmeasured pairs in situ above o_skip"),
              ("speed", "  computing CPU otherwise (machine speed)"),
              ("off", "  computing off CPU (other tasks)"),
              ("comm", "  master beyond computing"),
              ("rules", "  not handed on by the rules"))
-    print("\nThe parallel error split, per round (% of that round's uninstrumented master; "
-          "the parts add up to the total up to the master's compensated start and end)")
+    print("\nThe %s error split, per round (%% of that round's uninstrumented master; the "
+          "parts add up to the total up to the master's compensated start and end)" % kind)
     print("%-44s %8s %17s" % ("", "median", "quartiles"))
     for k, label in names:
         lo, hi = iqr(parts[k])
@@ -351,6 +382,7 @@ def table1():
           "the 3; ranks pinned: %s)" % (CHUNKS, POINTS, T1_RUNS, pin_words()))
     errs = print_table(rounds, quiet)
     errs["parts"] = print_decomposition(rounds)
+    errs["parts_insitu"] = print_decomposition(rounds, "insitu run")
     g = [r["insitu run"]["insitu"] - r["insitu run"]["gauge"] for r in rounds]
     # what the in-situ price still leaves: the gauge above the price charged, per round, as a
     # share of the round's uninstrumented master (the decomposition's "situ" part, insitu run)
@@ -414,6 +446,12 @@ def verdict(errs):
           "machine's speed between runs %+.1f %%; other tasks on the ranks' CPU %+.1f %%; "
           "messages and hand-outs %+.1f %%; the rules %+.1f %% (medians, split above)"
           % (p["situ"], p["speed"], p["off"], p["comm"], p["rules"]))
+    q = errs["parts_insitu"]
+    print("of the paired --insitu error: its measured pairs in situ above their price %+.1f %%; "
+          "its unmeasured pairs in situ above o_skip %+.1f %%; the machine's speed %+.1f %%; "
+          "other tasks on the ranks' CPU %+.1f %%; messages and hand-outs %+.1f %%; the rules "
+          "%+.1f %% (medians, split above)" % (q["situ"], q["skip"], q["speed"], q["off"],
+                                               q["comm"], q["rules"]))
 
 
 def pin_words():
