@@ -5,7 +5,8 @@
 # to itself; the wrapped calls, the library alone and the piggyback's struct type take turns in
 # one run), and seed 001's Table 1: the master/worker Monte Carlo pi of bench/mpi_pi.c on 4
 # ranks, uninstrumented, instrumented without compensation, with local and with parallel
-# compensation. Figures, not pass/fail.
+# compensation (and with --insitu; and with inside() excluded, whose gauge is an unmeasured
+# pair's cost in situ). Figures, not pass/fail.
 #   BUILD=build, BENCH_RUNS=7 (medians), BENCH_MPI_PI="6 2500000" (chunks, points per chunk),
 #   BENCH_MPI_ROUNDS=1000 (ping-pong messages per batch; 200 batches of each of 4 kinds),
 #   BENCH_MPI_PARTS=latency,table1 (either alone), BENCH_MPI_PIN=1,1 (Table 1: the master's CPU,

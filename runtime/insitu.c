@@ -144,7 +144,7 @@ static void end_pair(struct rt_thread *t, struct rt_insitu *s)
 	}
 	s->preempted += involuntary_switches() != s->ivcsw0;
 	s->pairs[s->npairs++] = (float)insitu_pair_ns(a, b, (uint32_t)rt_probe_window(),
-						      start_o_skip);
+						      start_o_full, start_o_skip);
 	s->done = s->npairs == RT_INSITU_PAIRS;
 	judge(s);
 }

@@ -25,15 +25,25 @@ static void near(double a, double b, double eps)
 		fail_msg("%.9g is not %.9g within %g", a, b, eps);
 }
 
-/* A pair of windows of 1024 calls: the measured one 1024 * 64 ns longer than the unmeasured
- * one, whose probes cost o_skip = 10 each: a measured pair costs 64 + 10 = 74 ns. */
+/*
+ * A pair of windows of 1024 calls: the measured one 1024 * 64 ns longer than the unmeasured one.
+ * Calibrated, a measured pair costs o_full = 60, an unmeasured one o_skip = 10: in situ the
+ * measured pair costs 64 above the unmeasured one where the calibration says 50, so the
+ * unmeasured pair is priced 10 * 64 / 50 = 12.8 and the measured one 64 + 12.8 = 76.8.
+ */
 static void test_pair(void **state)
 {
 	(void)state;
-	near(insitu_pair_ns(200000 + 1024 * 64, 200000, 1024, 10), 74, 1e-9);
-	near(insitu_pair_ns(5, 5, 0, 10), 0, 1e-12); /* no calls: no estimate */
-	/* the B window longer (the code ran slower then): a price below o_skip, judged later */
-	near(insitu_pair_ns(1000, 2024, 1024, 10), 9, 1e-9);
+	near(insitu_pair_ns(200000 + 1024 * 64, 200000, 1024, 60, 10), 76.8, 1e-9);
+	/* the code around the calls as fast as the calibration's loop: o_full itself */
+	near(insitu_pair_ns(200000 + 1024 * 50, 200000, 1024, 60, 10), 60, 1e-9);
+	/* no unmeasured cost to scale: the difference alone */
+	near(insitu_pair_ns(200000 + 1024 * 64, 200000, 1024, 60, 0), 64, 1e-9);
+	/* a calibration that cannot scale (o_full not above o_skip): o_skip added as it is */
+	near(insitu_pair_ns(200000 + 1024 * 64, 200000, 1024, 10, 10), 74, 1e-9);
+	near(insitu_pair_ns(5, 5, 0, 60, 10), 0, 1e-12); /* no calls: no estimate */
+	/* the B window longer (the code ran slower then): a negative price, judged later */
+	near(insitu_pair_ns(1000, 2024, 1024, 60, 10), -1.2, 1e-9);
 }
 
 /* A pair is kept when both windows have a CPU time. */
