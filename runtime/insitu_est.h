@@ -8,7 +8,7 @@
  * many taken unmeasured (B: each still runs its probes, the skip path). The same code ran in
  * both, so what differs is the probes: one pair costs d = (T_A - T_B) / N more than an
  * unmeasured one in situ (T in thread CPU time), and the unmeasured one o_skip scaled alike
- * (insitu_pair_ns). Pairs during which the thread was preempted are rejected; the
+ * (insitu_pair_ns). Pairs during which the thread was preempted are kept (counted); the
  * price is the median of the pairs kept, used only when it is stable and plausible.
  */
 #ifndef SONDE_RT_INSITU_EST_H
