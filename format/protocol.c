@@ -122,9 +122,42 @@ long sproto_frame(const void *buf, size_t len, struct sproto_header *h, char *er
 		return fail(err, cap, "unsupported protocol version in ", sproto_type_name(h->type));
 	if (h->length > SPROTO_MAX_PAYLOAD)
 		return fail(err, cap, "message too long: ", sproto_type_name(h->type));
+	h->size = SPROTO_HEADER_SIZE;
 	if (len < SPROTO_HEADER_SIZE + (size_t)h->length)
 		return 0;
 	return (long)(SPROTO_HEADER_SIZE + h->length);
+}
+
+long sproto_frame_short(const void *buf, size_t len, struct sproto_header *h, char *err,
+			size_t cap)
+{
+	const uint8_t *p = buf;
+	uint64_t n = 0;
+	size_t i;
+
+	if (len < 1)
+		return 0;
+	h->magic = SPROTO_MAGIC;
+	h->version = SPROTO_VERSION;
+	h->type = p[0];
+	if (!sproto_type_name(h->type) || sproto_is_request(h->type))
+		return fail(err, cap, "unknown message type", NULL);
+	for (i = 1;; i++) { /* the length: a uvarint of 3 bytes at most (2^21 > 1 MiB) */
+		if (i >= len)
+			return 0;
+		if (i > 3 || (i > 1 && !p[i]))
+			return fail(err, cap, "bad length in a short frame: ", sproto_type_name(h->type));
+		n |= (uint64_t)(p[i] & 0x7f) << (7 * (i - 1));
+		if (!(p[i] & 0x80))
+			break;
+	}
+	if (n > SPROTO_MAX_PAYLOAD)
+		return fail(err, cap, "message too long: ", sproto_type_name(h->type));
+	h->length = (uint32_t)n;
+	h->size = (uint32_t)(i + 1);
+	if (len < h->size + (size_t)h->length)
+		return 0;
+	return (long)(h->size + h->length);
 }
 
 /* A cursor over a payload: reads fail (and stay failed) past the end. */
@@ -571,31 +604,31 @@ static int64_t rd_svar(struct rd *r)
 	return unzigzag(rd_uvar(r));
 }
 
-/* n entries, the payload's end after the last; metric ids strictly increasing, below
- * SPROTO_MAX_METRICS. */
+/* Entries to the payload's end (version 9: no count); metric ids strictly increasing, below
+ * SPROTO_MAX_METRICS (so 1024 entries at most). The width in units of 1024 ns (version 9). */
 static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t cap)
 {
 	uint64_t next = 0, key, start, width;
-	uint32_t i;
 
 	start = rd_uvar(r); /* the low bit: 1 the start whole, 0 a gap after the previous end */
 	width = rd_uvar(r);
 	s->lost = rd_uvar(r);
 	s->follows = !(start & 1);
 	s->start_ns = start >> 1;
-	s->end_ns = s->start_ns + width;
-	s->n = rd_u16(r);
-	if (r->bad || s->end_ns < s->start_ns || s->n > SPROTO_MAX_METRICS)
+	s->end_ns = s->start_ns + (width << SPROTO_WIDTH_SHIFT);
+	if (r->bad || width >> (64 - SPROTO_WIDTH_SHIFT) || s->end_ns < s->start_ns)
 		return fail(err, cap, "SAMPLE: bad header", NULL);
+	s->n = 0;
 	s->size = (uint32_t)r->len;
 	s->entries = r->p + r->off;
 	s->entries_size = (uint32_t)(r->len - r->off);
-	for (i = 0; i < s->n; i++) {
-		s->off[i] = (uint16_t)(r->p + r->off - s->entries);
+	while (r->off < r->len) {
+		s->off[s->n] = (uint16_t)(r->p + r->off - s->entries);
 		key = rd_uvar(r);
 		if (r->bad || (key >> 3) >= SPROTO_MAX_METRICS - next)
 			return fail(err, cap, "SAMPLE: bad entry", NULL);
 		next += (key >> 3) + 1;
+		s->n++;
 		rd_svar(r);
 		if (key & SPROTO_S_VALUE)
 			rd_svar(r);
@@ -845,7 +878,7 @@ int sproto_batch_next(const struct sproto_batch *b, size_t *off, struct sproto_m
 		      char *err, size_t cap)
 {
 	struct rd r = { b->items, b->size, *off, 0 };
-	struct sproto_header h = { SPROTO_MAGIC, SPROTO_VERSION, 0, 0 };
+	struct sproto_header h = { SPROTO_MAGIC, SPROTO_VERSION, 0, 0, 0 };
 	const uint8_t *payload;
 
 	if (err && cap)
@@ -923,10 +956,29 @@ size_t sproto_end(struct sproto_buf *b)
 		if (type == SPROTO_BATCH && !b->n1)
 			return 0; /* a BATCH holds one request at least */
 		put_le(b->p + b->count_at, b->n1, 2);
-	} else if (sproto_is_sample(type)) {
-		put_le(b->p + b->count_at, b->n1, 2);
 	}
 	return b->len;
+}
+
+size_t sproto_shorten(void *msg, size_t n, size_t *off)
+{
+	uint8_t *p = msg, hdr[SPROTO_SHORT_HEADER_MAX];
+	uint64_t len, type, v;
+	size_t k = 1;
+
+	if (n < SPROTO_HEADER_SIZE || get_le(p, 4) != SPROTO_MAGIC)
+		return 0;
+	type = get_le(p + 6, 2);
+	len = get_le(p + 8, 4);
+	if (len != n - SPROTO_HEADER_SIZE || len > SPROTO_MAX_PAYLOAD || type > 0xff ||
+	    !sproto_type_name((uint16_t)type) || sproto_is_request((uint16_t)type))
+		return 0;
+	hdr[0] = (uint8_t)type;
+	for (v = len; k == 1 || v; v >>= 7) /* uvarint: 7 bits a byte, the high bit: more */
+		hdr[k++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+	*off = SPROTO_HEADER_SIZE - k;
+	memcpy(p + *off, hdr, k);
+	return k + (size_t)len;
 }
 
 /* A short string with a u8 length; longer than max or not one line: the message is refused. */
@@ -1228,10 +1280,15 @@ static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t t
 		put_uvar(b, (start_ns - after_ns) << 1);
 	else
 		put_uvar(b, start_ns << 1 | 1);
-	put_uvar(b, end_ns - start_ns);
+	put_uvar(b, (sproto_sample_end(start_ns, end_ns) - start_ns) >> SPROTO_WIDTH_SHIFT);
 	put_uvar(b, lost);
-	b->count_at = b->len;
-	sproto_u16(b, 0);
+}
+
+uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns)
+{
+	uint64_t unit = 1ull << SPROTO_WIDTH_SHIFT, w = end_ns > start_ns ? end_ns - start_ns : 0;
+
+	return start_ns + (w + unit - 1) / unit * unit;
 }
 
 void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,

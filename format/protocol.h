@@ -22,10 +22,17 @@
  * 6: SAMPLE in variable-length integers, METRIC_ENABLE's units of 1024 (the live search's data
  * volume); 7: BUCKET / BUCKET_REPLY (buckets that end when the tool asks: fewer of them);
  * 8: BATCH (many requests, one answer), POINT_ACTIONS (a POINT_SET in varints) and
- * RESOURCES' "new only" with a RESOURCES_REPLY in varints (the live search's data volume) */
-#define SPROTO_VERSION 8
-#define SPROTO_VERSION_TEXT "8"
+ * RESOURCES' "new only" with a RESOURCES_REPLY in varints (the live search's data volume);
+ * 9: short frames from the runtime after its HELLO_REPLY, a SAMPLE without its count and its
+ * width in units of 1024 ns (the live MPI search's data volume) */
+#define SPROTO_VERSION 9
+#define SPROTO_VERSION_TEXT "9"
 #define SPROTO_HEADER_SIZE 12
+/* version 9: what the runtime sends after its HELLO_REPLY is a short frame, {u8 type, uvarint
+ * length}: 2 to 4 bytes */
+#define SPROTO_SHORT_HEADER_MAX 4
+/* version 9: a SAMPLE's width is in units of 1024 ns (rounded up: sproto_sample_end) */
+#define SPROTO_WIDTH_SHIFT 10
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
 
@@ -191,6 +198,7 @@ struct sproto_header {
 	uint32_t magic;
 	uint16_t version, type;
 	uint32_t length;
+	uint32_t size; /* the header's own bytes: SPROTO_HEADER_SIZE, or a short frame's (2-4) */
 };
 
 struct sproto_action {
@@ -377,6 +385,13 @@ struct sproto_msg {
  * stream cannot be resynchronised). *h is filled when the header is complete.
  */
 long sproto_frame(const void *buf, size_t len, struct sproto_header *h, char *err, size_t cap);
+/*
+ * The same for a short frame (version 9: what the runtime sends after its HELLO_REPLY): u8
+ * type, a reply's; uvarint length, at most SPROTO_MAX_PAYLOAD, in as few bytes as it takes.
+ * *h is filled as sproto_frame fills it (this version, the magic), h->size the short header's.
+ */
+long sproto_frame_short(const void *buf, size_t len, struct sproto_header *h, char *err,
+			size_t cap);
 
 /* Validate and decode one message's payload; 0, or -1 with a one-line reason in err. */
 int sproto_decode(const struct sproto_header *h, const void *payload, struct sproto_msg *m,
@@ -425,6 +440,13 @@ void sproto_u64(struct sproto_buf *b, uint64_t v);
 void sproto_bytes(struct sproto_buf *b, const void *p, size_t n);
 /* Patch the header's length (and counts); the message's size, or 0 when it did not fit. */
 size_t sproto_end(struct sproto_buf *b);
+/*
+ * A whole message of n bytes (as sproto_put_* and sproto_end write it: a 12-byte header) made
+ * a short frame in place (version 9), its payload where it is: the short frame's size, *off
+ * where it begins in msg; 0 when msg is not such a message. Only the runtime's messages after
+ * its HELLO_REPLY are short (docs/protocol.md, "Frames").
+ */
+size_t sproto_shorten(void *msg, size_t n, size_t *off);
 
 /* Whole messages into mem: their size, or 0 when cap is too small or the input is invalid. */
 size_t sproto_put_hello(void *mem, size_t cap, const struct sproto_hello *h);
@@ -485,5 +507,8 @@ void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t a
 void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
 			       uint64_t start_ns, uint64_t end_ns, uint64_t lost);
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e);
+/* The end a SAMPLE of a bucket from start_ns to end_ns (end_ns >= start_ns) says: its width
+ * rounded up to whole units of 1024 ns (version 9). The writer's next bucket starts there. */
+uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns);
 
 #endif

@@ -45,6 +45,7 @@ struct server {
 	struct fd_id lfd_id, cfd_id, efd_id;
 	int at_start;
 	int hello;                 /* the client said HELLO */
+	int short_out;             /* our HELLO_REPLY went: short frames from now (version 9) */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint8_t *in, *out;         /* INBUF, SPROTO_MAX_MESSAGE */
 	size_t inlen;
@@ -200,7 +201,7 @@ static int release_client(void)
 	}
 	srv.cfd = -1;
 	srv.inlen = 0;
-	srv.hello = 0;
+	srv.hello = srv.short_out = 0;
 	dyn_metrics_clear(); /* nobody to send them to; the points go on counting */
 	return fd;
 }
@@ -231,10 +232,16 @@ static void send_all(const void *p, size_t n)
 	}
 }
 
+/* srv.out's message; after the HELLO_REPLY as a short frame (version 9: 2-4 bytes of header,
+ * not 12; the tool's frames keep theirs). */
 static void send_msg(size_t n)
 {
+	size_t off = 0;
+
+	if (n && srv.short_out)
+		n = sproto_shorten(srv.out, n, &off);
 	if (n)
-		send_all(srv.out, n);
+		send_all(srv.out + off, n);
 }
 
 static void reply_ok(uint16_t type)
@@ -280,6 +287,7 @@ static void on_hello(const struct sproto_hello *h)
 		rt_attached_client(1);
 	srv.hello = 1;
 	send_msg(sproto_put_hello_reply(srv.out, SPROTO_MAX_MESSAGE, &r));
+	srv.short_out = 1;
 }
 
 static void restart_buckets(void)
@@ -542,7 +550,7 @@ static void accept_client(void)
 	srv.cfd = fd;
 	srv.cfd_id = fd_id_of(fd);
 	srv.inlen = 0;
-	srv.hello = 0;
+	srv.hello = srv.short_out = 0;
 	srv.sent_end = 0; /* its first SAMPLE gives its start whole */
 	srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client starts from the defaults */
 	srv.on_request = srv.owed = 0;
@@ -564,6 +572,7 @@ static void sample_now(void)
 
 	if (!bucket_due() || (now < srv.next_bucket && !(answer && phases_run() != srv.phases_at)))
 		return; /* a bucket asked for ends early at a phase marker: one phase's data each */
+	now = sproto_sample_end(srv.bucket_start, now); /* what the SAMPLE says (version 9) */
 	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start, now,
 		       answer ? DYN_SAMPLE_ANSWER : 0);
 	srv.bucket_start = now;
@@ -589,6 +598,7 @@ static void final_sample(void)
 		(void)0; /* nothing to read: woken by something else */
 	if (atomic_load(&final_state) != 1)
 		return;
+	now = sproto_sample_end(srv.bucket_start, now);
 	if (srv.cfd >= 0 && (dyn_metrics_on() || srv.owed)) { /* owed: this is the answer */
 		size_t n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start,
 				      now, DYN_SAMPLE_LAST | (srv.owed ? DYN_SAMPLE_ANSWER : 0));
@@ -807,7 +817,7 @@ void dyn_server_after_fork(void)
 	close_if_ours(&srv.efd, &srv.efd_id);
 	srv.path[0] = 0;
 	srv.inlen = 0;
-	srv.hello = 0;
+	srv.hello = srv.short_out = 0;
 	srv.detach = 0;
 	dyn_metrics_clear();
 	dyn_points_after_fork(rt_mode == RT_MODE_DYNAMIC);

@@ -17,7 +17,7 @@
 /* A request answered by OK; err names it when the runtime refuses. */
 static int ask(struct attach_profile *a, const uint8_t *msg, size_t len, char *err, size_t n)
 {
-	struct sproto_header h = { 0, 0, 0, 0 };
+	struct sproto_header h = { 0, 0, 0, 0, 0 };
 	char why[512] = "";
 
 	if (len >= SPROTO_HEADER_SIZE)

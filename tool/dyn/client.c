@@ -66,6 +66,7 @@ static int say_hello(struct ctl_client *c, char *err, size_t n)
 		return -1;
 	}
 	c->hello = m.u.hello_reply;
+	c->short_in = 1;
 	return 0;
 }
 
@@ -141,12 +142,15 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 	memmove(c->in, c->in + c->used, c->inlen - c->used);
 	c->inlen -= c->used;
 	c->used = 0;
-	size = sproto_frame(c->in, c->inlen, &h, err, n);
+	/* version 9: what follows the HELLO_REPLY comes in short frames */
+	size = c->short_in ? sproto_frame_short(c->in, c->inlen, &h, err, n)
+			   : sproto_frame(c->in, c->inlen, &h, err, n);
 	if (size <= 0)
 		return size == 0 ? 1 : -1;
-	if (sproto_decode(&h, c->in + SPROTO_HEADER_SIZE, m, err, n) != 0)
+	if (sproto_decode(&h, c->in + h.size, m, err, n) != 0)
 		return -1;
 	c->used = (size_t)size;
+	c->frame = h.size;
 	count(&c->got, h.type, (size_t)size);
 	if (sproto_is_sample(h.type)) { /* its start from the previous one's end */
 		if (sproto_sample_follow(&m->u.sample, c->sample_end) != 0) {

@@ -141,7 +141,7 @@ static void on_sample(void *arg, const struct sproto_sample *sm)
 
 	l->st.samples++;
 	l->st.entries += sm->n;
-	l->st.bytes += SPROTO_HEADER_SIZE + (uint64_t)sm->size;
+	l->st.bytes += l->s->c.frame + (uint64_t)sm->size; /* its frame's header: 2-4 bytes */
 	l->st.entry_bytes += sm->entries_size;
 	/* a point's time measured counts every bucket since its first sample: at once when its
 	 * counter is sent each bucket it changed (not sent: not run), else up to the bucket in
