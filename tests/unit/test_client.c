@@ -56,13 +56,13 @@ static void test_messages_in_one_read(void **state)
 
 	(void)state;
 	client_on(&c, sv);
-	n += put_sample(wire + n, 0, 1000, 2000, a, 2);
-	n += put_sample(wire + n, 2000, 2000, 3000, b, 1);
+	n += put_sample(wire + n, 0, 1024, 2048, a, 2); /* widths in units of 1024 ns (version 9) */
+	n += put_sample(wire + n, 2048, 2048, 3072, b, 1);
 	n += sproto_put_ok(wire + n, sizeof(wire) - n, SPROTO_SAMPLING);
 	assert_int_equal(write(sv[1], wire, n), (ssize_t)n); /* all three in one read */
 	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
 	assert_int_equal(m.h.type, SPROTO_SAMPLE);
-	assert_true(m.u.sample.start_ns == 1000 && m.u.sample.end_ns == 2000);
+	assert_true(m.u.sample.start_ns == 1024 && m.u.sample.end_ns == 2048);
 	assert_int_equal(m.u.sample.n, 2);
 	sproto_sample_entry(&m.u.sample, 0, &e);
 	assert_true(e.metric == 3 && e.value == 42 && e.delta == 42);
@@ -70,7 +70,7 @@ static void test_messages_in_one_read(void **state)
 	assert_true(e.metric == 9 && e.delta == 7 && !e.flags);
 	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
 	assert_int_equal(m.h.type, SPROTO_SAMPLE);
-	assert_true(m.u.sample.start_ns == 2000 && m.u.sample.end_ns == 3000 &&
+	assert_true(m.u.sample.start_ns == 2048 && m.u.sample.end_ns == 3072 &&
 		    !m.u.sample.follows); /* from the previous end */
 	sproto_sample_entry(&m.u.sample, 0, &e);
 	assert_true(e.metric == 4 && e.delta == -2);
@@ -101,11 +101,62 @@ static void test_follows_nothing(void **state)
 	ctl_close(&c);
 }
 
+/* Version 9: the HELLO_REPLY comes whole, what follows in short frames (2-4 bytes of header),
+ * in the same read; the header's bytes are those the client says it read. A short frame of a
+ * request's type ends the connection. */
+static void test_short_frames(void **state)
+{
+	static const struct sproto_sample_entry a[] = { { 5, 0, 0, 300 } };
+	struct sproto_hello_reply r = { .version = SPROTO_VERSION, .pid = 7 };
+	struct ctl_client c;
+	struct sproto_msg m;
+	uint8_t one[64];
+	char err[256] = "";
+	size_t n, k, off;
+	int sv[2];
+
+	(void)state;
+	client_on(&c, sv);
+	n = sproto_put_hello_reply(wire, sizeof(wire), &r);
+	k = put_sample(one, 0, 4096, 4096 + 50000000, a, 1);
+	k = sproto_shorten(one, k, &off);
+	assert_int_equal(k, 2 + 9); /* start 2, width 3 (48829 units), lost 1, an entry 3 */
+	memcpy(wire + n, one + off, k);
+	n += k;
+	k = sproto_put_ok(one, sizeof(one), SPROTO_BATCH);
+	k = sproto_shorten(one, k, &off);
+	assert_int_equal(k, 2 + 4);
+	memcpy(wire + n, one + off, k);
+	n += k;
+	assert_int_equal(write(sv[1], wire, n), (ssize_t)n);
+	/* what say_hello does once the HELLO_REPLY is read */
+	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
+	assert_int_equal(m.h.type, SPROTO_HELLO_REPLY);
+	assert_int_equal(c.frame, SPROTO_HEADER_SIZE);
+	c.short_in = 1;
+	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
+	assert_int_equal(m.h.type, SPROTO_SAMPLE);
+	assert_int_equal(c.frame, 2);
+	assert_true(m.u.sample.start_ns == 4096 && m.u.sample.end_ns == 4096 + 50000896);
+	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
+	assert_int_equal(m.h.type, SPROTO_OK);
+	assert_int_equal(m.u.status.type, SPROTO_BATCH);
+	assert_int_equal(c.received, n);
+	one[0] = SPROTO_BUCKET; /* a request's type */
+	one[1] = 0;
+	assert_int_equal(write(sv[1], one, 2), 2);
+	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown message type"));
+	close(sv[1]);
+	ctl_close(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_messages_in_one_read),
 		cmocka_unit_test(test_follows_nothing),
+		cmocka_unit_test(test_short_frames),
 	};
 
 	return cmocka_run_group_tests_name("client", tests, NULL, NULL);

@@ -48,19 +48,22 @@ static void read_any(const uint8_t *p, size_t n)
 	struct sproto_header h;
 	struct sproto_msg m;
 	char err[256];
-	long len = sproto_frame(p, n, &h, err, sizeof(err));
+	/* a short frame (version 9) when it does not begin with the magic's first byte */
+	long len = p[0] == 'S' ? sproto_frame(p, n, &h, err, sizeof(err))
+			       : sproto_frame_short(p, n, &h, err, sizeof(err));
 	size_t off = 0;
 	uint32_t i;
 
-	if (len <= 0 || sproto_decode(&h, p + SPROTO_HEADER_SIZE, &m, err, sizeof(err)) != 0)
+	if (len <= 0 || sproto_decode(&h, p + h.size, &m, err, sizeof(err)) != 0)
 		return;
+	assert_true((size_t)len <= n && h.size + h.length == (size_t)len);
 	if (h.type == SPROTO_LIST_REPLY) {
 		while (sproto_list_module(&m.u.list, &off, &mod) == 0)
 			assert_true(mod.path[0] != 0);
 		for (i = 0; i < m.u.list.nthreads; i++)
 			assert_true(sproto_list_tid(&m.u.list, i) != 0);
 	}
-	if (h.type == SPROTO_SAMPLE)
+	if (sproto_is_sample(h.type))
 		for (i = 0; i < m.u.sample.n; i++)
 			sproto_sample_entry(&m.u.sample, i, &e);
 	if (h.type == SPROTO_RESOURCES_REPLY)
@@ -303,7 +306,7 @@ static void test_bucket(void **state)
 	assert_true(sproto_is_sample(m.h.type) && !sproto_is_request(m.h.type));
 	assert_true(m.u.sample.follows && m.u.sample.start_ns == 0 && m.u.sample.n == 1);
 	assert_int_equal(sproto_sample_follow(&m.u.sample, 5000), 0);
-	assert_true(m.u.sample.start_ns == 5000 && m.u.sample.end_ns == 255000);
+	assert_true(m.u.sample.start_ns == 5000 && m.u.sample.end_ns == 5000 + 245 * 1024);
 	sproto_sample_entry(&m.u.sample, 0, &got);
 	assert_true(got.metric == 5 && got.flags == SPROTO_S_FIRST && got.delta == 7);
 	/* one with no entry: what a bucket with nothing to send answers */
@@ -311,7 +314,8 @@ static void test_bucket(void **state)
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.sample.n, 0);
-	buf[n - 1] = 1; /* an entry the payload does not hold */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 4); /* start whole 2, width 1 unit, lost */
+	buf[n - 1] = 0x80; /* lost cut short */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
@@ -480,7 +484,7 @@ static void test_sample(void **state)
 	size_t n;
 
 	(void)state;
-	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1000, 2000, 9);
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1024, 2048, 9);
 	sproto_sample_add(&b, &e);
 	e = (struct sproto_sample_entry){ 4, SPROTO_S_LAST, 77, -1 }; /* no value: not written */
 	sproto_sample_add(&b, &e);
@@ -488,8 +492,8 @@ static void test_sample(void **state)
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_int_equal(m.u.sample.start_ns, 1000);
-	assert_int_equal(m.u.sample.end_ns, 2000);
+	assert_int_equal(m.u.sample.start_ns, 1024);
+	assert_int_equal(m.u.sample.end_ns, 2048);
 	assert_false(m.u.sample.follows);
 	assert_int_equal(m.u.sample.lost, 9);
 	assert_int_equal(m.u.sample.n, 3);
@@ -504,6 +508,15 @@ static void test_sample(void **state)
 	assert_true(got.metric == 1023 && got.value == INT64_MAX && got.delta == 12);
 	sproto_sample_entry(&m.u.sample, 3, &got); /* past the end: zeros */
 	assert_true(got.metric == 0 && got.flags == 0 && got.delta == 0);
+	/* version 9: the width in units of 1024 ns, rounded up; the end is what the reader reads */
+	assert_int_equal(sproto_sample_end(1000, 2000), 2024);
+	assert_int_equal(sproto_sample_end(1000, 2024), 2024);
+	assert_int_equal(sproto_sample_end(1000, 1000), 1000);
+	assert_int_equal(sproto_sample_end(1000, 999), 1000); /* never before the start */
+	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1000, 2000, 0);
+	n = sproto_end(&b);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_true(m.u.sample.start_ns == 1000 && m.u.sample.end_ns == 2024 && !m.u.sample.n);
 }
 
 /* Version 6's sizes: a bucket that follows the previous one, and a 50 ms timer's entry. */
@@ -521,16 +534,17 @@ static void test_sample_compact(void **state)
 	e = (struct sproto_sample_entry){ 21, 0, 0, 3 };
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
-	/* start (a gap of 0) 1 byte, width 4, lost 1, count 2; the entries: an id 20 2 bytes
-	 * (the first id whole), 50 ms 4 bytes; id 21 (the next) 1 byte, 3 calls 1 byte */
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 4 + 1 + 2 + (2 + 4) + (1 + 1));
+	/* start (a gap of 0) 1 byte, width 3 (48829 units of 1024 ns: version 9), lost 1, no
+	 * count (version 9); the entries: an id 20 2 bytes (the first id whole), 50 ms 4 bytes;
+	 * id 21 (the next) 1 byte, 3 calls 1 byte */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + (2 + 4) + (1 + 1));
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_true(m.u.sample.follows);
 	assert_int_equal(m.u.sample.entries_size, 8);
 	assert_int_equal(sproto_sample_follow(&m.u.sample, 0), -1); /* no previous one */
 	assert_int_equal(sproto_sample_follow(&m.u.sample, UINT64_MAX - 10), -1);
 	assert_int_equal(sproto_sample_follow(&m.u.sample, t0), 0);
-	assert_true(m.u.sample.start_ns == t0 && m.u.sample.end_ns == t0 + 50000000 &&
+	assert_true(m.u.sample.start_ns == t0 && m.u.sample.end_ns == t0 + 48829 * 1024 &&
 		    !m.u.sample.follows);
 	assert_int_equal(sproto_sample_follow(&m.u.sample, 5), 0); /* made whole: unchanged */
 	assert_true(m.u.sample.start_ns == t0);
@@ -540,7 +554,7 @@ static void test_sample_compact(void **state)
 	sproto_sample_begin(&b, buf, sizeof(buf), t0, t0 + 7, t0 + 9, 0);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_true(m.u.sample.follows && m.u.sample.start_ns == 7 && m.u.sample.end_ns == 9);
+	assert_true(m.u.sample.follows && m.u.sample.start_ns == 7 && m.u.sample.end_ns == 7 + 1024);
 	sproto_sample_begin(&b, buf, sizeof(buf), t0 + 1, t0, t0 + 9, 0);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
@@ -587,32 +601,34 @@ static size_t raw_sample(const uint8_t *payload, size_t n)
 /* Variable-length integers: one encoding for each number, at most 64 bits; ids in range. */
 static void test_sample_varints(void **state)
 {
-	/* start 1 whole, width 2, lost 0, 1 entry: id 3, delta -1 */
-	static const uint8_t ok[] = { 3, 2, 0, 1, 0, 3 << 3, 1 };
-	static const uint8_t overlong[] = { 3, 0x82, 0x00, 0, 1, 0, 3 << 3, 1 };
-	static const uint8_t wide[] = { 3, 2, 0, 1, 0, 3 << 3, 0xff, 0xff, 0xff, 0xff, 0xff,
+	/* start 1 whole, width 2 units (2048 ns), lost 0, then entries to the end (version 9:
+	 * no count): id 3, delta -1 */
+	static const uint8_t ok[] = { 3, 2, 0, 3 << 3, 1 };
+	static const uint8_t overlong[] = { 3, 0x82, 0x00, 0, 3 << 3, 1 };
+	static const uint8_t wide[] = { 3, 2, 0, 3 << 3, 0xff, 0xff, 0xff, 0xff, 0xff,
 					0xff, 0xff, 0xff, 0xff, 0x02 };
-	static const uint8_t eleven[] = { 3, 2, 0, 1, 0, 3 << 3, 0x80, 0x80, 0x80, 0x80, 0x80,
+	static const uint8_t eleven[] = { 3, 2, 0, 3 << 3, 0x80, 0x80, 0x80, 0x80, 0x80,
 					  0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
-	static const uint8_t max[] = { 3, 2, 0, 1, 0, 3 << 3, 0xfe, 0xff, 0xff, 0xff, 0xff,
+	static const uint8_t max[] = { 3, 2, 0, 3 << 3, 0xfe, 0xff, 0xff, 0xff, 0xff,
 				       0xff, 0xff, 0xff, 0xff, 0x01 };
 	/* ids: 1023 then the next one would be 1024 */
-	static const uint8_t range[] = { 3, 2, 0, 2, 0, 0xf8, 0x3f, 0, 0, 0 };
-	static const uint8_t last_id[] = { 3, 2, 0, 1, 0, 0xf8, 0x3f, 0 };
-	/* a count that says more (or fewer) entries than there are; an end past 2^64 */
-	static const uint8_t more[] = { 3, 2, 0, 2, 0, 3 << 3, 1 };
-	static const uint8_t fewer[] = { 3, 2, 0, 0, 0, 3 << 3, 1 };
+	static const uint8_t range[] = { 3, 2, 0, 0xf8, 0x3f, 0, 0, 0 };
+	static const uint8_t last_id[] = { 3, 2, 0, 0xf8, 0x3f, 0 };
+	/* an entry cut short: a key without its delta, a value flag without its value */
+	static const uint8_t more[] = { 3, 2, 0, 3 << 3, 1, 1 << 3 };
+	static const uint8_t fewer[] = { 3, 2, 0, 3 << 3 | SPROTO_S_VALUE, 1 };
+	/* an end past 2^64; a width whose units pass 2^64 ns */
 	static const uint8_t wraps[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					 0x01, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					 0xff, 0x01, 0, 0, 0 };
+					 0x01, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0 };
+	static const uint8_t units[] = { 3, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0 };
 	struct sproto_sample_entry got;
 	struct sproto_msg m;
 
 	(void)state;
 	assert_int_equal(read_msg(buf, raw_sample(ok, sizeof(ok)), &m), 1);
 	sproto_sample_entry(&m.u.sample, 0, &got);
-	assert_true(m.u.sample.start_ns == 1 && m.u.sample.end_ns == 3 && got.metric == 3 &&
-		    got.delta == -1);
+	assert_true(m.u.sample.start_ns == 1 && m.u.sample.end_ns == 2049 && got.metric == 3 &&
+		    got.delta == -1 && m.u.sample.n == 1);
 	assert_int_equal(read_msg(buf, raw_sample(overlong, sizeof(overlong)), &m), -1);
 	assert_int_equal(read_msg(buf, raw_sample(wide, sizeof(wide)), &m), -1);
 	assert_int_equal(read_msg(buf, raw_sample(eleven, sizeof(eleven)), &m), -1);
@@ -626,6 +642,8 @@ static void test_sample_varints(void **state)
 	assert_int_equal(read_msg(buf, raw_sample(more, sizeof(more)), &m), -1);
 	assert_int_equal(read_msg(buf, raw_sample(fewer, sizeof(fewer)), &m), -1);
 	assert_int_equal(read_msg(buf, raw_sample(wraps, sizeof(wraps)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(units, sizeof(units)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(units, 3), &m), -1); /* cut in the width */
 }
 
 /* A stream of several messages is framed one at a time; a partial one waits for more. */
@@ -676,9 +694,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 7; /* version 7 of a versioned message: this codec speaks 8 only */
+	buf[4] = 8; /* version 8 of a versioned message: this codec speaks 9 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 9;
+	buf[4] = 10;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -740,6 +758,9 @@ static void test_truncated(void **state)
 	struct sproto_hello h = { 1, 1, "x" };
 	struct sproto_sample_entry e = { 1, 0, 2, 3 };
 	struct sproto_buf b;
+	struct sproto_msg m;
+	uint8_t copy[256];
+	size_t n, cut, ends[2];
 
 	(void)state;
 	check_truncations(sproto_put_point_set(buf, sizeof(buf), &p));
@@ -747,11 +768,22 @@ static void test_truncated(void **state)
 	check_truncations(sproto_put_hello(buf, sizeof(buf), &h));
 	check_truncations(sproto_put_point_clear(buf, sizeof(buf), 1, 1));
 	check_truncations(sproto_put_error(buf, sizeof(buf), SPROTO_LIST, "no"));
+	/* version 9: a SAMPLE has no count (its frame's length says where its entries end): cut
+	 * at an entry's end it reads with the entries before the cut, anywhere else it does not */
 	sproto_sample_begin(&b, buf, sizeof(buf), 0, 1, 2, 0);
+	ends[0] = sproto_end(&b);
 	sproto_sample_add(&b, &e);
+	ends[1] = sproto_end(&b);
 	e = (struct sproto_sample_entry){ 700, SPROTO_S_VALUE, 1000000, 300 };
 	sproto_sample_add(&b, &e);
-	check_truncations(sproto_end(&b));
+	n = sproto_end(&b);
+	for (cut = SPROTO_HEADER_SIZE; cut < n; cut++) {
+		memcpy(copy, buf, cut);
+		put_le32(copy + 8, (uint32_t)(cut - SPROTO_HEADER_SIZE));
+		assert_int_equal(read_msg(copy, cut, &m), cut == ends[0] || cut == ends[1] ? 1 : -1);
+		if (cut == ends[1])
+			assert_int_equal(m.u.sample.n, 1);
+	}
 }
 
 /* Change one byte of a valid POINT_SET's first action and expect a refusal. */
@@ -1035,6 +1067,154 @@ static void test_bit_flips(void **state)
 		memcpy(copy, orig + 1024 * which, n);
 		for (k = 0; k < (unsigned)flips; k++)
 			copy[rand_r(&seed) % n] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		read_any(copy, n);
+		free(copy);
+	}
+}
+
+/* ---- short frames (version 9) ---- */
+
+/* A whole message made short in place: its short frame's bytes at the front of out. */
+static size_t shorten_into(uint8_t *out, size_t n)
+{
+	size_t off, k = sproto_shorten(buf, n, &off);
+
+	if (k)
+		memmove(out, buf + off, k);
+	return k;
+}
+
+/* A short frame read and decoded: 1, 0 (not whole), -1 (refused). */
+static int read_short(const uint8_t *p, size_t n, struct sproto_msg *m)
+{
+	struct sproto_header h;
+	char err[256] = "";
+	long len = sproto_frame_short(p, n, &h, err, sizeof(err));
+
+	if (len <= 0) {
+		if (len < 0)
+			assert_true(err[0] && !strchr(err, '\n'));
+		return len < 0 ? -1 : 0;
+	}
+	assert_int_equal((size_t)len, n);
+	assert_true(h.magic == SPROTO_MAGIC && h.version == SPROTO_VERSION);
+	if (sproto_decode(&h, p + h.size, m, err, sizeof(err)) != 0)
+		return -1;
+	return 1;
+}
+
+/* What the runtime sends after its HELLO_REPLY: {u8 type, uvarint length}, the payload as in
+ * the whole frame; exact sizes, every prefix waits for more, the writer refuses a request or
+ * something that is not a whole message, the reader a request's type, an unknown one, a
+ * length in more bytes than it takes or above 1 MiB. */
+static void test_short_frames(void **state)
+{
+	struct sproto_sample_entry e = { 3, 0, 0, 5 };
+	struct sproto_costs c = sample_costs();
+	uint8_t sh[2048], big[8];
+	struct sproto_buf b;
+	struct sproto_msg m;
+	size_t n, k, off, i;
+
+	(void)state;
+	n = sproto_put_ok(buf, sizeof(buf), SPROTO_BATCH);
+	k = shorten_into(sh, n);
+	assert_int_equal(k, 2 + 4); /* OK: 16 bytes in a whole frame */
+	assert_true(sh[0] == SPROTO_OK && sh[1] == 4);
+	assert_int_equal(read_short(sh, k, &m), 1);
+	assert_true(m.h.type == SPROTO_OK && m.u.status.type == SPROTO_BATCH);
+	for (i = 0; i < k; i++)
+		assert_int_equal(read_short(sh, i, &m), 0);
+	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 1024, 1024, 1024 + 50 * 1024, 0);
+	sproto_sample_add(&b, &e);
+	n = sproto_end(&b);
+	k = shorten_into(sh, n);
+	assert_int_equal(k, n - SPROTO_HEADER_SIZE + 2);
+	assert_int_equal(read_short(sh, k, &m), 1);
+	assert_true(m.h.type == SPROTO_BUCKET_REPLY && m.u.sample.n == 1 && m.u.sample.follows);
+	n = sproto_put_costs_reply(buf, sizeof(buf), &c);
+	k = shorten_into(sh, n);
+	assert_int_equal(read_short(sh, k, &m), 1);
+	assert_int_equal(m.u.costs.n, 3);
+	/* a payload of 200 bytes: a length of 2 bytes */
+	n = sproto_put_error(buf, sizeof(buf), SPROTO_LIST, "0123456789012345678901234567890123456789"
+			     "0123456789012345678901234567890123456789012345678901234567890123456789"
+			     "0123456789012345678901234567890123456789012345678901234567890123456789"
+			     "0123456789012345");
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 200);
+	k = shorten_into(sh, n);
+	assert_int_equal(k, 3 + 200);
+	assert_true(sh[1] == (0x80 | (200 & 0x7f)) && sh[2] == 1);
+	assert_int_equal(read_short(sh, k, &m), 1);
+	assert_int_equal(m.h.type, SPROTO_ERROR);
+	for (i = 0; i < k; i++)
+		assert_int_equal(read_short(sh, i, &m), 0);
+	/* the writer: requests stay whole frames; only whole messages */
+	n = sproto_put_empty(buf, sizeof(buf), SPROTO_PAUSE);
+	assert_int_equal(sproto_shorten(buf, n, &off), 0);
+	n = sproto_put_ok(buf, sizeof(buf), SPROTO_BATCH);
+	assert_int_equal(sproto_shorten(buf, n - 1, &off), 0);
+	assert_int_equal(sproto_shorten(buf, SPROTO_HEADER_SIZE - 1, &off), 0);
+	buf[0] ^= 1;
+	assert_int_equal(sproto_shorten(buf, n, &off), 0);
+	/* the reader */
+	big[0] = SPROTO_BUCKET; /* a request's type */
+	big[1] = 0;
+	assert_int_equal(read_short(big, 2, &m), -1);
+	big[0] = 0x8f; /* no such reply */
+	assert_int_equal(read_short(big, 2, &m), -1);
+	big[0] = 0;
+	assert_int_equal(read_short(big, 2, &m), -1);
+	big[0] = SPROTO_OK;
+	big[1] = 0x84; /* 4 in two bytes */
+	big[2] = 0;
+	assert_int_equal(read_short(big, 3, &m), -1);
+	big[1] = 0x80; /* 2^20 + 1: too long */
+	big[2] = 0x80;
+	big[3] = 0x40 | 1;
+	assert_int_equal(read_short(big, 4, &m), -1);
+	big[3] = 0x40; /* 2^20: the most a payload may be; not all there */
+	assert_int_equal(read_short(big, 4, &m), 0);
+	big[3] = 0x80; /* a fourth length byte */
+	big[4] = 1;
+	assert_int_equal(read_short(big, 5, &m), -1);
+	big[1] = 4; /* an OK of 4 bytes, one of them there */
+	assert_int_equal(read_short(big, 3, &m), 0);
+	big[1] = 3; /* an OK of 3 bytes: refused by its decoder */
+	big[2] = big[3] = big[4] = 0;
+	assert_int_equal(read_short(big, 5, &m), -1);
+}
+
+/* Random bit flips in short frames: refused, not whole or read whole, never out of bounds. */
+static void test_short_flips(void **state)
+{
+	struct sproto_sample_entry e[2] = { { 3, SPROTO_S_FIRST | SPROTO_S_VALUE, 9, 9 },
+					    { 40, 0, 0, -300000 } };
+	struct sproto_costs c = sample_costs();
+	uint8_t orig[3][512], *copy;
+	unsigned seed = 4242, round, k;
+	struct sproto_buf b;
+	size_t lens[3];
+
+	(void)state;
+	sproto_sample_begin(&b, buf, sizeof(buf), 4096, 4096, 90000000, 2);
+	sproto_sample_add(&b, &e[0]);
+	sproto_sample_add(&b, &e[1]);
+	lens[0] = shorten_into(orig[0], sproto_end(&b));
+	lens[1] = shorten_into(orig[1], sproto_put_ok(buf, sizeof(buf), SPROTO_BATCH));
+	lens[2] = shorten_into(orig[2], sproto_put_costs_reply(buf, sizeof(buf), &c));
+	for (round = 0; round < 30000; round++) {
+		size_t which = round % 3, n = lens[which];
+		int flips = 1 + (int)(rand_r(&seed) % 3);
+
+		assert_true(n > 0);
+		copy = malloc(n); /* exact size: valgrind sees any read past the end */
+		assert_non_null(copy);
+		memcpy(copy, orig[which], n);
+		for (k = 0; k < (unsigned)flips; k++)
+			copy[rand_r(&seed) % n] ^= (uint8_t)(1u << (rand_r(&seed) % 8));
+		if (copy[0] == 'S')
+			copy[0] ^= 1; /* read as a short frame (read_any's rule) */
 		read_any(copy, n);
 		free(copy);
 	}
@@ -1577,6 +1757,8 @@ int main(void)
 		cmocka_unit_test(test_bad_replies),
 		cmocka_unit_test(test_bad_modules),
 		cmocka_unit_test(test_bit_flips),
+		cmocka_unit_test(test_short_frames),
+		cmocka_unit_test(test_short_flips),
 		cmocka_unit_test(test_resources),
 		cmocka_unit_test(test_objects_writer),
 		cmocka_unit_test(test_bad_objects),
