@@ -514,13 +514,16 @@ static int dec_status(struct rd *r, uint16_t type, struct sproto_status *s, char
 {
 	uint16_t n;
 
+	s->text[0] = 0;
+	if (type == SPROTO_OK) { /* version 9: u8 the request's type, nothing more */
+		s->type = rd_u8(r);
+		return !r->bad && sproto_is_request(s->type) ? 0
+			: fail(err, cap, "OK: bad request type", NULL);
+	}
 	s->type = rd_u16(r);
 	n = rd_u16(r);
-	s->text[0] = 0;
 	if (r->bad || !sproto_is_request(s->type))
 		return fail(err, cap, sproto_type_name(type), ": bad request type");
-	if (type == SPROTO_OK)
-		return n == 0 ? 0 : fail(err, cap, "OK: reserved field not zero", NULL);
 	if (!n || rd_text(r, n, SPROTO_MAX_TEXT, s->text) != 0)
 		return fail(err, cap, "ERROR: bad text", NULL);
 	return 0;
@@ -1200,9 +1203,10 @@ size_t sproto_put_ok(void *mem, size_t cap, uint16_t request)
 {
 	struct sproto_buf b;
 
+	if (!sproto_is_request(request))
+		return 0;
 	sproto_begin(&b, mem, cap, SPROTO_OK);
-	sproto_u16(&b, request);
-	sproto_u16(&b, 0);
+	sproto_u8(&b, (uint8_t)request); /* version 9: one byte (u16 and a reserved u16 before) */
 	return sproto_end(&b);
 }
 

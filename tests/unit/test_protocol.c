@@ -983,8 +983,16 @@ static void test_bad_replies(void **state)
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[SPROTO_HEADER_SIZE + 5] = 0; /* with a NUL */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	n = sproto_put_ok(buf, sizeof(buf), SPROTO_HELLO_REPLY); /* answers no request */
+	assert_int_equal(sproto_put_ok(buf, sizeof(buf), SPROTO_HELLO_REPLY), 0); /* no request */
+	n = sproto_put_ok(buf, sizeof(buf), SPROTO_LIST);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1); /* version 9: the request's type, one byte */
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.status.type, SPROTO_LIST);
+	buf[SPROTO_HEADER_SIZE] = (uint8_t)SPROTO_HELLO_REPLY; /* answers no request */
 	assert_int_equal(read_msg(buf, n, &m), -1);
+	buf[SPROTO_HEADER_SIZE] = 0;
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	check_truncations(sproto_put_ok(buf, sizeof(buf), SPROTO_LIST)); /* and a byte more */
 	sproto_list_begin(&b, buf, sizeof(buf));
 	sproto_list_add_tid(&b, 7);
 	n = sproto_end(&b);
@@ -1119,8 +1127,8 @@ static void test_short_frames(void **state)
 	(void)state;
 	n = sproto_put_ok(buf, sizeof(buf), SPROTO_BATCH);
 	k = shorten_into(sh, n);
-	assert_int_equal(k, 2 + 4); /* OK: 16 bytes in a whole frame */
-	assert_true(sh[0] == SPROTO_OK && sh[1] == 4);
+	assert_int_equal(k, 2 + 1); /* OK: 16 bytes in version 8 */
+	assert_true(sh[0] == SPROTO_OK && sh[1] == 1);
 	assert_int_equal(read_short(sh, k, &m), 1);
 	assert_true(m.h.type == SPROTO_OK && m.u.status.type == SPROTO_BATCH);
 	for (i = 0; i < k; i++)
@@ -1166,7 +1174,7 @@ static void test_short_frames(void **state)
 	big[0] = 0;
 	assert_int_equal(read_short(big, 2, &m), -1);
 	big[0] = SPROTO_OK;
-	big[1] = 0x84; /* 4 in two bytes */
+	big[1] = 0x81; /* 1 in two bytes */
 	big[2] = 0;
 	assert_int_equal(read_short(big, 3, &m), -1);
 	big[1] = 0x80; /* 2^20 + 1: too long */
@@ -1178,11 +1186,13 @@ static void test_short_frames(void **state)
 	big[3] = 0x80; /* a fourth length byte */
 	big[4] = 1;
 	assert_int_equal(read_short(big, 5, &m), -1);
-	big[1] = 4; /* an OK of 4 bytes, one of them there */
+	big[1] = 2; /* an OK of 2 bytes, one of them there */
+	big[2] = SPROTO_LIST;
 	assert_int_equal(read_short(big, 3, &m), 0);
-	big[1] = 3; /* an OK of 3 bytes: refused by its decoder */
-	big[2] = big[3] = big[4] = 0;
-	assert_int_equal(read_short(big, 5, &m), -1);
+	big[3] = 0; /* an OK of 2 bytes: refused by its decoder */
+	assert_int_equal(read_short(big, 4, &m), -1);
+	big[1] = 1;
+	assert_int_equal(read_short(big, 3, &m), 1);
 }
 
 /* Random bit flips in short frames: refused, not whole or read whole, never out of bounds. */
