@@ -615,11 +615,16 @@ static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t c
 
 	start = rd_uvar(r); /* the low bit: 1 the start whole, 0 a gap after the previous end */
 	width = rd_uvar(r);
-	s->lost = rd_uvar(r);
+	s->lost = rd_uvar(r); /* version 9: lost << 1 | same */
+	s->same = (int)(s->lost & 1);
+	s->lost >>= 1;
+	s->resolved = NULL;
 	s->follows = !(start & 1);
 	s->start_ns = start >> 1;
+	s->units = width;
 	s->end_ns = s->start_ns + (width << SPROTO_WIDTH_SHIFT);
-	if (r->bad || width >> (64 - SPROTO_WIDTH_SHIFT) || s->end_ns < s->start_ns)
+	if (r->bad || width >> (64 - SPROTO_WIDTH_SHIFT) || s->end_ns < s->start_ns ||
+	    (s->same && r->off == r->len))
 		return fail(err, cap, "SAMPLE: bad header", NULL);
 	s->n = 0;
 	s->size = (uint32_t)r->len;
@@ -627,6 +632,15 @@ static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t c
 	s->entries_size = (uint32_t)(r->len - r->off);
 	while (r->off < r->len) {
 		s->off[s->n] = (uint16_t)(r->p + r->off - s->entries);
+		if (s->same) { /* the previous SAMPLE's metrics: a delta each, no key */
+			if (s->n >= SPROTO_MAX_METRICS)
+				return fail(err, cap, "SAMPLE: bad entry", NULL);
+			s->n++;
+			rd_svar(r);
+			if (r->bad)
+				return fail(err, cap, "SAMPLE: entries cut short", NULL);
+			continue;
+		}
 		key = rd_uvar(r);
 		if (r->bad || (key >> 3) >= SPROTO_MAX_METRICS - next)
 			return fail(err, cap, "SAMPLE: bad entry", NULL);
@@ -827,6 +841,16 @@ void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sprot
 	memset(e, 0, sizeof(*e));
 	if (i >= s->n)
 		return;
+	if (s->resolved) {
+		*e = s->resolved[i];
+		return;
+	}
+	if (s->same) { /* unresolved: the delta as written, no metric */
+		r.off = s->off[i];
+		e->metric = SPROTO_MAX_METRICS;
+		e->delta = rd_svar(&r);
+		return;
+	}
 	for (k = 0; k <= i; k++) { /* the ids are gaps: walk from the start */
 		r.off = s->off[k];
 		key = rd_uvar(&r);
@@ -837,6 +861,64 @@ void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sprot
 	e->delta = rd_svar(&r);
 	if (key & SPROTO_S_VALUE)
 		e->value = rd_svar(&r);
+}
+
+/* The delta predicted for a metric's entry in a SAMPLE of width w (units): its last delta,
+ * scaled by the widths while that stays exact in 64 bits (version 9; writer and reader). */
+static int64_t predict(const struct sproto_sctx *c, uint32_t id, uint64_t w)
+{
+	int64_t d = c->delta[id];
+	uint64_t pw = c->width[id];
+
+	if (!pw || pw == w || w >> 31 || pw >> 62 || d >= (1ll << 31) || d <= -(1ll << 31))
+		return d;
+	return d * (int64_t)w / (int64_t)pw;
+}
+
+/* A SAMPLE's entries now the context's: each metric's delta and width, the ids in order. */
+static void sctx_commit(struct sproto_sctx *c, uint64_t units)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nnext; i++) {
+		c->delta[c->next[i]] = c->pend[i];
+		c->width[c->next[i]] = units;
+		c->prev[i] = c->next[i];
+	}
+	c->nprev = c->nnext;
+}
+
+int sproto_sample_resolve(struct sproto_sample *s, struct sproto_sctx *c, char *err, size_t cap)
+{
+	struct sproto_sample_entry *e = c->e;
+	struct sproto_sample resolved_not = *s;
+	uint32_t i;
+
+	if (s->same && s->n != c->nprev)
+		return fail(err, cap, "SAMPLE: not as many entries as the previous one's metrics",
+			    NULL);
+	resolved_not.resolved = NULL;
+	resolved_not.same = 0;
+	for (i = 0; i < s->n; i++) {
+		if (s->same) {
+			struct rd r = { s->entries, s->entries_size, s->off[i], 0 };
+
+			memset(&e[i], 0, sizeof(e[i]));
+			e[i].metric = c->prev[i];
+			e[i].delta = rd_svar(&r);
+		} else {
+			sproto_sample_entry(&resolved_not, i, &e[i]);
+		}
+		if (!(e[i].flags & SPROTO_S_FIRST)) /* wraps as the writer's does */
+			e[i].delta = (int64_t)((uint64_t)e[i].delta +
+					       (uint64_t)predict(c, e[i].metric, s->units));
+		c->next[i] = (uint16_t)e[i].metric;
+		c->pend[i] = e[i].delta;
+	}
+	c->nnext = s->n;
+	sctx_commit(c, s->units);
+	s->resolved = e;
+	return 0;
 }
 
 int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns)
@@ -911,6 +993,10 @@ void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type)
 	b->n1 = b->n2 = 0;
 	b->last = 0;
 	b->last_kind = 0;
+	b->ctx = NULL;
+	b->same = 0;
+	b->units = 0;
+	b->lost_at = b->entries_at = 0;
 	sproto_u32(b, SPROTO_MAGIC);
 	sproto_u16(b, SPROTO_VERSION);
 	sproto_u16(b, type);
@@ -943,6 +1029,8 @@ void sproto_bytes(struct sproto_buf *b, const void *p, size_t n)
 	b->len += n;
 }
 
+static void drop_keys(struct sproto_buf *b);
+
 size_t sproto_end(struct sproto_buf *b)
 {
 	uint16_t type;
@@ -959,6 +1047,12 @@ size_t sproto_end(struct sproto_buf *b)
 		if (type == SPROTO_BATCH && !b->n1)
 			return 0; /* a BATCH holds one request at least */
 		put_le(b->p + b->count_at, b->n1, 2);
+	} else if (sproto_is_sample(type) && b->ctx) {
+		if (b->same && b->n1 && b->ctx->nnext == b->ctx->nprev)
+			drop_keys(b);
+		put_le(b->p + 8, b->len - SPROTO_HEADER_SIZE, 4);
+		sctx_commit(b->ctx, b->units);
+		b->ctx = NULL; /* once */
 	}
 	return b->len;
 }
@@ -1284,8 +1378,41 @@ static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t t
 		put_uvar(b, (start_ns - after_ns) << 1);
 	else
 		put_uvar(b, start_ns << 1 | 1);
-	put_uvar(b, (sproto_sample_end(start_ns, end_ns) - start_ns) >> SPROTO_WIDTH_SHIFT);
-	put_uvar(b, lost);
+	b->units = (sproto_sample_end(start_ns, end_ns) - start_ns) >> SPROTO_WIDTH_SHIFT;
+	put_uvar(b, b->units);
+	b->lost_at = b->len;
+	put_uvar(b, lost << 1); /* version 9: the low bit, "same", set by sproto_end */
+	if (lost >> 63)
+		b->overflow = 1;
+	b->entries_at = b->len;
+	b->ctx = NULL;
+	b->same = 0;
+}
+
+void sproto_sample_context(struct sproto_buf *b, struct sproto_sctx *c)
+{
+	b->ctx = c;
+	b->same = 1;
+	c->nnext = 0;
+}
+
+/* A SAMPLE of the previous one's metrics: its keys left out, in place (version 9). */
+static void drop_keys(struct sproto_buf *b)
+{
+	struct rd r = { b->p, b->len, b->entries_at, 0 };
+	size_t to = b->entries_at;
+
+	while (r.off < r.len) {
+		size_t from;
+
+		rd_uvar(&r); /* the key */
+		from = r.off;
+		rd_svar(&r);
+		memmove(b->p + to, b->p + from, r.off - from);
+		to += r.off - from;
+	}
+	b->len = to;
+	b->p[b->lost_at] |= 1;
 }
 
 uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns)
@@ -1310,12 +1437,23 @@ void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint
 /* b->n2: the next metric id an entry may have (the previous one's + 1). */
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e)
 {
+	struct sproto_sctx *c = b->ctx;
+	int64_t d = e->delta;
+
 	if (e->metric >= SPROTO_MAX_METRICS || e->metric < b->n2 || (e->flags & ~SPROTO_S_FLAGS)) {
 		b->overflow = 1;
 		return;
 	}
+	if (c) { /* version 9: less the predicted delta; the same metrics as before so far? */
+		if (!(e->flags & SPROTO_S_FIRST))
+			d = (int64_t)((uint64_t)d - (uint64_t)predict(c, e->metric, b->units));
+		b->same = b->same && !e->flags && c->nnext < c->nprev &&
+			  c->prev[c->nnext] == e->metric;
+		c->next[c->nnext] = (uint16_t)e->metric;
+		c->pend[c->nnext++] = e->delta;
+	}
 	put_uvar(b, (uint64_t)(e->metric - b->n2) << 3 | e->flags);
-	put_svar(b, e->delta);
+	put_svar(b, d);
 	if (e->flags & SPROTO_S_VALUE)
 		put_svar(b, e->value);
 	b->n2 = e->metric + 1;

@@ -290,6 +290,10 @@ struct sproto_sample {
 				    * of the previous SAMPLE (sproto_sample_follow) */
 	int follows;               /* its start is given from the previous SAMPLE's end */
 	uint64_t lost;             /* calls whose exit could not be hooked, since the start */
+	uint64_t units;            /* its width in units of 1024 ns (version 9) */
+	int same;                  /* version 9: its entries have no keys, their metrics are
+				    * those of the previous SAMPLE (sproto_sample_resolve) */
+	const struct sproto_sample_entry *resolved; /* set by sproto_sample_resolve */
 	uint32_t n;
 	uint32_t size;             /* the payload's bytes, entries_size of them the entries' */
 	uint32_t entries_size;
@@ -303,6 +307,23 @@ struct sproto_sample_entry {
 	int64_t value; /* the metric's sum at end_ns (timers in ns): with SPROTO_S_VALUE only
 			* (version 6), else 0 — a reader adds the deltas to the value it has */
 	int64_t delta; /* value minus the previous sample's (or the value at enable) */
+};
+
+/*
+ * What the SAMPLEs of a connection refer to (version 9, docs/protocol.md "SAMPLE"): the metric
+ * ids of the previous SAMPLE (one with the same ids gives none) and each metric's delta in its
+ * last entry with the width of the SAMPLE that carried it (an entry gives its delta less the
+ * one predicted from them). The runtime's writer and the tool's reader keep one each per
+ * connection, zeroed when it begins; writing and reading the same SAMPLEs in order keeps them
+ * equal. About 60 KB: static in the runtime, allocated by the tool.
+ */
+struct sproto_sctx {
+	uint32_t nprev, nnext;
+	uint16_t prev[SPROTO_MAX_METRICS], next[SPROTO_MAX_METRICS];
+	int64_t delta[SPROTO_MAX_METRICS];  /* by metric id: its delta in its last entry */
+	uint64_t width[SPROTO_MAX_METRICS]; /* the width (units) of the SAMPLE that carried it */
+	int64_t pend[SPROTO_MAX_METRICS];   /* the deltas of the SAMPLE being written or read */
+	struct sproto_sample_entry e[SPROTO_MAX_METRICS]; /* the SAMPLE read last, resolved */
 };
 
 struct sproto_cost {
@@ -414,6 +435,14 @@ int sproto_batch_next(const struct sproto_batch *b, size_t *off, struct sproto_m
 /* A SAMPLE whose start follows the previous one's end (prev_end_ns; 0: none received): its
  * times made whole. 0, or -1 (no previous SAMPLE, or times past 2^64). */
 int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns);
+/*
+ * A decoded SAMPLE of a connection, read in order, made whole with the connection's context
+ * (version 9): each entry's metric (a SAMPLE of the previous one's metrics gives none) and its
+ * delta (given less the one predicted), into c->e, which s->resolved points to from then on
+ * (sproto_sample_entry reads it); the context moves on. 0, or -1 with err (a SAMPLE of the
+ * previous metrics whose count is not theirs).
+ */
+int sproto_sample_resolve(struct sproto_sample *s, struct sproto_sctx *c, char *err, size_t cap);
 
 const char *sproto_type_name(uint16_t type);
 int sproto_is_request(uint16_t type);
@@ -430,6 +459,13 @@ struct sproto_buf {
 	uint32_t n1, n2; /* counts; SAMPLE: entries, the next metric id allowed */
 	uint64_t last;   /* RESOURCES_REPLY: the last entry's address and kind */
 	uint32_t last_kind;
+	/* SAMPLE (version 9): the context it is written in (NULL: none, every entry whole), its
+	 * width in units, where its lost field and its entries begin, whether its metrics are so
+	 * far those of the previous SAMPLE, in order, without flags */
+	struct sproto_sctx *ctx;
+	uint64_t units;
+	size_t lost_at, entries_at;
+	int same;
 };
 
 void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type);
@@ -506,6 +542,12 @@ void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t a
 /* The same, as the BUCKET_REPLY answering a BUCKET (version 7). */
 void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
 			       uint64_t start_ns, uint64_t end_ns, uint64_t lost);
+/* Version 9: the SAMPLE begun is written in the connection's context c (sproto_sctx): each
+ * entry without SPROTO_S_FIRST gives its delta less the predicted one, and sproto_end leaves
+ * the keys out when its metrics are the previous SAMPLE's, then moves c on (the SAMPLE must
+ * then be sent). Without it every entry has its key and its whole delta, as a reader reads it
+ * without a context (sproto_sample_entry) or in one where none of its metrics has come yet. */
+void sproto_sample_context(struct sproto_buf *b, struct sproto_sctx *c);
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e);
 /* The end a SAMPLE of a bucket from start_ns to end_ns (end_ns >= start_ns) says: its width
  * rounded up to whole units of 1024 ns (version 9). The writer's next bucket starts there. */

@@ -14,6 +14,7 @@
  */
 #include "dyn.h"
 
+#include <string.h>
 #include <time.h>
 
 struct metric {
@@ -28,6 +29,9 @@ struct metric {
 
 static struct metric metrics[SPROTO_MAX_METRICS];
 static uint32_t nmetrics_on;
+/* what this connection's SAMPLEs refer to (version 9): the previous one's metrics, each one's
+ * last delta; the tool keeps the same */
+static struct sproto_sctx sctx;
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -193,6 +197,11 @@ void dyn_metrics_clear(void)
 	nmetrics_on = 0;
 }
 
+void dyn_sample_reset(void)
+{
+	memset(&sctx, 0, sizeof(sctx));
+}
+
 uint32_t dyn_metrics_on(void)
 {
 	return nmetrics_on;
@@ -212,6 +221,7 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, u
 					  dyn_lost_total());
 	else
 		sproto_sample_begin(&b, buf, cap, after_ns, start_ns, end_ns, dyn_lost_total());
+	sproto_sample_context(&b, &sctx);
 	for (i = 0; i < SPROTO_MAX_METRICS; i++) {
 		struct metric *m = &metrics[i];
 		struct sproto_sample_entry e;

@@ -552,6 +552,7 @@ static void accept_client(void)
 	srv.inlen = 0;
 	srv.hello = srv.short_out = 0;
 	srv.sent_end = 0; /* its first SAMPLE gives its start whole */
+	dyn_sample_reset(); /* and refers to no SAMPLE before it (version 9) */
 	srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client starts from the defaults */
 	srv.on_request = srv.owed = 0;
 }

@@ -471,19 +471,30 @@ static void *add_loop_thread(void *arg)
 	return NULL;
 }
 
+/* What dyn_sample's SAMPLEs refer to (version 9): each read here in order, as the tool does. */
+static struct sproto_sctx sctx;
+
+/* One SAMPLE of dyn_sample, read and made whole in the context of those before it. */
+static void read_sample(const uint8_t *msg, size_t n, struct sproto_msg *dm)
+{
+	struct sproto_header h;
+	char err[100];
+
+	assert_true(n > 0);
+	assert_int_equal(sproto_frame(msg, n, &h, err, sizeof(err)), (long)n);
+	assert_int_equal(sproto_decode(&h, msg + SPROTO_HEADER_SIZE, dm, err, sizeof(err)), 0);
+	assert_int_equal(sproto_sample_resolve(&dm->u.sample, &sctx, err, sizeof(err)), 0);
+}
+
 /* Decode one sample of dyn_sample into e[] (at most 4 entries): its entry count. */
 static uint32_t sample_entries(int last, struct sproto_sample_entry *e)
 {
 	static uint8_t msg[4096];
 	size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, last);
-	struct sproto_header h;
 	struct sproto_msg dm;
-	char err[100];
 	uint32_t i;
 
-	assert_true(n > 0);
-	assert_int_equal(sproto_frame(msg, n, &h, err, sizeof(err)), (long)n);
-	assert_int_equal(sproto_decode(&h, msg + SPROTO_HEADER_SIZE, &dm, err, sizeof(err)), 0);
+	read_sample(msg, n, &dm);
 	for (i = 0; i < dm.u.sample.n && i < 4; i++)
 		sproto_sample_entry(&dm.u.sample, i, &e[i]);
 	return dm.u.sample.n;
@@ -649,14 +660,10 @@ static void test_timer_samples_monotonic(void **state)
 	assert_int_equal(pthread_create(&th, NULL, add_loop_thread, NULL), 0);
 	for (k = 0; k < 20000; k++) {
 		size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, 0);
-		struct sproto_header h;
 		struct sproto_sample_entry e;
 		struct sproto_msg dm;
-		char err[100];
 
-		assert_true(n > 0);
-		assert_int_equal(sproto_frame(msg, n, &h, err, sizeof(err)), (long)n);
-		assert_int_equal(sproto_decode(&h, msg + SPROTO_HEADER_SIZE, &dm, err, sizeof(err)), 0);
+		read_sample(msg, n, &dm);
 		assert_int_equal(dm.u.sample.n, 1);
 		sproto_sample_entry(&dm.u.sample, 0, &e);
 		e.value = e.flags & SPROTO_S_VALUE ? e.value : last + e.delta;

@@ -85,6 +85,7 @@ static int connect_to(const char *path)
 }
 
 static int short_in; /* the connection's HELLO_REPLY came (hello() starts a connection) */
+static struct sproto_sctx sctx; /* what its SAMPLEs refer to (version 9) */
 
 /* The next message (within 5 s); its payload views point into msg. */
 static int next_msg(int fd, uint8_t *buf, size_t *len, struct sproto_msg *m)
@@ -105,6 +106,9 @@ static int next_msg(int fd, uint8_t *buf, size_t *len, struct sproto_msg *m)
 			assert_int_equal(sproto_decode(&h, msg + h.size, m, err, sizeof(err)), 0);
 			if (m->h.type == SPROTO_HELLO_REPLY)
 				short_in = 1;
+			if (sproto_is_sample(m->h.type)) /* its metrics and deltas, as the tool */
+				assert_int_equal(sproto_sample_resolve(&m->u.sample, &sctx, err,
+								       sizeof(err)), 0);
 			return 0;
 		}
 		if (n < 0 || poll(&p, 1, 5000) != 1)
@@ -134,6 +138,7 @@ static void hello(int fd, struct sproto_hello_reply *out)
 
 	inlen = 0;
 	short_in = 0;
+	memset(&sctx, 0, sizeof(sctx));
 	request(fd, sproto_put_hello(msg, sizeof(msg), &h), &m);
 	assert_int_equal(m.h.type, SPROTO_HELLO_REPLY);
 	*out = m.u.hello_reply;

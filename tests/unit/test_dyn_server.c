@@ -33,6 +33,7 @@ struct client {
 	uint8_t buf[SPROTO_MAX_MESSAGE + 4096];
 	size_t len;
 	int short_in; /* the HELLO_REPLY came: the server's frames are short (version 9) */
+	struct sproto_sctx sctx; /* what its SAMPLEs refer to (version 9) */
 };
 
 static struct client cl;
@@ -77,6 +78,9 @@ static int next_msg(struct client *c, struct sproto_msg *m)
 			assert_int_equal(sproto_decode(&h, msg + h.size, m, err, sizeof(err)), 0);
 			if (m->h.type == SPROTO_HELLO_REPLY)
 				c->short_in = 1;
+			if (sproto_is_sample(m->h.type)) /* its metrics and deltas, as the tool */
+				assert_int_equal(sproto_sample_resolve(&m->u.sample, &c->sctx, err,
+								       sizeof(err)), 0);
 			return 0;
 		}
 		assert_true(n == 0);
@@ -149,6 +153,7 @@ static int setup(void **state)
 	cl.fd = connect_to(sock);
 	cl.len = 0;
 	cl.short_in = 0;
+	memset(&cl.sctx, 0, sizeof(cl.sctx));
 	assert_true(cl.fd >= 0);
 	return 0;
 }
@@ -593,6 +598,7 @@ static void test_reconnect(void **state)
 	cl.fd = connect_to(sock);
 	cl.len = 0;
 	cl.short_in = 0;
+	memset(&cl.sctx, 0, sizeof(cl.sctx));
 	assert_true(cl.fd >= 0);
 	hello();
 	assert_int_equal(dyn_metrics_on(), 0);
@@ -624,6 +630,7 @@ static void test_detach(void **state)
 	cl.fd = connect_to(sock);
 	cl.len = 0;
 	cl.short_in = 0;
+	memset(&cl.sctx, 0, sizeof(cl.sctx));
 	hello();
 }
 

@@ -63,9 +63,17 @@ static void read_any(const uint8_t *p, size_t n)
 		for (i = 0; i < m.u.list.nthreads; i++)
 			assert_true(sproto_list_tid(&m.u.list, i) != 0);
 	}
-	if (sproto_is_sample(h.type))
+	if (sproto_is_sample(h.type)) {
+		static struct sproto_sctx c; /* whatever came before: still within bounds */
+
 		for (i = 0; i < m.u.sample.n; i++)
 			sproto_sample_entry(&m.u.sample, i, &e);
+		if (sproto_sample_resolve(&m.u.sample, &c, err, sizeof(err)) == 0)
+			for (i = 0; i < m.u.sample.n; i++) {
+				sproto_sample_entry(&m.u.sample, i, &e);
+				assert_true(e.metric < SPROTO_MAX_METRICS);
+			}
+	}
 	if (h.type == SPROTO_RESOURCES_REPLY)
 		for (i = 0; i < m.u.objects.n; i++) {
 			struct sproto_object o;
@@ -1080,6 +1088,142 @@ static void test_bit_flips(void **state)
 	}
 }
 
+/* ---- a connection's SAMPLEs in context (version 9) ---- */
+
+/* A SAMPLE of n entries written in the writer's context w; its size. */
+static size_t ctx_sample(struct sproto_sctx *w, uint64_t start, uint64_t end,
+			 const struct sproto_sample_entry *e, uint32_t n)
+{
+	struct sproto_buf b;
+	uint32_t i;
+
+	sproto_sample_begin(&b, buf, sizeof(buf), start ? start : 1, start, end, 0);
+	sproto_sample_context(&b, w);
+	for (i = 0; i < n; i++)
+		sproto_sample_add(&b, &e[i]);
+	return sproto_end(&b);
+}
+
+/* Read back in the reader's context r: every entry as written; whether it had no keys (same:
+ * what it must be, -1 either). */
+static int ctx_read(struct sproto_sctx *r, size_t n, const struct sproto_sample_entry *e,
+		    uint32_t ne, int same)
+{
+	struct sproto_sample_entry got;
+	struct sproto_msg m;
+	char err[200];
+	uint32_t i;
+
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	if (same >= 0)
+		assert_int_equal(m.u.sample.same, same);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, r, err, sizeof(err)), 0);
+	assert_int_equal(m.u.sample.n, ne);
+	for (i = 0; i < ne; i++) {
+		sproto_sample_entry(&m.u.sample, i, &got);
+		assert_int_equal(got.metric, e[i].metric);
+		assert_int_equal(got.flags, e[i].flags);
+		assert_int_equal(got.delta, e[i].delta);
+		assert_int_equal(got.value, e[i].flags & SPROTO_S_VALUE ? e[i].value : 0);
+	}
+	return m.u.sample.same;
+}
+
+/* A timer's entries bucket after bucket: the first whole, the next of the same metrics with no
+ * key and their deltas less the predicted ones (the last delta scaled by the widths): 1 byte
+ * where 4 were; a reader without the context reads no metric there; a SAMPLE of the previous
+ * metrics whose count is not theirs, or with none, is refused. */
+static void test_sample_context(void **state)
+{
+	static struct sproto_sctx w, r;
+	struct sproto_sample_entry e[2] = { { 20, SPROTO_S_FIRST, 0, 50000000 }, { 21, 0, 0, 3 } };
+	const uint64_t t = 1024 * 1000;
+	struct sproto_sample_entry got;
+	struct sproto_msg m;
+	uint8_t raw[8];
+	char err[200];
+	size_t n;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	n = ctx_sample(&w, t, t + 50000 * 1024, e, 2);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + (2 + 4) + (1 + 1)); /* as without */
+	ctx_read(&r, n, e, 2, 0);
+	e[0].flags = 0;
+	e[0].delta = 100000003; /* twice as long a bucket: predicted 100000000 */
+	e[1].delta = 6;
+	n = ctx_sample(&w, t + 50000 * 1024, t + 150000 * 1024, e, 2);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + 1 + 1); /* +3 and 0: no keys */
+	ctx_read(&r, n, e, 2, 1);
+	assert_int_equal(read_msg(buf, n, &m), 1); /* without the context: the raw bytes */
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_true(got.metric == SPROTO_MAX_METRICS && got.delta == 3);
+	e[1].delta = -7; /* one metric only: keys again */
+	n = ctx_sample(&w, t + 150000 * 1024, t + 250000 * 1024, e + 1, 1);
+	ctx_read(&r, n, e + 1, 1, 0);
+	e[1].delta = 40;
+	n = ctx_sample(&w, t + 250000 * 1024, t + 350000 * 1024, e + 1, 1);
+	ctx_read(&r, n, e + 1, 1, 1);
+	/* the same bytes read where the previous SAMPLE had two metrics: refused */
+	r.nprev = 2;
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "SAMPLE"));
+	/* "same" with no entry */
+	raw[0] = 3;
+	raw[1] = 2;
+	raw[2] = 1;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 3), &m), -1);
+}
+
+/* Random SAMPLEs through a writer's and a reader's context: metrics, flags, deltas (extremes
+ * too) and widths (0, huge) read back exactly, SAMPLE after SAMPLE. */
+static void test_sample_context_random(void **state)
+{
+	static struct sproto_sctx w, r;
+	static const int64_t odd[] = { INT64_MIN, INT64_MAX, -1, 0, 1, 1ll << 31, -(1ll << 31),
+				       (1ll << 31) - 1 };
+	struct sproto_sample_entry e[64];
+	unsigned seed = 99, round;
+	uint64_t t = 4096, ids = 0;
+	int sames = 0;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	for (round = 0; round < 3000; round++) {
+		uint64_t width = rand_r(&seed) % 4 == 0 ? 0 : (uint64_t)(rand_r(&seed) % 5000000);
+		uint32_t n = 0, id;
+		size_t len;
+
+		if (rand_r(&seed) % 3) /* often the same metrics as before */
+			ids = rand_r(&seed) % 5 == 0 ? (uint64_t)rand_r(&seed) << 32 | rand_r(&seed)
+						     : ids;
+		if (round % 500 == 7)
+			width = (1ull << 40) + 5; /* past what scales in 64 bits */
+		for (id = 0; id < 64; id++) {
+			struct sproto_sample_entry *x = &e[n];
+
+			if (!(ids >> id & 1))
+				continue;
+			x->metric = id * 16 + 3;
+			x->flags = rand_r(&seed) % 20 == 0 ? SPROTO_S_FIRST | SPROTO_S_VALUE : 0;
+			if (rand_r(&seed) % 50 == 0)
+				x->flags |= SPROTO_S_LAST;
+			x->value = x->flags & SPROTO_S_VALUE ? (int64_t)rand_r(&seed) - 99 : 0;
+			x->delta = rand_r(&seed) % 10 == 0 ? odd[rand_r(&seed) % 8]
+				 : (int64_t)(rand_r(&seed) % 100000) - 5000;
+			n++;
+		}
+		len = ctx_sample(&w, t, t + width, e, n);
+		assert_true(len > 0);
+		sames += ctx_read(&r, len, e, n, -1);
+		t = sproto_sample_end(t, t + width);
+	}
+	assert_true(sames > 300); /* the metrics of the SAMPLE before, without their keys */
+}
+
 /* ---- short frames (version 9) ---- */
 
 /* A whole message made short in place: its short frame's bytes at the front of out. */
@@ -1201,10 +1345,11 @@ static void test_short_flips(void **state)
 	struct sproto_sample_entry e[2] = { { 3, SPROTO_S_FIRST | SPROTO_S_VALUE, 9, 9 },
 					    { 40, 0, 0, -300000 } };
 	struct sproto_costs c = sample_costs();
-	uint8_t orig[3][512], *copy;
+	static struct sproto_sctx w;
+	uint8_t orig[4][512], *copy;
 	unsigned seed = 4242, round, k;
 	struct sproto_buf b;
-	size_t lens[3];
+	size_t lens[4];
 
 	(void)state;
 	sproto_sample_begin(&b, buf, sizeof(buf), 4096, 4096, 90000000, 2);
@@ -1213,8 +1358,14 @@ static void test_short_flips(void **state)
 	lens[0] = shorten_into(orig[0], sproto_end(&b));
 	lens[1] = shorten_into(orig[1], sproto_put_ok(buf, sizeof(buf), SPROTO_BATCH));
 	lens[2] = shorten_into(orig[2], sproto_put_costs_reply(buf, sizeof(buf), &c));
-	for (round = 0; round < 30000; round++) {
-		size_t which = round % 3, n = lens[which];
+	memset(&w, 0, sizeof(w)); /* a SAMPLE of the previous one's metrics: no keys */
+	e[0].flags = 0;
+	lens[3] = ctx_sample(&w, 4096, 90000000, e, 2);
+	lens[3] = ctx_sample(&w, 90000000 + 1024, 190000000, e, 2);
+	assert_int_equal(buf[SPROTO_HEADER_SIZE + 4] & 1, 1);
+	lens[3] = shorten_into(orig[3], lens[3]);
+	for (round = 0; round < 40000; round++) {
+		size_t which = round % 4, n = lens[which];
 		int flips = 1 + (int)(rand_r(&seed) % 3);
 
 		assert_true(n > 0);
@@ -1768,6 +1919,8 @@ int main(void)
 		cmocka_unit_test(test_bad_modules),
 		cmocka_unit_test(test_bit_flips),
 		cmocka_unit_test(test_short_frames),
+		cmocka_unit_test(test_sample_context),
+		cmocka_unit_test(test_sample_context_random),
 		cmocka_unit_test(test_short_flips),
 		cmocka_unit_test(test_resources),
 		cmocka_unit_test(test_objects_writer),

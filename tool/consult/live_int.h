@@ -54,6 +54,8 @@ struct req {
 	int fresh;      /* the last step's reading counts as a sample (source.h: fresh) */
 	double slow;    /* only true nodes read it: the seconds its re-tests can wait; 0: busy
 			 * (source.h: pace_req) */
+	int sync;       /* a synchronization metric's: its nodes may be refined to the heap's
+			 * sync objects (lv_read_heap asks for them only while one is) */
 };
 
 struct thr {

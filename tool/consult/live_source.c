@@ -206,6 +206,7 @@ static int ls_request(struct cs_source *src, const char *metric, const struct cs
 	id = new_req(ls);
 	r = &ls->reqs[id];
 	r->tid = lv_thread_of(f);
+	r->sync = m == LM_SYNC || m == LM_SYNC_OPS;
 	if (m == LM_ACTIVE || m == LM_FAULTS || m == LM_COST || (m == LM_CPU && r->tid &&
 								   !f->part[H_CODE])) {
 		r->kind = m == LM_ACTIVE ? K_ACTIVE : m == LM_FAULTS ? K_FAULTS
@@ -318,6 +319,21 @@ static void phases(struct lsrc *ls, struct cs_step *st, char *name, size_t cap)
 	st->nphase = 1;
 }
 
+/* Whether a node may be refined to the heap's sync objects now: a synchronization metric is
+ * measured (its nodes under test, or true and re-tested). Otherwise the tool does not ask for
+ * them (RESOURCES): the runtime keeps recording them, and the first ask after that brings
+ * every one not heard of (protocol version 8's "new only"), so none is missed, only learned
+ * later — when a node could use it. */
+static int sync_wanted(const struct lsrc *ls)
+{
+	uint32_t i;
+
+	for (i = 0; i < ls->nreqs; i++)
+		if (ls->reqs[i].used && ls->reqs[i].sync)
+			return 1;
+	return 0;
+}
+
 static void take_all(struct lsrc *ls)
 {
 	uint32_t i;
@@ -331,7 +347,7 @@ static void take_all(struct lsrc *ls)
 	lv_read_threads(ls);
 	if (mono_now_ns() - ls->files_read_ns >= 1000000000ull)
 		lv_read_files(ls);
-	if (mono_now_ns() - ls->heap_read_ns >= 1000000000ull)
+	if (mono_now_ns() - ls->heap_read_ns >= 1000000000ull && sync_wanted(ls))
 		lv_read_heap(ls);
 	lv_chan_read(ls);
 	for (i = 0; i < ls->nreqs; i++) {

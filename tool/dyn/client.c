@@ -158,6 +158,13 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 			return -1;
 		}
 		c->sample_end = m->u.sample.end_ns;
+		/* version 9: its metrics and deltas from those of the SAMPLEs before */
+		if (!c->sctx && !(c->sctx = calloc(1, sizeof(*c->sctx)))) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		if (sproto_sample_resolve(&m->u.sample, c->sctx, err, n) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -266,5 +273,7 @@ void ctl_close(struct ctl_client *c)
 		close(c->fd);
 	free(c->in);
 	c->in = NULL;
+	free(c->sctx);
+	c->sctx = NULL;
 	c->fd = -1;
 }

@@ -29,6 +29,7 @@ struct ctl_client {
 	struct ctl_traffic sent, got; /* requests sent, messages received (decoded) */
 	int short_in;        /* the HELLO_REPLY came: the runtime's frames are short (version 9) */
 	uint32_t frame;      /* the header bytes of the message returned last */
+	struct sproto_sctx *sctx; /* what its SAMPLEs refer to (version 9; allocated at the first) */
 	struct sproto_hello_reply hello;
 };
 
