@@ -490,11 +490,14 @@ static struct cs_source *sources(struct co_target *t, const struct live_source_o
 				error("consult: %s", err);
 			break;
 		}
-	if (i == t->n)
+	if (i == t->n) {
 		src = t->rank ? live_mpi_new(v, t->rank, t->n) : v[0];
-	else
+		/* its requests are committed when its next step begins (source.h) */
+		src->late_start = 1;
+	} else {
 		while (i-- > 0)
 			live_source_free(v[i]);
+	}
 	free(v);
 	return src;
 }

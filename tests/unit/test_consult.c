@@ -36,8 +36,9 @@ struct syn {
 	int threads;              /* /Threads/1 and /Threads/2 exist */
 	struct { uint32_t step; const char *name; } ph[4];
 	uint32_t nph;
-	struct { char metric[32], code[128]; } req[256];
+	struct { char metric[32], code[128]; uint32_t made; } req[256];
 	uint32_t nreq;
+	int late; /* a request reads nothing in the step after it is made (live: put in late) */
 };
 
 static struct syn *S(struct cs_source *s)
@@ -91,6 +92,7 @@ static int syn_request(struct cs_source *s, const char *metric, const struct cs_
 	snprintf(y->req[y->nreq].metric, sizeof(y->req[0].metric), "%s", metric);
 	snprintf(y->req[y->nreq].code, sizeof(y->req[0].code), "%s",
 		 f->part[H_CODE] ? f->part[H_CODE] : "/");
+	y->req[y->nreq].made = y->cur;
 	return (int)y->nreq++;
 }
 
@@ -141,7 +143,9 @@ static double syn_read(struct cs_source *s, int id)
 	double dt = (double)PERIOD / 1e9;
 
 	if (!strcmp(y->req[id].metric, "active_threads"))
-		return dt;
+		return dt; /* a reading of the tool's (live: /proc), there at once */
+	if (y->late && y->req[id].made == y->cur - 1)
+		return 0;
 	return y->rate(y->req[id].metric, y->req[id].code, y->cur - 1) * dt;
 }
 
@@ -182,7 +186,7 @@ static void syn_init(struct syn *y, uint32_t nsteps,
 	static const char *const procs[] = { "hot", "cold", NULL };
 
 	memset(y, 0, sizeof(*y));
-	y->pub = (struct cs_source){ &syn_ops, y };
+	y->pub = (struct cs_source){ .ops = &syn_ops, .impl = y };
 	y->nsteps = nsteps;
 	y->known_end = 1;
 	y->load = 1;
@@ -1083,6 +1087,72 @@ static void test_next_need(void **state)
 	hyp_lib_free(lib);
 }
 
+/*
+ * A source whose requests are put in only during the step after they are made (live: the
+ * instrumentation is committed when that step begins, after the engine's own time; under load
+ * most of it) says so (late_start): that step is dropped for the nodes that read a new
+ * request, so its zeros are not averaged in as observed time.
+ */
+static void test_late_start(void **state)
+{
+	static struct cs_source_ops ops;
+	struct hyp_lib *lib = lib_of(HYPS);
+	struct cs_params p;
+	struct cs_engine *e;
+	struct syn y;
+	const struct cs_node *n;
+	int i;
+
+	(void)state;
+	cs_params_default(&p);
+	syn_init(&y, 60, rate_cpu);
+	y.known_end = 0;
+	y.late = 1;
+	y.pub.late_start = 1;
+	e = search(&y, lib, &p);
+	/* each level one step later than test_magnify's (5, 10, 15): its first step dropped */
+	n = node_at(e, "Hot", "/", NULL);
+	assert_int_equal(n->state, CS_TRUE);
+	assert_int_equal(step_of(n->t_decided), 6);
+	assert_int_equal(step_of(n->t_start), 0); /* its requests made; its data from 1 */
+	n = node_at(e, "Hot", "/Code/m", NULL);
+	assert_int_equal(step_of(n->t_decided), 12);
+	n = node_at(e, "Hot", "/Code/m/hot", NULL);
+	assert_int_equal(n->state, CS_TRUE);
+	assert_int_equal(step_of(n->t_decided), 18);
+	assert_int_equal(step_of(n->t_start), 12);
+	assert_true(fabs(n->share - 0.8) < 1e-9); /* its own rate, no zeros averaged in */
+	assert_true(fabs(n->observed - (60 - 13) * (double)PERIOD / 1e9) < 1e-9);
+	cs_engine_free(e);
+
+	/* the step to be dropped is asked short: the source's shortest */
+	ops = syn_ops;
+	ops.pace = nw_pace;
+	syn_init(&y, 60, rate_cpu);
+	y.pub.ops = &ops;
+	y.known_end = 0;
+	y.late = 1;
+	y.pub.late_start = 1;
+	e = cs_engine_new(lib, &p, &y.pub);
+	for (i = 0; i < 6; i++) /* Hot at / true at the 6th: /Code/m started, new */
+		cs_engine_step(e);
+	assert_int_equal(state_of(e, "Hot", "/Code/m", NULL), CS_TESTING);
+	assert_true(nw.wait <= 1e-3);
+	cs_engine_step(e); /* dropped: now one short of its minimum observation time */
+	assert_true(fabs(nw.wait - (0.25 + CS_RETEST_FRACTION * 0.25)) < 1e-9);
+	cs_engine_free(e);
+
+	/* the same source not saying so: the first step's zeros count as observed time */
+	syn_init(&y, 60, rate_cpu);
+	y.known_end = 0;
+	y.late = 1;
+	e = search(&y, lib, &p);
+	n = node_at(e, "Hot", "/Code/m/hot", NULL);
+	assert_true(n->share < 0.8 - 0.01);
+	cs_engine_free(e);
+	hyp_lib_free(lib);
+}
+
 static void test_focus(void **state)
 {
 	struct cs_focus f, g;
@@ -1111,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_focus),
 		cmocka_unit_test(test_settled_pace),
 		cmocka_unit_test(test_next_need),
+		cmocka_unit_test(test_late_start),
 		cmocka_unit_test(test_magnify),
 		cmocka_unit_test(test_hysteresis),
 		cmocka_unit_test(test_damping),

@@ -331,9 +331,12 @@ static void hold(struct cs_engine *e, struct cs_node *n)
 			r->wait = 0;
 			r->current = 1;
 			r->cost = e->src->ops->cost(e->src, e->lib->metrics[r->metric], &r->focus);
+			r->made = e->launches;
 			e->st.cost_now += r->cost;
 			e->st.requests++;
 		}
+		/* made in this launch (this node's or another's): in place within the next step */
+		n->settling |= e->src->late_start && r->made == e->launches;
 		r->users++;
 		n->term_req[i] = k;
 		n->term_base[i] = r->total;
@@ -342,6 +345,20 @@ static void hold(struct cs_engine *e, struct cs_node *n)
 		e->st.cost_max = e->st.cost_now;
 	n->observed = n->load_obs = 0;
 	n->t_start = e->now;
+}
+
+/* The step in which a node's new requests were put in (source.h late_start): dropped, its
+ * data and observed time begin at the step's end (a new request read nothing before it was
+ * in, and the step's time would count as observed: under load, most of the minimum
+ * observation time). Its t_start stays when its requests were made. */
+static void settle(struct cs_engine *e, struct cs_node *n)
+{
+	uint32_t k;
+
+	for (k = 0; k < CS_MAX_TERMS; k++)
+		if (n->term_req[k] >= 0)
+			n->term_base[k] = e->reqs[n->term_req[k]].total;
+	n->settling = 0;
 }
 
 static void release(struct cs_engine *e, struct cs_node *n)
@@ -743,6 +760,7 @@ static void launch(struct cs_engine *e)
 	uint32_t testing = 0, busy_normal = 0, nw = 0, i, nn = e->nnodes;
 	uint32_t *w = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
 
+	e->launches++;
 	for (i = 0; i < nn; i++) {
 		const struct cs_node *n = &e->nodes[i];
 
@@ -836,6 +854,10 @@ static void collect(struct cs_engine *e, const struct cs_step *st)
 
 		if (!holding(n) || n->t_start > st->t0)
 			continue;
+		if (n->settling) {
+			settle(e, n);
+			continue;
+		}
 		n->observed += dt;
 		n->load_obs += st->load * dt;
 		for (k = 0; k < CS_MAX_TERMS; k++)
@@ -934,6 +956,8 @@ static double next_need(const struct cs_engine *e)
 
 		if (n->state != CS_TESTING || !holding(n))
 			continue;
+		if (n->settling) /* its data begins after the next step: a short one */
+			return 1e-3;
 		if (n->observed + 1e-9 < e->par.min_obs) {
 			w = e->par.min_obs - n->observed + slack;
 		} else {

@@ -56,6 +56,8 @@ struct cs_node {
 	double observed;     /* seconds of data since collection began */
 	double load_obs;     /* sum of load x seconds */
 	uint64_t t_start;    /* collection began (ns) */
+	int settling;        /* a request of its own is new: its first step is dropped (source.h
+				late_start) */
 	uint64_t t_end;      /* collection ended (concluded, given up) */
 	uint64_t t_decided;  /* first conclusion */
 	double value;        /* the test's left side (or share) at the last evaluation */
@@ -91,6 +93,7 @@ struct cs_req {
 	int slow;         /* only true nodes read it (source.h: pace_req) */
 	double wait;      /* then the seconds its re-tests can wait, as last told to the source */
 	double cost;     /* predicted, CPUs */
+	uint64_t made;   /* the engine's launch (engine.c) that asked the source for it */
 };
 
 struct cs_params {
@@ -132,6 +135,7 @@ struct cs_engine {
 	uint64_t now;        /* ns: the end of the last step */
 	int done;
 	uint64_t generation; /* the source's, when the true nodes were last magnified */
+	uint64_t launches;   /* launch() calls: when each request was made (cs_req.made) */
 	struct cs_stats st;
 	/* called after each step (a terminal view); may be NULL */
 	void (*progress)(struct cs_engine *e, void *arg);

@@ -47,7 +47,8 @@ struct cs_source_ops {
 	/* The children of f along hierarchy h known now (full paths; the caller frees each and
 	 * the array); 0 when none. */
 	uint32_t (*children)(struct cs_source *s, const struct cs_focus *f, int h, char ***out);
-	/* Start measuring: a request id >= 0, or -1. Values count from the next step. */
+	/* Start measuring: a request id >= 0, or -1. Values count from the next step (of a
+	 * source that sets late_start, from within it: below). */
 	int (*request)(struct cs_source *s, const char *metric, const struct cs_focus *f);
 	void (*cancel)(struct cs_source *s, int req);
 	/* Predicted cost of measuring the pair, in CPUs (the cost model, tool/mdl/cost.h). */
@@ -89,6 +90,11 @@ struct cs_source_ops {
 struct cs_source {
 	const struct cs_source_ops *ops;
 	void *impl;
+	/* Requests made after a step are in place only from some moment within the next one
+	 * (live: the instrumentation is committed when that step begins, after the engine's own
+	 * time, and a loaded machine can make that most of the step): the engine drops that
+	 * step for the nodes reading a new request, and their data begins after it. */
+	int late_start;
 };
 
 /* Focus helpers. */

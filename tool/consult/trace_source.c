@@ -856,7 +856,7 @@ struct cs_source *trace_source_new_run(const struct strc_file *const *files, uin
 		return NULL;
 	}
 	t = xcalloc(1, sizeof(*t));
-	t->pub = (struct cs_source){ &trace_ops, t };
+	t->pub = (struct cs_source){ .ops = &trace_ops, .impl = t }; /* a request is in at once */
 	t->f = f;
 	t->files = files;
 	t->nfiles = n;

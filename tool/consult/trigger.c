@@ -276,6 +276,7 @@ struct cs_source *cs_trigger_new(struct cs_source *inner, const char *spec, int 
 	src = xcalloc(1, sizeof(*src));
 	src->ops = &ops;
 	src->impl = t;
+	src->late_start = inner->late_start;
 	return src;
 }
 
