@@ -107,9 +107,10 @@ def rule_log(run_dir):
 
 
 def contention(out):
-    """lock: the workers' contended acquisitions (the lock word taken at the call) and their
-    time in those calls (ns), as the program saw them: summed over the workers."""
-    c = re.findall(r"contended (\d+) lockwait_ns (\d+)", out)
+    """The workers' blocking calls as the program timed them (bench/sync_comp.c: lock's
+    contended acquisitions, handoff's waits for its turn, every barrier wait) and their time
+    (ns): summed over the workers."""
+    c = re.findall(r"blocked (\d+) blocked_ns (\d+)", out)
     return sum(int(n) for n, _ in c), sum(int(w) for _, w in c)
 
 
@@ -121,13 +122,13 @@ def lives(out):
 def decompose(plain, sync):
     """One round's difference between the workers' compensated and plain lifetimes (summed over
     the two workers, ns), and its parts: the probes' cost in situ less the overhead removed
-    (CPU time: cpu sync - o - cpu plain), the load (run-queue delay, sync - plain), lock's waits
-    (compensated w' less the plain run's contended waits) and the rest (sleeps, wake-ups)."""
+    (CPU time: cpu sync - o - cpu plain), the load (run-queue delay, sync - plain), the waits
+    (compensated w' less the plain run's blocking calls) and the rest (the wrappers, the rest)."""
     life = lives(sync) - int(re.search(r"delays (-?\d+)", sync).group(1)) - lives(plain)
     cpu = workers(sync)[0] - int(re.search(r"comp -?\d+ -?\d+ (\d+)", sync).group(1)) - \
         workers(plain)[0]
     q = sum(workers(sync)[1]) - sum(workers(plain)[1])
-    wait = comp_waits(sync)[2] - contention(plain)[1] if "lockwait_ns" in plain else 0
+    wait = comp_waits(sync)[2] - contention(plain)[1]
     return life, cpu, q, wait, life - cpu - q - wait
 
 
@@ -301,27 +302,26 @@ def print_comp(rows, pin):
         print("%-8s %9.2f %9.2f %9.2f %9.2f %8.1f%% %8.1f%%" % (
             r["mode"], r["r_t"] / 1e3, r["r_h"] / 1e3, r["r_m"] / 1e3, r["r_par"] / 1e3,
             pct(r["r_par"], r["r_t"]), pct(r["r_par"], r["r_h"])))
-    print("\nlock's contended acquisitions (medians; plain: rounds whose lock word was taken at"
-          "\nthe call and the time in those calls, as the program saw them; sync: the waits the"
-          "\nruntime timed, measured and compensated w'; both summed over the two workers)")
+    print("\nBlocking calls (medians; plain: as the program timed them, bench/sync_comp.c: lock's"
+          "\ncontended acquisitions, handoff's waits for its turn, every barrier wait; sync: the"
+          "\nwaits the runtime timed, measured and compensated w'; both summed over the two workers)")
     for r in rows:
-        if r["mode"] == "lock":
-            print("%-8s plain %5d waits %8.2f ms   sync %5d waits %8.2f ms, compensated %8.2f ms"
-                  % (r["mode"], r["cont_t"], r["lw_t"] / 1e6, r["cont_m"], r["lw_m"] / 1e6,
-                     r["lw_c"] / 1e6))
+        print("%-8s plain %5d waits %8.2f ms   sync %5d waits %8.2f ms, compensated %8.2f ms"
+              % (r["mode"], r["cont_t"], r["lw_t"] / 1e6, r["cont_m"], r["lw_m"] / 1e6,
+                 r["lw_c"] / 1e6))
     print("\nThe workers' compensated lifetimes against plain, summed over the two workers, in ms"
           "\n(medians over rounds of each round's plain and sync runs; the parts need not add up"
           "\nto the whole: each is its own median): cpu-o, the probes' cost in situ less the"
-          "\noverhead removed (CPU time); runq, the load; wait, lock's compensated waits less the"
-          "\nplain run's contended waits; rest, the remainder (sleeps, wake-ups, the wrappers;"
-          "\nhandoff's and barrier's waits too, which their plain runs do not time)")
+          "\noverhead removed (CPU time); runq, the load; wait, the compensated waits less the"
+          "\nplain run's blocking calls as it timed them (lock: contended acquisitions; handoff:"
+          "\nlock and condition waits until its turn; barrier: every wait); rest, the remainder)")
     print("%-8s %9s %9s %7s %9s %9s %9s %9s" % ("program", "plain", "comp-pl", "err", "cpu-o",
                                                 "runq", "wait", "rest"))
     for r in rows:
         d = r["dec"]
         print("%-8s %9.2f %+9.2f %+6.1f%% %+9.2f %+9.2f %9s %+9.2f" % (
             r["mode"], r["life_t"] / 1e6, d[0] / 1e6, 100.0 * d[0] / r["life_t"], d[1] / 1e6,
-            d[2] / 1e6, "%+.2f" % (d[3] / 1e6) if r["mode"] == "lock" else "-", d[4] / 1e6))
+            d[2] / 1e6, "%+.2f" % (d[3] / 1e6), d[4] / 1e6))
     print("\nPaired errors: in each round the plain and the sync run of a program ran one after"
           "\nthe other; the error of that round is the sync run's parallel-compensated time against"
           "\nthat plain run's. Median, interquartile range and range over the rounds; target %.0f %%:"

@@ -8,7 +8,11 @@
  * them to tell the probes' cost in situ from the calibrated one, and to see the machine's load.
  * Worker 0 also notes when each of its rounds ends, and main prints the median round ("round_ns":
  * robust to the few rounds a loaded machine stretches by milliseconds, unlike the elapsed time).
- * Each worker also counts the rounds in which it found the other worker last seen on its own
+ * Each worker also times what it spent blocked, as the program sees it ("blocked", "blocked_ns":
+ * lock, its contended pthread_mutex_lock calls; handoff, its pthread_mutex_lock and
+ * pthread_cond_wait calls until its turn, in the rounds it had to wait; barrier, every
+ * pthread_barrier_wait, as the runtime times them), for bench/sync.py to hold against the
+ * compensated waits. Each worker also counts the rounds in which it found the other worker last seen on its own
  * CPU ("shared": the two threads took turns on one CPU instead of running in parallel, which
  * the compensation's model does not cover). SYNC_COMP_PIN=apart pins worker i to CPU i,
  * SYNC_COMP_PIN=together both to the last CPU (bench/sync.py compares the placements).
@@ -37,8 +41,8 @@ static pthread_barrier_t barrier;
 static int turn;
 static unsigned long shared_sum;
 static long long cpu_ns[THREADS], runq_ns[THREADS], life_ns[THREADS];
-static long long lockwait_ns[THREADS]; /* lock: time in contended pthread_mutex_lock calls */
-static long contended[THREADS];         /* lock: rounds whose lock word was taken at the call */
+static long long blocked_ns[THREADS]; /* time in the calls that blocked (above) */
+static long blocked[THREADS];         /* their rounds */
 static long shared_rounds[THREADS];
 static long long *round_end; /* worker 0's, ns */
 static volatile int last_cpu[THREADS] = { -1, -1 };
@@ -110,10 +114,19 @@ static void handoff(int id)
 {
 	long r;
 
+	long long t0;
+	int waited;
+
 	for (r = 0; r < rounds; r++) {
+		t0 = now_ns();
 		pthread_mutex_lock(&lock);
+		waited = turn != id;
 		while (turn != id)
 			pthread_cond_wait(&turn_cond, &lock);
+		if (waited) {
+			blocked[id]++;
+			blocked_ns[id] += now_ns() - t0;
+		}
 		note_cpu(id);
 		shared_sum += compute(work, (unsigned long)r);
 		turn = (id + 1) % THREADS;
@@ -126,12 +139,16 @@ static void handoff(int id)
 static void barrier_rounds(int id)
 {
 	unsigned long x = 0;
+	long long t0;
 	long r;
 
 	for (r = 0; r < rounds; r++) {
 		x = compute(id == 0 ? 3 * work : work, x);
 		note_cpu(id);
+		t0 = now_ns();
 		pthread_barrier_wait(&barrier);
+		blocked[id]++;
+		blocked_ns[id] += now_ns() - t0;
 		round_done(id, r);
 	}
 	pthread_mutex_lock(&lock);
@@ -159,8 +176,8 @@ static void lock_rounds(int id)
 		t0 = taken ? now_ns() : 0;
 		pthread_mutex_lock(&lock);
 		if (taken) {
-			contended[id]++;
-			lockwait_ns[id] += now_ns() - t0;
+			blocked[id]++;
+			blocked_ns[id] += now_ns() - t0;
 		}
 		shared_sum += compute(work / 4, x);
 		pthread_mutex_unlock(&lock);
@@ -250,8 +267,8 @@ int main(int argc, char **argv)
 	       (long long)(b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec), shared_sum,
 	       median_round());
 	for (i = 0; i < THREADS; i++)
-		printf("worker %ld cpu_ns %lld runq_ns %lld shared %ld life_ns %lld contended %ld "
-		       "lockwait_ns %lld\n", i, cpu_ns[i], runq_ns[i], shared_rounds[i], life_ns[i],
-		       contended[i], lockwait_ns[i]);
+		printf("worker %ld cpu_ns %lld runq_ns %lld shared %ld life_ns %lld blocked %ld "
+		       "blocked_ns %lld\n", i, cpu_ns[i], runq_ns[i], shared_rounds[i], life_ns[i],
+		       blocked[i], blocked_ns[i]);
 	return 0;
 }
