@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "../format/profile_insitu.h"
+#include "insertion_sort.h"
 
 #define INSITU_MAX_PAIRS 64 /* pairs kept per thread: then it stops measuring */
 #define INSITU_MIN_PAIRS 5  /* fewer: the calibrated price */
@@ -56,18 +57,7 @@ static inline double insitu_pair_ns(double a_ns, double b_ns, uint32_t n, double
 	return o_full > o_skip && o_skip >= 0 ? d * o_full / (o_full - o_skip) : d + o_skip;
 }
 
-static inline void insitu_sort(float *v, uint32_t n)
-{
-	uint32_t i, j;
-
-	for (i = 1; i < n; i++) {
-		float x = v[i];
-
-		for (j = i; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-}
+RT_INSERTION_SORT(insitu_sort, float)
 
 static inline double insitu_median_sorted(const float *v, uint32_t n)
 {

@@ -1,22 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The statistics of calibration, apart so that they can be unit-tested. */
 #include "rt.h"
+#include "insertion_sort.h"
 
 #include <math.h>
 
-/* Insertion sort: a few hundred values, no libc qsort (no callbacks inside the runtime). */
-static void sort(double *v, int n)
-{
-	int i, j;
-
-	for (i = 1; i < n; i++) {
-		double x = v[i];
-
-		for (j = i; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-}
+RT_INSERTION_SORT(sort, double)
 
 /*
  * Mean and standard deviation of the fastest 90 % of the values (sorted in place). A batch that

@@ -15,6 +15,7 @@
  * of sync_rule_woken. Counts of the rule's cases are logged at the end (runtime.log).
  */
 #include "rt.h"
+#include "insertion_sort.h"
 #include "sync_rule.h"
 
 #include <errno.h>
@@ -107,18 +108,7 @@ static int trial(uint64_t delay, uint64_t *d, uint64_t *lat)
 	return 0;
 }
 
-static void sort_u64(uint64_t *v, int n)
-{
-	int i, j;
-
-	for (i = 1; i < n; i++) {
-		uint64_t x = v[i];
-
-		for (j = i; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
-	}
-}
+RT_INSERTION_SORT(sort_u64, uint64_t)
 
 /* n trials at one delay: the medians of d and of the latency, and how many latencies were
  * above mid (a wake-up from sleep, when mid is set). */
