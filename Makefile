@@ -33,7 +33,7 @@ RT_OBJ := $(patsubst %.c,$(BUILD)/rt/%.o,$(RT_SRC)) $(patsubst %.S,$(BUILD)/rt/%
 TOOL_OBJ := $(patsubst %.c,$(BUILD)/tool/%.o,$(TOOL_SRC))
 LIB_OBJ := $(filter-out $(BUILD)/tool/tool/main.o,$(TOOL_OBJ))
 
-.PHONY: all check demo bench install clean help unit integration deps man
+.PHONY: all check check-built demo bench install clean help unit integration deps man
 all: $(BUILD)/bin/sonde $(BUILD)/lib/libsonde.so $(BUILD)/lib/libsonde-mpi.so
 
 $(BUILD)/rt/%.o: %.c $(wildcard runtime/*.h runtime/dyn/*.h format/*.h)
@@ -86,7 +86,10 @@ $(BUILD)/bin/sonde: $(TOOL_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT) -o $@ $^ $(TOOL_LIBS)
 
+# The Debian packages first, then a new make: the pkg-config flags above were read when this
+# make started, before a fresh machine had otf2.
 check: deps
+	$(MAKE) check-built
 include fuzz/fuzz.mk
 include tests/tests.mk
 include bench/bench.mk

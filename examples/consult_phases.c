@@ -46,7 +46,7 @@ static void report(void)
 int main(int argc, char **argv)
 {
 	double scale = argc > 1 ? atof(argv[1]) : 1.0;
-	long n = 250000000, calls = (long)(10 * (scale > 0 ? scale : 1.0)), i;
+	long n = 375000000, calls = (long)(10 * (scale > 0 ? scale : 1.0)), i;
 
 	SONDE_PHASE("assemble");
 	for (i = 0; i < calls; i++)

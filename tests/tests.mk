@@ -356,5 +356,5 @@ unit: $(UNIT_BINS)
 integration: all
 	tests/integration/run.sh
 
-check: all $(UNIT_BINS)
+check-built: all $(UNIT_BINS)
 	tests/integration/run.sh $(UNIT_CMDS)
