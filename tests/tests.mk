@@ -261,6 +261,16 @@ $(UNIT_PATCH): tests/unit/test_patch.c tests/unit/patch_live.c tests/unit/patch_
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) -lZydis $(TEST_LIBS) -ldl
 
+# Inserting and removing points (tool/dyn/install.c) against a fake stopped process.
+UNIT_DYN_INSTALL := $(TEST_BUILD)/test_dyn_install
+UNIT_BINS += $(UNIT_DYN_INSTALL)
+UNIT_CMDS += --unit "$(UNIT_DYN_INSTALL)"
+
+$(UNIT_DYN_INSTALL): tests/unit/test_dyn_install.c tool/dyn/install.c $(PATCH_SRC) $(PATCH_HDR) \
+		tool/dyn/dyn.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) -lZydis $(TEST_LIBS)
+
 # patch_corpus_COMPILER_LEVEL_FLAVOUR.so
 patch_word = $(word $(1),$(subst _, ,$*))
 $(TEST_BUILD)/patch_corpus_%.so: tests/unit/patch_corpus.c tests/unit/patch_corpus_asm.S

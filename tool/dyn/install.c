@@ -2,9 +2,12 @@
 /*
  * What to patch and in which order (dyn.h). Inserting: every trampoline is written before any
  * site, so a thread that reaches a new jump finds its target complete; a stopped thread whose PC
- * lies in replaced bytes is moved to the relocated copy. Removing: original bytes first, then
- * threads inside a trampoline are moved back to the original code; one caught in the middle of
- * the handler call's register save or restore is let run a moment and looked at again.
+ * lies in replaced bytes is moved to the relocated copy. Removing: while some thread is caught in
+ * the middle of a handler call's register save or restore, the process is let run a moment and
+ * looked at again, nothing moved; then, in one stop, the threads inside a trampoline are moved
+ * back to the original code and the original bytes are written. (A thread moved out of a
+ * relocated copy lands inside the site's bytes: run before they are restored, it would execute
+ * the middle of the jump.)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,21 +275,32 @@ int dyn_plan(struct target *t, struct dyn_set *s, uint64_t handler, char *err, s
 	return 0;
 }
 
-/* Move every stopped thread whose PC lies in the bytes this plan replaces. */
-static void move_threads_in(struct target *t, const struct patch_plan *p)
+/* Where a stopped thread goes when p is inserted: pc itself, or 0 when it lies in the replaced
+ * bytes at no instruction of them (it could not run on once they are replaced). */
+static uint64_t pc_in(const struct patch_plan *p, uint64_t pc)
+{
+	if (pc <= p->site || pc >= p->site + p->len)
+		return pc;
+	return patch_map_pc_into(p, pc);
+}
+
+/* Move every stopped thread whose PC lies in the bytes this plan replaces; -1 (nothing moved)
+ * when one of them cannot be moved. */
+static int move_threads_in(struct target *t, const struct patch_plan *p)
 {
 	int i;
 
+	for (i = 0; i < t->nthreads; i++)
+		if (!pc_in(p, t->threads[i].regs.rip))
+			return -1;
 	for (i = 0; i < t->nthreads; i++) {
 		struct target_thread *th = &t->threads[i];
-		uint64_t pc = th->regs.rip, to;
+		uint64_t to = pc_in(p, th->regs.rip);
 
-		if (pc <= p->site || pc >= p->site + p->len)
-			continue;
-		to = patch_map_pc_into(p, pc);
-		if (to && to != pc)
-			target_set_pc(t, th, to);
+		if (to != th->regs.rip && target_set_pc(t, th, to) != 0)
+			return -1;
 	}
+	return 0;
 }
 
 int dyn_install(struct target *t, struct dyn_set *s, char *err, size_t n)
@@ -307,7 +321,11 @@ int dyn_install(struct target *t, struct dyn_set *s, char *err, size_t n)
 
 		if (f->state != DYN_PLANNED)
 			continue;
-		move_threads_in(t, &f->plan);
+		if (move_threads_in(t, &f->plan) != 0) {
+			snprintf(err, n, "patching %s: a thread stopped inside its first bytes cannot "
+				 "be moved", f->name);
+			return -1;
+		}
 		if (target_write(t, f->plan.site, f->plan.bytes, f->plan.len) != 0) {
 			snprintf(err, n, "patching %s: %s", f->name, target_error(t));
 			return -1;
@@ -317,8 +335,10 @@ int dyn_install(struct target *t, struct dyn_set *s, char *err, size_t n)
 	return 0;
 }
 
-/* 1 when some thread is caught inside a save or restore: it must run on a moment. */
-static int move_threads_out(struct target *t, const struct patch_plan *p)
+/* 1 when some thread is caught inside a save or restore: it must run on a moment. With move,
+ * the others are moved back to the original code (whose bytes must then be restored before the
+ * process runs again). */
+static int move_threads_out(struct target *t, const struct patch_plan *p, int move)
 {
 	int i, busy = 0;
 
@@ -334,6 +354,8 @@ static int move_threads_out(struct target *t, const struct patch_plan *p)
 			busy = 1;
 			continue;
 		}
+		if (!move)
+			continue;
 		th->regs.rsp += (uint64_t)adjust;
 		th->regs.rip = to;
 		target_set_regs(t, th);
@@ -348,14 +370,14 @@ static int move_threads_out(struct target *t, const struct patch_plan *p)
  */
 #define BUSY_LIMIT_NS (2 * 1000000000ull)
 
-static int threads_busy(struct target *t, struct dyn_set *s, const uint8_t *which)
+static int threads_busy(struct target *t, struct dyn_set *s, const uint8_t *which, int move)
 {
 	size_t i;
 	int busy = 0;
 
 	for (i = 0; i < s->n; i++)
 		if (s->f[i].state == DYN_INSTALLED && (!which || which[i]))
-			busy |= move_threads_out(t, &s->f[i].plan);
+			busy |= move_threads_out(t, &s->f[i].plan, move);
 	return busy;
 }
 
@@ -371,12 +393,13 @@ int dyn_remove_some(struct target *t, struct dyn_set *s, const uint8_t *which, c
 	int tries;
 	uint64_t give_up = mono_now_ns() + BUSY_LIMIT_NS;
 
-	for (tries = 0; threads_busy(t, s, which); tries++) {
+	for (tries = 0; threads_busy(t, s, which, 0); tries++) {
 		if ((tries >= 100 && mono_now_ns() > give_up) || target_run_for(t, 1, NULL) != 0) {
 			snprintf(err, n, "a thread stays inside a trampoline; not removing");
 			return -1;
 		}
 	}
+	threads_busy(t, s, which, 1); /* none busy, and the world stopped since the look */
 	for (i = 0; i < s->n; i++) {
 		struct dyn_func *f = &s->f[i];
 
