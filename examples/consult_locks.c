@@ -38,14 +38,14 @@ static inline __attribute__((always_inline, no_instrument_function)) double spin
 static void update_shared(void)
 {
 	pthread_mutex_lock(&hot_lock);
-	total += spin(300000);
+	total += spin(200000);
 	pthread_mutex_unlock(&hot_lock);
 }
 
 static void update_own(int k)
 {
 	pthread_mutex_lock(&quiet_locks[k]);
-	total += 0 * spin(30000);
+	total += 0 * spin(20000);
 	pthread_mutex_unlock(&quiet_locks[k]);
 }
 

@@ -3329,7 +3329,8 @@ def t_consult_locks(o):
     """One hot mutex among many (--trace --sync): waiting on hot_lock, in update_shared."""
     b = build_example('consult_locks')
     with check('consult locks: recorded'):
-        p, d = srun(b, opts=['--trace', '--sync'], tag='consult-locks')
+        # 2: about 1.2 s, five levels of the quick search's 0.1 s with a margin
+        p, d = srun(b, args=['2'], opts=['--trace', '--sync'], tag='consult-locks')
         eq(p.returncode, 0, f'status ({describe(p)})')
         expect(traces(d), 'no trace')
     with check('consult locks: ExcessiveSyncWaitingTime at hot_lock in update_shared'):
