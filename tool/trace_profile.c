@@ -295,22 +295,24 @@ static void conv_other(struct replay *r, const struct strc_event *e)
 	}
 }
 
-/* Times to ns; exclusive time is inclusive minus the children's inclusive, as the runtime's. */
+/* Times to ns; exclusive time is inclusive minus the children's inclusive, as the runtime's,
+ * taken after the conversion: a recursive function's exclusive time (the sum over its nodes)
+ * then telescopes to at most its inclusive time, where rounding each node's exclusive time on
+ * its own could add up past it. */
 static void finish_nodes(struct conv *c)
 {
 	struct sprof_thread *t = c->t;
 	uint64_t *kids = xcalloc(t->nnodes, sizeof(*kids));
 	uint32_t i;
 
+	for (i = 0; i < t->nnodes; i++)
+		t->nodes[i].incl = to_ns(c->f, t->nodes[i].incl);
 	for (i = 1; i < t->nnodes; i++)
 		kids[t->nodes[i].parent] += t->nodes[i].incl;
 	for (i = 0; i < t->nnodes; i++) {
 		struct sprof_node *n = &t->nodes[i];
 
-		n->excl = to_ns(c->f, n->incl > kids[i] ? n->incl - kids[i] : 0);
-		n->incl = to_ns(c->f, n->incl);
-		if (n->excl > n->incl)
-			n->excl = n->incl;
+		n->excl = n->incl > kids[i] ? n->incl - kids[i] : 0;
 	}
 	free(kids);
 }

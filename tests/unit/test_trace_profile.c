@@ -227,6 +227,43 @@ static void test_recursion(void **state)
 	sprof_free(p);
 }
 
+/*
+ * Four levels of rec, each entered one tick (half a ns) after its caller, all left together:
+ * rounded on its own, each level's exclusive half ns would be 1 ns, 4 ns for rec against its
+ * 2 ns inclusive. Taken from the rounded inclusive times, the levels' exclusive times add up to
+ * the outermost's inclusive time.
+ */
+static void test_recursion_rounding(void **state)
+{
+	const struct sprof_thread *t;
+	struct sprof_file *p;
+	uint64_t sum = 0;
+	uint32_t i;
+
+	(void)state;
+	setup(1);
+	begin(0, 0);
+	ev(0, STRC_ENTER, F_MAIN, 0);
+	for (i = 0; i < 4; i++)
+		ev(0, STRC_ENTER, F_REC, 10 + i);
+	for (i = 0; i < 4; i++)
+		ev(0, STRC_EXIT, F_REC, 14);
+	ev(0, STRC_EXIT, F_MAIN, 20);
+	p = trace_profile(&fx.f);
+	t = &p->threads[0];
+	expect_tree(t);
+	expect_node(path_node(t, 2, F_MAIN, F_REC), 1, 2, 0);
+	expect_node(path_node(t, 3, F_MAIN, F_REC, F_REC), 1, 2, 1);
+	expect_node(path_node(t, 4, F_MAIN, F_REC, F_REC, F_REC), 1, 1, 0);
+	expect_node(path_node(t, 5, F_MAIN, F_REC, F_REC, F_REC, F_REC), 1, 1, 1);
+	expect_node(path_node(t, 1, F_MAIN), 1, 10, 8);
+	for (i = 1; i < t->nnodes; i++)
+		if (t->nodes[i].func == F_REC)
+			sum += t->nodes[i].excl;
+	assert_int_equal(sum, 2);
+	sprof_free(p);
+}
+
 /* A longjmp from b to main: UNWIND(1) closes b and a at its time; exits of them are ignored. */
 static void test_unwind(void **state)
 {
@@ -528,6 +565,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nesting),
 		cmocka_unit_test(test_recursion),
+		cmocka_unit_test(test_recursion_rounding),
 		cmocka_unit_test(test_unwind),
 		cmocka_unit_test(test_exit_skips_frames),
 		cmocka_unit_test(test_regions),
