@@ -41,16 +41,6 @@ static int measured(const struct model *m)
 	return 0;
 }
 
-static double measured_total(const struct model *m)
-{
-	double t = 0;
-	uint32_t i;
-
-	for (i = 0; i < m->nthreads; i++)
-		t += m->threads[i].t_a;
-	return t > 0 ? t : 1;
-}
-
 static uint32_t *by_self(const struct m_samples *s, uint32_t *n)
 {
 	uint32_t *idx = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*idx)), i;
@@ -101,10 +91,10 @@ static void print_threads(FILE *out, const struct m_samples *s)
  * while -finstrument-functions also measures functions inlined into it apart, so exclusive
  * shares differ where instrumented code was inlined; inclusive ones do not.
  */
-static void print_agreement(struct term_table *t, const struct m_func *f, double p, uint64_t n,
-			    double total)
+static void print_agreement(struct term_table *t, const struct model *m, const struct m_func *f,
+			    double p, uint64_t n, double total)
 {
-	double q = f->incl_c / total, se = sample_stderr(p, n), z = se > 0 ? (p - q) / se : 0;
+	double q = sample_measured_incl(m, f) / total, se = sample_stderr(p, n), z = se > 0 ? (p - q) / se : 0;
 
 	if (!f->calls) {
 		term_cell(t, "-");
@@ -126,7 +116,7 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 	const struct m_samples *s = m->samples;
 	uint32_t n, i, *idx = by_self(s, &n);
 	int both = measured(m);
-	double total = (double)(s->stored_periods ? s->stored_periods : 1), mt = measured_total(m);
+	double total = (double)(s->stored_periods ? s->stored_periods : 1), mt = sample_measured_total(m);
 	struct term_col cols[7];
 	struct term_table t;
 
@@ -151,7 +141,7 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 		term_cell(&t, "± %5.1f%%", 100 * se);
 		term_cell(&t, "%.1f%%", 100.0 * (double)sf->total / total);
 		if (both) {
-			print_agreement(&t, f, (double)sf->total / total, s->signals, mt);
+			print_agreement(&t, m, f, (double)sf->total / total, s->signals, mt);
 		} else {
 			term_cell(&t, "%s", "");
 			term_cell(&t, "%s", "");
@@ -163,8 +153,9 @@ static void print_flat(FILE *out, const struct model *m, const struct report_opt
 		       "standard error of self%%, sqrt(p(1-p)/N), N = %llu signals",
 		  (unsigned long long)s->signals);
 	if (both)
-		term_text(out, "  meas.incl = measured (compensated) inclusive share, beside total%%; "
-			       "agree: within %.0f standard errors", AGREE_Z);
+		term_text(out, "  meas.incl = measured inclusive share of %s, beside total%%; "
+			       "agree: within %.0f standard errors", m->has_cpu ? "CPU time (--cpu)"
+			       : "(compensated) wall time", AGREE_Z);
 	free(idx);
 }
 
@@ -380,7 +371,7 @@ static void json_funcs(FILE *out, const struct model *m)
 {
 	const struct m_samples *s = m->samples;
 	uint32_t n, i, *idx = by_self(s, &n);
-	double total = (double)(s->stored_periods ? s->stored_periods : 1), mt = measured_total(m);
+	double total = (double)(s->stored_periods ? s->stored_periods : 1), mt = sample_measured_total(m);
 
 	fprintf(out, ",\"functions\":[");
 	for (i = 0; i < n; i++) {
@@ -401,7 +392,7 @@ static void json_funcs(FILE *out, const struct model *m)
 			sample_stderr(q, s->signals));
 		if (f->calls)
 			fprintf(out, ",\"measured_share\":%.6f,\"measured_incl_share\":%.6f",
-				f->excl_c / mt, f->incl_c / mt);
+				sample_measured_excl(m, f) / mt, sample_measured_incl(m, f) / mt);
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -434,10 +425,11 @@ void report_sample_json(FILE *out, const struct model *m)
 	if (!s)
 		return;
 	fprintf(out, ",\"samples\":{\"hz\":%u,\"period_ns\":%llu,\"samples\":%llu,\"signals\":%llu,"
-		     "\"dropped\":%llu,\"truncated\":%llu,\"stored\":%llu,",
+		     "\"dropped\":%llu,\"truncated\":%llu,\"stored\":%llu,\"measured_clock\":\"%s\",",
 		s->hz, (unsigned long long)s->period_ns, (unsigned long long)s->periods,
 		(unsigned long long)s->signals, (unsigned long long)s->dropped,
-		(unsigned long long)s->truncated, (unsigned long long)s->stored_periods);
+		(unsigned long long)s->truncated, (unsigned long long)s->stored_periods,
+		m->has_cpu ? "cpu" : "wall");
 	json_threads(out, s);
 	json_funcs(out, m);
 	json_lines(out, m);

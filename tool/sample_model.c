@@ -268,3 +268,32 @@ double sample_stderr(double p, uint64_t n)
 {
 	return n ? sqrt(p * (1 - p) / (double)n) : 0;
 }
+
+/*
+ * What the sampled shares are compared with: shares of CPU time when the run measured it
+ * (--cpu), as the samples count, of the threads' top-level calls; else of the threads'
+ * compensated wall time, which also holds their waits (a system call preempted on a loaded
+ * machine weighs there, and not in the samples).
+ */
+double sample_measured_total(const struct model *m)
+{
+	double t = 0;
+	uint32_t i;
+
+	if (!m->has_cpu)
+		return model_total_t_a(m);
+	for (i = m->nnodes ? m->nodes[0].first_child : M_NONE; i != M_NONE;
+	     i = m->nodes[i].next_sibling)
+		t += m->nodes[i].cpu_incl;
+	return t > 0 ? t : 1;
+}
+
+double sample_measured_incl(const struct model *m, const struct m_func *f)
+{
+	return m->has_cpu ? f->cpu_incl : f->incl_c;
+}
+
+double sample_measured_excl(const struct model *m, const struct m_func *f)
+{
+	return m->has_cpu ? f->cpu_excl : f->excl_c;
+}

@@ -66,4 +66,10 @@ void sample_free(struct m_samples *s);
 /* The binomial standard error of a share p estimated from n independent samples. */
 double sample_stderr(double p, uint64_t n);
 
+/* The measured times the sampled shares are compared with (ns): of CPU time when the run
+ * measured it (--cpu), else compensated wall time; the total, and a function's parts. */
+double sample_measured_total(const struct model *m);
+double sample_measured_incl(const struct model *m, const struct m_func *f);
+double sample_measured_excl(const struct model *m, const struct m_func *f);
+
 #endif

@@ -167,10 +167,12 @@ def t_sample_folded(o):
 
 @test()
 def t_sample_with_measured(o):
-    """sonde cc + --sample: both profiles of one run agree within the sampling error."""
+    """sonde cc + --sample --cpu: both profiles of one run agree within the sampling error
+    (CPU time against CPU time: in wall time, the program's clock_gettime calls preempted on a
+    loaded machine took 17 % of the run and no sample)."""
     b = build_fp('sample_ratio', instrumented=True)
     with check('sample and measure together'):
-        p, d = srun(b, opts=['--sample'], tag='sample-measured')
+        p, d = srun(b, opts=['--sample', '--cpu'], tag='sample-measured')
         eq(p.returncode, 0, f'exit status ({first_line(p.stderr)})')
         eq(p.stdout, direct(build_fp('sample_ratio')).stdout, 'stdout')
         js = report(d)
@@ -179,6 +181,7 @@ def t_sample_with_measured(o):
         eq(calls(js, 'solve'), 80, 'measured calls of solve')
         s = sampled(js)
         fs = sfuncs(s)
+        eq(s['measured_clock'], 'cpu', 'the measured shares compared are of CPU time')
         # inclusive: the instrumented inline spin() is measured apart, sampled inside hot_a
         for name in ('hot_a', 'hot_b'):
             expect('measured_incl_share' in fs[name], f'{name}: no measured share beside')

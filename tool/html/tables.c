@@ -97,16 +97,19 @@ static int by_self(const void *x, const void *y, void *arg)
 static void sampled(FILE *out, const struct model *m, int limit)
 {
 	static const char *const cols[] = { "function", "file:line", "#samples (self)", "#self %",
-					    "#± err %", "#total", "#total %", "#measured incl (c) %" };
+					    "#± err %", "#total", "#total %", "#measured incl %" };
 	const struct m_samples *s = m->samples;
-	double stored = (double)(s->stored_periods ? s->stored_periods : 1), mt = model_total_t_a(m);
+	double stored = (double)(s->stored_periods ? s->stored_periods : 1);
+	double mt = sample_measured_total(m);
 	uint32_t i, k, rows = 0, n = 0, *idx;
 
 	fprintf(out, "<h3>Sampled profile</h3>\n<p class=\"note\">%llu samples of %.3f ms of a "
 		     "thread's CPU time (%u Hz; %llu signals, %llu dropped). &plusmn; err: the "
-		     "binomial standard error of self %%.</p>\n",
+		     "binomial standard error of self %%. Measured incl: the inclusive share of %s."
+		     "</p>\n",
 		(unsigned long long)s->periods, (double)s->period_ns / 1e6, s->hz,
-		(unsigned long long)s->signals, (unsigned long long)s->dropped);
+		(unsigned long long)s->signals, (unsigned long long)s->dropped,
+		m->has_cpu ? "CPU time (--cpu)" : "compensated wall time");
 	html_table(out, "sampled", cols, 8);
 	idx = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*idx));
 	for (i = 0; i < s->nfuncs && i < m->nfuncs; i++)
@@ -132,7 +135,7 @@ static void sampled(FILE *out, const struct model *m, int limit)
 		html_td_u(out, sf->total);
 		html_td_f(out, 100.0 * (double)sf->total / stored, 2);
 		if (f->calls)
-			html_td_f(out, 100.0 * f->incl_c / mt, 2);
+			html_td_f(out, 100.0 * sample_measured_incl(m, f) / mt, 2);
 		else
 			fputs("<td class=\"n\" data-v=\"-1\">-</td>", out);
 		fputs("</tr>\n", out);
