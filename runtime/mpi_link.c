@@ -43,6 +43,11 @@ uint64_t sonde_rt_mpi_ns(uint64_t ticks)
 	return rt_ticks_to_ns(ticks);
 }
 
+void sonde_rt_mpi_log(const char *msg)
+{
+	rt_log(msg);
+}
+
 uint64_t sonde_rt_mpi_start(void)
 {
 	return rt_start_ticks;

@@ -30,6 +30,8 @@ SONDE_MPI_EXPORT uint64_t sonde_rt_mpi_start(void);
 /* The calling thread's measurement overhead so far, ns: probe pairs and unmeasured pairs at their
  * calibrated costs, and its in-run calibrations (MODELS §2.3; 0 before its first probe). */
 SONDE_MPI_EXPORT double sonde_rt_mpi_overhead_ns(void);
+/* A line into RUNDIR/runtime.log (never into the program's output). */
+SONDE_MPI_EXPORT void sonde_rt_mpi_log(const char *msg);
 /* 1 when the run records a trace (sonde run --trace) rather than a profile. */
 SONDE_MPI_EXPORT int sonde_rt_mpi_tracing(void);
 

@@ -359,6 +359,15 @@ $(UNIT_MPI): tests/unit/test_mpi.c format/profile_read.c format/profile_read_syn
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS)
 
+# MPI: the piggyback's type table against fake PMPI_Type_ routines (libmpi lends MPI_INT64_T).
+UNIT_MPI_PBTYPES := $(TEST_BUILD)/test_mpi_pbtypes
+UNIT_BINS += $(UNIT_MPI_PBTYPES)
+UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_MPI_PBTYPES)"
+
+$(UNIT_MPI_PBTYPES): tests/unit/test_mpi_pbtypes.c runtime/mpi/mpi_pbtypes.c runtime/mpi/mpi_pbtypes.h
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_CFLAGS) $(MPI_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) $(MPI_LIBS)
+
 # Last: their prerequisites are expanded when read, so every UNIT_BINS += must come first.
 unit: $(UNIT_BINS)
 	tests/integration/run.sh --no-integration $(UNIT_CMDS)

@@ -16,16 +16,6 @@
 
 #include <time.h>
 
-#define TYPES 64
-
-struct pb_type {
-	MPI_Datatype dt, type;
-	int count;
-	MPI_Aint disp;
-};
-
-static struct pb_type types[TYPES];
-
 int64_t mpi_overhead_ns(void)
 {
 	return (int64_t)(sonde_rt_mpi_overhead_ns() + (double)mpi.calls * mpi.o_call_ns +
@@ -43,60 +33,6 @@ void mpi_pb_fill(struct mpi_pb *pb, uint64_t now)
 	pb->x = mpi_delay();
 	pb->t = mpi.real_base_ns + (int64_t)mpi_ns(now - mpi.real_base_ticks) - pb->x;
 	mpi.pb_calls++;
-}
-
-static uint32_t type_slot(MPI_Datatype dt, int count, MPI_Aint disp)
-{
-	uint64_t k = (uint64_t)(uintptr_t)dt * 31 + (uint64_t)count * 131 + (uint64_t)disp;
-
-	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 58) % TYPES;
-}
-
-/*
- * The delay goes first in the type map: a message shorter than the receive (fewer elements
- * than count) still delivers it to the slot, and never lands in the program's buffer.
- */
-MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot)
-{
-	MPI_Aint disp = (MPI_Aint)((const char *)slot - (const char *)buf);
-	struct pb_type *e = &types[type_slot(dt, count, disp)];
-	int len[2] = { 2, count };
-	MPI_Aint at[2] = { disp, 0 };
-	MPI_Datatype kinds[2] = { MPI_INT64_T, dt }, t;
-
-	if (mlikely(e->type != MPI_DATATYPE_NULL && e->dt == dt && e->count == count &&
-		    e->disp == disp))
-		return e->type;
-	if (PMPI_Type_create_struct(2, len, at, kinds, &t) != MPI_SUCCESS)
-		return MPI_DATATYPE_NULL;
-	if (PMPI_Type_commit(&t) != MPI_SUCCESS) {
-		PMPI_Type_free(&t);
-		return MPI_DATATYPE_NULL;
-	}
-	if (e->type != MPI_DATATYPE_NULL)
-		PMPI_Type_free(&e->type); /* MPI keeps it while a pending operation uses it */
-	*e = (struct pb_type){ .dt = dt, .type = t, .count = count, .disp = disp };
-	return t;
-}
-
-/* MPI_Type_free of the program's type: its handle may come back for another type. */
-void mpi_pb_type_forget(MPI_Datatype dt)
-{
-	int i;
-
-	for (i = 0; i < TYPES; i++)
-		if (types[i].type != MPI_DATATYPE_NULL && types[i].dt == dt) {
-			PMPI_Type_free(&types[i].type);
-			types[i] = (struct pb_type){ .type = MPI_DATATYPE_NULL };
-		}
-}
-
-void mpi_pb_types_init(void)
-{
-	int i;
-
-	for (i = 0; i < TYPES; i++)
-		types[i] = (struct pb_type){ .dt = MPI_DATATYPE_NULL, .type = MPI_DATATYPE_NULL };
 }
 
 /*

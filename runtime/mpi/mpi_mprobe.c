@@ -109,7 +109,7 @@ MPI_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
 	MPI_Datatype t = MPI_DATATYPE_NULL;
 	struct msg_ent m;
-	struct mpi_pb pb;
+	struct mpi_pb *pb = &mpi_blocking_slot[PB_SLOT_RECV];
 	uint64_t t0 = mpi_now(), t1;
 	int64_t x_r = 0;
 	int ret;
@@ -118,7 +118,7 @@ MPI_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg
 	if (followed() && mpi.comp) {
 		x_r = mpi_delay();
 		mpi.pb_calls++;
-		t = mpi_pb_type(buf, count, dt, &pb);
+		t = mpi_pb_type(buf, count, dt, pb);
 	}
 	ret = t != MPI_DATATYPE_NULL ? PMPI_Mrecv(buf, 1, t, msg, st)
 				     : PMPI_Mrecv(buf, count, dt, msg, mpi.on ? st : status);
@@ -129,7 +129,7 @@ MPI_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *msg
 	if (ret != MPI_SUCCESS || !followed())
 		return ret;
 	mpi_received(SPROF_MPI_MRECV, m.comm, m.src, st, st == status, t != MPI_DATATYPE_NULL,
-		     &pb, t0, t1, x_r);
+		     pb, t0, t1, x_r);
 	return ret;
 }
 

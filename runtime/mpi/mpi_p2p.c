@@ -40,7 +40,7 @@ int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest
 {
 	send_fn fn = send_fns[rid];
 	struct mpi_comm_ent *c;
-	struct mpi_pb pb;
+	struct mpi_pb *pb = &mpi_blocking_slot[PB_SLOT_SEND];
 	MPI_Datatype t;
 	uint64_t t0, bytes;
 	int ret;
@@ -55,8 +55,8 @@ int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest
 	traced_send(dest, tag, comm, count, dt);
 	t0 = mpi_now();
 	if (mpi.comp) {
-		mpi_pb_fill(&pb, t0);
-		t = mpi_pb_type(buf, count, dt, &pb);
+		mpi_pb_fill(pb, t0);
+		t = mpi_pb_type(buf, count, dt, pb);
 		ret = t != MPI_DATATYPE_NULL ? fn(buf, 1, t, dest, tag, comm)
 					     : fn(buf, count, dt, dest, tag, comm);
 	} else {
@@ -122,7 +122,7 @@ MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
 			MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct mpi_pb pb;
+	struct mpi_pb *pb = &mpi_blocking_slot[PB_SLOT_RECV];
 	MPI_Datatype t = MPI_DATATYPE_NULL;
 	uint64_t t0, t1;
 	int64_t x_r = 0;
@@ -139,7 +139,7 @@ MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
 	if (mpi.comp) {
 		x_r = mpi_delay();
 		mpi.pb_calls++;
-		t = mpi_pb_type(buf, count, dt, &pb);
+		t = mpi_pb_type(buf, count, dt, pb);
 	}
 	ret = t != MPI_DATATYPE_NULL ? PMPI_Recv(buf, 1, t, src, tag, comm, st)
 				     : PMPI_Recv(buf, count, dt, src, tag, comm, st);
@@ -147,7 +147,7 @@ MPI_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
 	mpi_count(SPROF_MPI_RECV, t0, t1, 0, 0);
 	if (ret == MPI_SUCCESS)
 		mpi_received(SPROF_MPI_RECV, mpi_comm(comm), src, st, st == status,
-			 t != MPI_DATATYPE_NULL, &pb, t0, t1, x_r);
+			 t != MPI_DATATYPE_NULL, pb, t0, t1, x_r);
 	return ret;
 }
 
@@ -178,8 +178,10 @@ static int isend_core(int rid, const void *buf, int count, MPI_Datatype dt, int 
 				     : fn(buf, count, dt, dest, tag, comm, req);
 	bytes = mpi_bytes(count, dt);
 	c = mpi_comm(comm);
-	if (ret == MPI_SUCCESS && slot)
+	if (ret == MPI_SUCCESS && t != MPI_DATATYPE_NULL)
 		mpi_req_put(*req, 0, dest, c, slot);
+	else
+		mpi_slot_put(slot); /* no piggyback left, or nothing in flight */
 	mpi_count(rid, t0, mpi_now(), bytes, 0);
 	if (ret == MPI_SUCCESS && dest >= 0) {
 		mpi_peer_add(c, dest, tag, SPROF_MPI_SENT, bytes);
@@ -231,8 +233,14 @@ MPI_EXPORT int MPI_Irecv(void *buf, int count, MPI_Datatype dt, int src, int tag
 		t = mpi_pb_type(buf, count, dt, slot);
 	ret = t != MPI_DATATYPE_NULL ? PMPI_Irecv(buf, 1, t, src, tag, comm, req)
 				     : PMPI_Irecv(buf, count, dt, src, tag, comm, req);
+	if (t == MPI_DATATYPE_NULL) {
+		mpi_slot_put(slot); /* no piggyback comes: the slot goes back */
+		slot = NULL;
+	}
 	if (ret == MPI_SUCCESS)
-		mpi_req_put(*req, 1, src, mpi_comm(comm), t != MPI_DATATYPE_NULL ? slot : NULL);
+		mpi_req_put(*req, 1, src, mpi_comm(comm), slot);
+	else
+		mpi_slot_put(slot);
 	mpi_count(SPROF_MPI_IRECV, t0, mpi_now(), 0, 0);
 	return ret;
 }
@@ -242,7 +250,7 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 			    MPI_Comm comm, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct mpi_pb spb, rpb;
+	struct mpi_pb *spb = &mpi_blocking_slot[PB_SLOT_SEND], *rpb = &mpi_blocking_slot[PB_SLOT_RECV];
 	MPI_Datatype ts = MPI_DATATYPE_NULL, tr = MPI_DATATYPE_NULL;
 	struct mpi_comm_ent *c;
 	uint64_t t0, t1, bytes;
@@ -261,9 +269,10 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 	t0 = mpi_now();
 	if (mpi.comp) {
 		x_r = mpi_delay();
-		mpi_pb_fill(&spb, t0);
-		ts = mpi_pb_type(sbuf, scount, stype, &spb);
-		tr = ts != MPI_DATATYPE_NULL ? mpi_pb_type(rbuf, rcount, rtype, &rpb)
+		mpi_pb_fill(spb, t0);
+		ts = mpi_pb_type(sbuf, scount, stype, spb);
+		/* the table replaces its least recently used entry: never ts, looked up just now */
+		tr = ts != MPI_DATATYPE_NULL ? mpi_pb_type(rbuf, rcount, rtype, rpb)
 					     : MPI_DATATYPE_NULL;
 	}
 	pb_on = tr != MPI_DATATYPE_NULL;
@@ -279,7 +288,7 @@ MPI_EXPORT int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, in
 	if (dest >= 0) {
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 	}
-	mpi_received(SPROF_MPI_SENDRECV, c, src, st, st == status, pb_on, &rpb, t0, t1, x_r);
+	mpi_received(SPROF_MPI_SENDRECV, c, src, st, st == status, pb_on, rpb, t0, t1, x_r);
 	return ret;
 }
 
@@ -287,7 +296,7 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 				    int src, int rtag, MPI_Comm comm, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct mpi_pb pb; /* sent, then overwritten by the received one */
+	struct mpi_pb *pb = &mpi_blocking_slot[PB_SLOT_SEND]; /* sent, then overwritten by the received one */
 	MPI_Datatype t = MPI_DATATYPE_NULL;
 	struct mpi_comm_ent *c;
 	uint64_t t0, t1, bytes;
@@ -305,8 +314,8 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 	t0 = mpi_now();
 	if (mpi.comp) {
 		x_r = mpi_delay();
-		mpi_pb_fill(&pb, t0);
-		t = mpi_pb_type(buf, count, dt, &pb);
+		mpi_pb_fill(pb, t0);
+		t = mpi_pb_type(buf, count, dt, pb);
 	}
 	ret = t != MPI_DATATYPE_NULL
 		      ? PMPI_Sendrecv_replace(buf, 1, t, dest, stag, src, rtag, comm, st)
@@ -321,7 +330,7 @@ MPI_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int d
 		mpi_peer_add(c, dest, stag, SPROF_MPI_SENT, bytes);
 	}
 	mpi_received(SPROF_MPI_SENDRECV_REPLACE, c, src, st, st == status, t != MPI_DATATYPE_NULL,
-		 &pb, t0, t1, x_r);
+		 pb, t0, t1, x_r);
 	return ret;
 }
 

@@ -17,6 +17,7 @@
 
 static struct mpi_req_ent *reqs;
 static struct mpi_pb *slots, spare; /* spare: when every slot is in flight */
+struct mpi_pb mpi_blocking_slot[2];
 static uint32_t free_slots[SLOTS], nfree;
 static struct mpi_req_ent *found[SCRATCH];
 static MPI_Status scratch_st[SCRATCH];

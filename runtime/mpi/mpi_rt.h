@@ -20,6 +20,8 @@
 #define mlikely(x) __builtin_expect(!!(x), 1)
 #define munlikely(x) __builtin_expect(!!(x), 0)
 
+#include "mpi_pbtypes.h"
+
 #define R_CALIB SPROF_MPI_ROUTINES /* scratch statistics of the start-up calibration */
 
 struct mpi_stat {
@@ -111,9 +113,6 @@ int64_t mpi_delay(void);
 int64_t mpi_overhead_ns(void);
 /* The piggyback of a send begun at tick now (its approximated send time). */
 void mpi_pb_fill(struct mpi_pb *pb, uint64_t now);
-/* The struct type {2 int64 at slot, count dt at buf} (cached), or MPI_DATATYPE_NULL. */
-MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot);
-void mpi_pb_type_forget(MPI_Datatype dt);
 /* Bytes of the program's data in a status of a piggybacked receive; fixes its count when the
  * program sees the status (fix), so that MPI_Get_count counts only its own data. */
 uint64_t mpi_pb_status(MPI_Status *st, int fix);
@@ -122,7 +121,6 @@ void mpi_rule(int rid, uint64_t w_ns, int64_t x_r, int64_t x_s);
 int64_t mpi_real_at(uint64_t ticks);
 int64_t mpi_sender_delay(const struct mpi_pb *pb, int64_t recv_begin);
 void mpi_wildcard(struct mpi_comm_ent *c, const struct mpi_pb *pb);
-void mpi_pb_types_init(void);
 void mpi_clock_base(void); /* CLOCK_REALTIME against the tick clock: approximated send times */
 /* Collectives: after the call (docs/mpi.md, "The rules"). */
 void mpi_coll_all(int rid, MPI_Comm comm, uint64_t w_ns, int64_t x_r, int scan);
@@ -190,6 +188,12 @@ struct mpi_req_ent {
 	struct mpi_pb *slot; /* where the piggyback goes or comes from; NULL without */
 };
 int mpi_req_init(void);
+/* The slots of blocking calls: a blocking call's piggyback is done when it returns, and the
+ * program serializes its calls (below MPI_THREAD_MULTIPLE, the only case with piggybacking).
+ * Fixed addresses, so that sending or receiving the same buffer again meets the same struct type
+ * whatever the depth of the stack it is called from. */
+enum { PB_SLOT_SEND, PB_SLOT_RECV };
+extern struct mpi_pb mpi_blocking_slot[2];
 struct mpi_pb *mpi_slot_get(void);
 void mpi_slot_put(struct mpi_pb *s);
 struct mpi_req_ent *mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c,

@@ -257,3 +257,53 @@ def t_mpi_paths(o):
                 eq(routine(x, 'MPI_Wait')['bytes_recv'], 12, f'rank {r} MPI_Imrecv completed')
                 eq(x['wildcard'], 1, f'rank {r} wildcard receives (Improbe any source)')
                 eq(x['piggyback'], mode == 'piggyback', f'rank {r} piggyback flag')
+
+
+def pb_type_lines(d):
+    """runtime.log's piggyback type table lines, one per rank (libsonde-mpi.so at MPI_Finalize)."""
+    log = os.path.join(d, 'runtime.log')
+    text = open(log).read() if os.path.exists(log) else ''
+    pat = re.compile(r'mpi: piggyback types: built (\d+), reused (\d+), evicted (\d+), '
+                     r'dropped (\d+), failed (\d+)')
+    return [tuple(int(x) for x in m.groups()) for m in pat.finditer(text)]
+
+
+@test('')
+def t_mpi_pbtypes(o):
+    """The piggyback's type table (runtime/mpi/mpi_pbtypes.c; tests/programs/mpi_pbtypes.c):
+    data unaltered with and without piggybacking, and per rank the exact counts of types made,
+    reused, replaced and dropped with the program's freed types."""
+    plain = mpi_build('mpi_pbtypes', instrument=False)
+    # per mode: lookups per rank, and the table's counts (built, reused, evicted, dropped)
+    # that a right table gives; None: checked below by relations
+    want = {'hit': (200, (4, 196, 0, 0)), 'churn': (1800, None), 'free': (80, (80, 0, 0, 80))}
+    for mode, (lookups, counts) in want.items():
+        pd = run(MPIRUN + [plain, mode], env=MPI_ENV, timeout=300)
+        with check(f'mpi_pbtypes {mode}: runs under mpirun, every value as sent'):
+            expect(pd.returncode == 0 and f'{mode} errors 0 sum'.encode() in pd.stdout,
+                   describe(pd))
+        for opts in ([], ['--mpi-comp']):
+            n = f'mpi_pbtypes {mode} ({"piggyback" if opts else "profile"})'
+            d = new_dir(f'mpi-pbt-{mode}')
+            p = run(MPIRUN + [SONDE, 'run', '-o', d] + opts + ['--', plain, mode], env=MPI_ENV,
+                    timeout=300)
+            with check(f'{n}: output as a plain run (the data unaltered)'):
+                eq(p.returncode, 0, 'exit status')
+                eq(p.stdout, pd.stdout, 'stdout (errors and sum of the values received)')
+            lines = pb_type_lines(d)
+            if not opts:
+                with check(f'{n}: no piggyback types without --mpi-comp'):
+                    eq(lines, [], 'runtime.log lines')
+                continue
+            with check(f'{n}: the type table per rank'):
+                eq(len(lines), 4, 'ranks that logged their table')
+                for built, reused, evicted, dropped, failed in lines:
+                    eq(failed, 0, 'types the library refused')
+                    eq(built + reused, lookups, 'lookups (one per piggybacked buffer)')
+                    if counts:
+                        eq((built, reused, evicted, dropped), counts,
+                           'built, reused, evicted, dropped')
+                    else:  # more keys than the table's 128 entries: every set full at the end
+                        expect(built >= 1500, f'built {built}: 1500 distinct buffers and more')
+                        eq(evicted, built - 128, 'evicted (all but the 128 the table holds)')
+                        eq(dropped, 0, 'dropped')

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The piggyback's committed struct types, cached (mpi_pbtypes.c). Needs only <mpi.h>: the unit
+ * test (tests/unit/test_mpi_pbtypes.c) builds it against fake PMPI_Type_ routines.
+ */
+#ifndef SONDE_MPI_PBTYPES_H
+#define SONDE_MPI_PBTYPES_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifndef mlikely
+#define mlikely(x) __builtin_expect(!!(x), 1)
+#endif
+
+#define PB_SET_BITS 5
+#define PB_SETS (1u << PB_SET_BITS)
+#define PB_WAYS 4
+
+/* Since start-up (the calibration's left out); runtime.log gets them at MPI_Finalize. */
+struct mpi_pb_type_stats {
+	uint64_t hits;    /* lookups that found their type */
+	uint64_t built;   /* types made and committed */
+	uint64_t evicted; /* entries replaced by a miss (their types freed) */
+	uint64_t dropped; /* entries dropped with the program's type (MPI_Type_free) */
+	uint64_t failed;  /* the library refused to make one: the message went without piggyback */
+};
+extern struct mpi_pb_type_stats mpi_pb_type_stats;
+
+/* The struct type {2 int64 at slot, count dt at buf} (cached), or MPI_DATATYPE_NULL. */
+MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot);
+/* The program frees dt: the entries built on it go. */
+void mpi_pb_type_forget(MPI_Datatype dt);
+/* Empty the table (free: MPI_Type_free the types in it) and zero the counts. */
+void mpi_pb_types_reset(int free);
+/* The set of a key (the tests pick colliding keys with it). */
+uint32_t mpi_pb_type_set(MPI_Datatype dt, int count, MPI_Aint disp);
+
+#endif
