@@ -3,9 +3,9 @@
  * The piggyback's struct types (docs/mpi.md, "Piggybacking"): {2 × MPI_INT64_T at the slot,
  * count × dt at buf}, displacements relative to buf, committed once and kept in a table of
  * PB_SETS sets of PB_WAYS entries keyed by (dt, count, slot − buf). A program that sends or
- * receives the same buffer again reuses the committed type: a hit is a hash and at most PB_WAYS
- * compares (no malloc, no lock, no MPI call); a miss builds and commits the type in the MPI
- * library and frees the entry it replaces.
+ * receives the same buffer again reuses the committed type: a hit (mpi_pb_type, inline in
+ * mpi_pbtypes.h) is a hash and at most PB_WAYS compares (no malloc, no lock, no MPI call); a miss
+ * (here) builds and commits the type in the MPI library and frees the entry it replaces.
  *
  * Why a hit is the right type:
  * - the key determines the type: its type map is a function of dt, count and the displacement;
@@ -23,24 +23,9 @@
  */
 #include "mpi_pbtypes.h"
 
-struct pb_ent {
-	MPI_Datatype dt, type; /* type MPI_DATATYPE_NULL: empty */
-	MPI_Aint disp;
-	int count;
-	uint32_t used; /* the lookup clock at its last use: the least is replaced */
-};
-
-static struct pb_ent table[PB_SETS][PB_WAYS];
-static uint32_t clock_;
+struct pb_ent mpi_pb_table[PB_SETS][PB_WAYS];
+uint32_t mpi_pb_clock;
 struct mpi_pb_type_stats mpi_pb_type_stats;
-
-uint32_t mpi_pb_type_set(MPI_Datatype dt, int count, MPI_Aint disp)
-{
-	uint64_t k = (uint64_t)(uintptr_t)dt * 31 + (uint64_t)(uint32_t)count * 131 +
-		     (uint64_t)disp;
-
-	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> (64 - PB_SET_BITS));
-}
 
 static MPI_Datatype build(MPI_Datatype dt, int count, MPI_Aint disp)
 {
@@ -73,27 +58,16 @@ static struct pb_ent *victim(struct pb_ent *set)
 }
 
 /*
- * The delay goes first in the type map: a message shorter than the receive (fewer elements
- * than count) still delivers it to the slot, and never lands in the program's buffer.
+ * A miss (mpi_pb_type in mpi_pbtypes.h looked first): the type made and put in place of the
+ * least recently used way of its set. The delay goes first in the type map: a message shorter
+ * than the receive (fewer elements than count) still delivers it to the slot, and never lands in
+ * the program's buffer.
  */
-MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot)
+MPI_Datatype mpi_pb_type_miss(struct pb_ent *set, MPI_Datatype dt, int count, MPI_Aint disp)
 {
-	MPI_Aint disp = (MPI_Aint)((const char *)slot - (const char *)buf);
-	struct pb_ent *set = table[mpi_pb_type_set(dt, count, disp)], *e;
-	MPI_Datatype t;
-	int i;
+	MPI_Datatype t = build(dt, count, disp);
+	struct pb_ent *e;
 
-	clock_++;
-	for (i = 0; i < PB_WAYS; i++) {
-		e = &set[i];
-		if (mlikely(e->dt == dt && e->count == count && e->disp == disp &&
-			    e->type != MPI_DATATYPE_NULL)) {
-			e->used = clock_;
-			mpi_pb_type_stats.hits++;
-			return e->type;
-		}
-	}
-	t = build(dt, count, disp);
 	if (t == MPI_DATATYPE_NULL) {
 		mpi_pb_type_stats.failed++;
 		return t;
@@ -104,7 +78,8 @@ MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void
 		PMPI_Type_free(&e->type); /* MPI keeps it while an operation uses it */
 		mpi_pb_type_stats.evicted++;
 	}
-	*e = (struct pb_ent){ .dt = dt, .type = t, .count = count, .disp = disp, .used = clock_ };
+	*e = (struct pb_ent){ .dt = dt, .type = t, .count = count, .disp = disp,
+			      .used = mpi_pb_clock };
 	return t;
 }
 
@@ -117,7 +92,7 @@ void mpi_pb_type_forget(MPI_Datatype dt)
 
 	for (s = 0; s < PB_SETS; s++)
 		for (i = 0; i < PB_WAYS; i++) {
-			e = &table[s][i];
+			e = &mpi_pb_table[s][i];
 			if (e->type != MPI_DATATYPE_NULL && e->dt == dt) {
 				PMPI_Type_free(&e->type);
 				*e = (struct pb_ent){ .dt = MPI_DATATYPE_NULL,
@@ -135,11 +110,11 @@ void mpi_pb_types_reset(int free)
 
 	for (s = 0; s < PB_SETS; s++)
 		for (i = 0; i < PB_WAYS; i++) {
-			if (free && table[s][i].type != MPI_DATATYPE_NULL)
-				PMPI_Type_free(&table[s][i].type);
-			table[s][i] = (struct pb_ent){ .dt = MPI_DATATYPE_NULL,
+			if (free && mpi_pb_table[s][i].type != MPI_DATATYPE_NULL)
+				PMPI_Type_free(&mpi_pb_table[s][i].type);
+			mpi_pb_table[s][i] = (struct pb_ent){ .dt = MPI_DATATYPE_NULL,
 						       .type = MPI_DATATYPE_NULL };
 		}
-	clock_ = 0;
+	mpi_pb_clock = 0;
 	mpi_pb_type_stats = (struct mpi_pb_type_stats){ 0 };
 }

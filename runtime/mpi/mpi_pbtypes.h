@@ -27,13 +27,51 @@ struct mpi_pb_type_stats {
 };
 extern struct mpi_pb_type_stats mpi_pb_type_stats;
 
-/* The struct type {2 int64 at slot, count dt at buf} (cached), or MPI_DATATYPE_NULL. */
-MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt, const void *slot);
+struct pb_ent {
+	MPI_Datatype dt, type; /* type MPI_DATATYPE_NULL: empty */
+	MPI_Aint disp;
+	int count;
+	uint32_t used; /* the lookup clock at its last use: the least is replaced */
+};
+extern struct pb_ent mpi_pb_table[PB_SETS][PB_WAYS];
+extern uint32_t mpi_pb_clock;
+
+/* The set of a key (the tests pick colliding keys with it). */
+static inline uint32_t mpi_pb_type_set(MPI_Datatype dt, int count, MPI_Aint disp)
+{
+	uint64_t k = (uint64_t)(uintptr_t)dt * 31 + (uint64_t)(uint32_t)count * 131 +
+		     (uint64_t)disp;
+
+	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> (64 - PB_SET_BITS));
+}
+
+MPI_Datatype mpi_pb_type_miss(struct pb_ent *set, MPI_Datatype dt, int count, MPI_Aint disp);
+
+/* The struct type {2 int64 at slot, count dt at buf} (cached), or MPI_DATATYPE_NULL. A hit is
+ * inline, without a call: it is on every piggybacked message's path. */
+static inline MPI_Datatype mpi_pb_type(const void *buf, int count, MPI_Datatype dt,
+				       const void *slot)
+{
+	MPI_Aint disp = (MPI_Aint)((const char *)slot - (const char *)buf);
+	struct pb_ent *set = mpi_pb_table[mpi_pb_type_set(dt, count, disp)], *e;
+	int i;
+
+	mpi_pb_clock++;
+	for (i = 0; i < PB_WAYS; i++) {
+		e = &set[i];
+		if (mlikely(e->dt == dt && e->count == count && e->disp == disp &&
+			    e->type != MPI_DATATYPE_NULL)) {
+			e->used = mpi_pb_clock;
+			mpi_pb_type_stats.hits++;
+			return e->type;
+		}
+	}
+	return mpi_pb_type_miss(set, dt, count, disp);
+}
+
 /* The program frees dt: the entries built on it go. */
 void mpi_pb_type_forget(MPI_Datatype dt);
 /* Empty the table (free: MPI_Type_free the types in it) and zero the counts. */
 void mpi_pb_types_reset(int free);
-/* The set of a key (the tests pick colliding keys with it). */
-uint32_t mpi_pb_type_set(MPI_Datatype dt, int count, MPI_Aint disp);
 
 #endif
