@@ -24,7 +24,7 @@
 #include "mpi_pbtypes.h"
 
 struct pb_ent mpi_pb_table[PB_SETS][PB_WAYS];
-uint32_t mpi_pb_clock;
+uint64_t mpi_pb_clock;
 struct mpi_pb_type_stats mpi_pb_type_stats;
 
 static MPI_Datatype build(MPI_Datatype dt, int count, MPI_Aint disp)
@@ -51,7 +51,7 @@ static struct pb_ent *victim(struct pb_ent *set)
 	for (i = 0; i < PB_WAYS; i++) {
 		if (set[i].type == MPI_DATATYPE_NULL)
 			return &set[i];
-		if ((int32_t)(set[i].used - v->used) < 0) /* wraps: ages, not absolute values */
+		if (set[i].used < v->used)
 			v = &set[i];
 	}
 	return v;

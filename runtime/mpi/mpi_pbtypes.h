@@ -31,10 +31,13 @@ struct pb_ent {
 	MPI_Datatype dt, type; /* type MPI_DATATYPE_NULL: empty */
 	MPI_Aint disp;
 	int count;
-	uint32_t used; /* the lookup clock at its last use: the least is replaced */
+	/* the lookup clock at its last use: the least is replaced. 64 bits: a 32-bit clock wraps
+	 * after 2^32 lookups, and an entry left alone for 2^31 of them would then look newer than
+	 * the one just looked up, which a miss might replace (MPI_Sendrecv's send type) */
+	uint64_t used;
 };
 extern struct pb_ent mpi_pb_table[PB_SETS][PB_WAYS];
-extern uint32_t mpi_pb_clock;
+extern uint64_t mpi_pb_clock;
 
 /* The set of a key (the tests pick colliding keys with it). */
 static inline uint32_t mpi_pb_type_set(MPI_Datatype dt, int count, MPI_Aint disp)

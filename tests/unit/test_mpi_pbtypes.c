@@ -204,6 +204,24 @@ static void test_lru(void **state)
 	assert_int_equal(fk.creates, PB_WAYS + 3);
 }
 
+/* The same after 2^31 lookups that left the other ways alone: the one looked up just before is
+ * still the newest (a 32-bit clock compared by differences takes it for the oldest). */
+static void test_lru_long(void **state)
+{
+	int at[PB_WAYS + 1], i;
+	MPI_Datatype send;
+
+	(void)state;
+	assert_int_equal(same_set(at, PB_WAYS + 1), PB_WAYS + 1);
+	for (i = 0; i < PB_WAYS; i++)
+		get(user(1), 1, at[i]);
+	mpi_pb_clock += (1ull << 31) + 10; /* as many lookups elsewhere */
+	send = get(user(1), 1, at[0]);
+	get(user(1), 1, at[PB_WAYS]);
+	usable(send);
+	assert_int_equal(fk.frees, 1);
+}
+
 /*
  * The program frees its type: the entries built on it go (their types freed), the others stay;
  * a type the program makes next may get the same handle, which must not meet the old entry.
@@ -264,6 +282,7 @@ int main(void)
 		cmocka_unit_test_setup(test_hit, setup),
 		cmocka_unit_test_setup(test_key, setup),
 		cmocka_unit_test_setup(test_lru, setup),
+		cmocka_unit_test_setup(test_lru_long, setup),
 		cmocka_unit_test_setup(test_forget, setup),
 		cmocka_unit_test_setup(test_churn, setup),
 		cmocka_unit_test_setup(test_failed, setup),
