@@ -32,7 +32,8 @@ struct sprof_insitu {
 	uint32_t preempted; /* of the pairs kept, those during which the thread was preempted */
 	uint64_t b_calls;  /* calls of the function left unmeasured by the B windows */
 	uint64_t calls;    /* its measured calls on that call path */
-	double price_ns;   /* median of the pairs' estimates (0 without pairs) */
+	double price_ns;   /* interquartile mean of the pairs' estimates, 0 when negative or
+			    * without pairs */
 	double spread_ns;  /* their robust spread: 1.4826 x the median absolute deviation */
 	double o_full_ns;  /* the start-up calibration's price of a pair, for comparison */
 	double o_skip_ns;  /* the unmeasured pair's price the estimate adds back */

@@ -44,7 +44,8 @@ static const char *insitu_problem(const struct sprof_file *f, const struct sprof
 	if (!price_ok(s->price_ns) || !price_ok(s->spread_ns) || !price_ok(s->o_full_ns) ||
 	    !price_ok(s->o_skip_ns))
 		return "prices out of range";
-	if (s->status == SPROF_INSITU_USED && (!s->pairs || !(s->price_ns > 0)))
+	/* a used price may be 0: a probe pair that costs nothing measurable in situ */
+	if (s->status == SPROF_INSITU_USED && !s->pairs)
 		return "a price used without pairs";
 	return NULL;
 }

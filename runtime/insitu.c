@@ -103,11 +103,11 @@ static void abandon(struct rt_thread *t, struct rt_insitu *s)
 static void judge(struct rt_insitu *s)
 {
 	float tmp[RT_INSITU_PAIRS];
-	double med, spread;
+	double est, spread;
 
-	insitu_median(s->pairs, s->npairs, tmp, &med, &spread);
-	s->status = (uint32_t)insitu_judge(s->npairs, med, spread, start_o_full, start_o_skip);
-	s->price_ns = s->status == SPROF_INSITU_USED ? med : 0;
+	insitu_estimate(s->pairs, s->npairs, tmp, &est, &spread);
+	s->status = (uint32_t)insitu_judge(s->npairs, est, spread, start_o_full);
+	s->price_ns = s->status == SPROF_INSITU_USED ? insitu_used_price(est) : 0;
 }
 
 /* The end of window A at `now` (the node's W-th call's exit): window B begins. */
@@ -208,7 +208,7 @@ void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
 
 double rt_insitu_price(const struct rt_thread *t)
 {
-	return t->insitu.price_ns > 0 ? t->insitu.price_ns : rt_calib.o_full;
+	return t->insitu.status == SPROF_INSITU_USED ? t->insitu.price_ns : rt_calib.o_full;
 }
 
 double rt_insitu_final_price(const struct rt_thread *t)
@@ -239,9 +239,9 @@ static void write_thread(struct writer *w, const struct rt_thread *t)
 	struct sprof_buf *b = rt_writer_record(w, SPROF_REC_INSITU, SPROF_INSITU_SIZE);
 	const struct rt_insitu *s = &t->insitu;
 	float tmp[RT_INSITU_PAIRS];
-	double med, spread;
+	double est, spread;
 
-	insitu_median(s->pairs, s->npairs, tmp, &med, &spread);
+	insitu_estimate(s->pairs, s->npairs, tmp, &est, &spread);
 	sprof_put_u32(b, t->index);
 	sprof_put_u32(b, s->node ? (s->npairs ? s->status : SPROF_INSITU_UNSTABLE)
 				 : SPROF_INSITU_NONE);
@@ -253,7 +253,7 @@ static void write_thread(struct writer *w, const struct rt_thread *t)
 	sprof_put_u32(b, s->preempted);
 	sprof_put_u64(b, s->b_calls);
 	sprof_put_u64(b, s->node ? s->node->calls : 0);
-	sprof_put_f64(b, med);
+	sprof_put_f64(b, insitu_used_price(est)); /* the reader refuses a negative price */
 	sprof_put_f64(b, spread);
 	sprof_put_f64(b, start_o_full);
 	sprof_put_f64(b, start_o_skip);

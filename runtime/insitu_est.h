@@ -9,7 +9,8 @@
  * both, so what differs is the probes: one pair costs d = (T_A - T_B) / N more than an
  * unmeasured one in situ (T in thread CPU time), and the unmeasured one o_skip scaled alike
  * (insitu_pair_ns). Pairs during which the thread was preempted are kept (counted); the
- * price is the median of the pairs kept, used only when it is stable and plausible.
+ * price is the interquartile mean of the pairs kept (insitu_estimate), used only when it is
+ * stable and plausible.
  */
 #ifndef SONDE_RT_INSITU_EST_H
 #define SONDE_RT_INSITU_EST_H
@@ -26,7 +27,7 @@
  * Windows are timed in the thread's CPU time: time the thread spent off its CPU (preempted, or
  * asleep in a wait the program makes) is not in it, so a preemption does not disturb a pair by
  * its length, only by the caches another task left cold (a few microseconds against the ~60 us
- * the probes add to a measured window: the median absorbs it). A pair is kept when both windows
+ * the probes add to a measured window: the trimmed mean absorbs it). A pair is kept when both windows
  * have a time.
  */
 static inline int insitu_pair_clean(double a_ns, double b_ns)
@@ -87,22 +88,66 @@ static inline void insitu_median(const float *v, uint32_t n, float *tmp, double 
 }
 
 /*
- * Whether the median of n pairs is used (SPROF_INSITU_USED) or the calibrated price is kept:
- * fewer than INSITU_MIN_PAIRS, or the median's standard error (1.2533 spread / sqrt(n)) above
- * 5 % of it, is unstable; a median at or below the unmeasured pair's cost, or above four times
- * the calibrated pair's, is implausible (windows whose work differed: the calls' rate was not
- * steady).
+ * The thread's estimate from its n pairs: the interquartile mean (the mean of the middle half,
+ * n/4 pairs dropped at each end), with the spread of insitu_median. Not the median: a window of
+ * W calls holds the program's other periodic work (a barrier or a condition wait once per round
+ * of P calls) once more or once less than its neighbour as the boundaries fall, so the pairs
+ * gather in two modes, +e and -e about the price (e: that work's CPU time over W; the B window
+ * has it as often as the A window on average). The median then falls on the edge of whichever
+ * mode has a pair more: in bench/sync_comp.c barrier (P = 600, W = 1024), modes at +-2.3 ns about
+ * a price of 0.2, medians of -0.10 to -0.14 ns in four of four runs, interquartile means
+ * +0.07 to +0.24. Trimmed, the mean keeps the median's indifference to the few pairs a
+ * preemption or a page fault throws far out. tmp holds n floats.
  */
-static inline int insitu_judge(uint32_t n, double med, double spread, double o_full,
-			       double o_skip)
+static inline void insitu_estimate(const float *v, uint32_t n, float *tmp, double *est,
+				   double *spread)
 {
+	uint32_t i, cut = n / 4;
+	double sum = 0;
+
+	insitu_median(v, n, tmp, est, spread);
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		tmp[i] = v[i];
+	insitu_sort(tmp, n);
+	for (i = cut; i < n - cut; i++)
+		sum += (double)tmp[i];
+	*est = sum / (double)(n - 2 * cut);
+}
+
+/*
+ * Whether the estimate est of n pairs is used (SPROF_INSITU_USED) or the calibrated price is
+ * kept. Its standard error is taken as the median's, 1.2533 spread / sqrt(n) (the interquartile
+ * mean's is about the same for normal noise). Fewer than INSITU_MIN_PAIRS pairs, or a standard
+ * error above 5 % of the larger of the estimate and the calibrated pair o_full (the price the
+ * compensation would use otherwise: an estimate near 0, a probe that overlaps with the
+ * program's own work, is not unstable for an error of a fraction of a ns), is unstable. An
+ * estimate above four calibrated pairs, or below 0 by more than twice its standard error (the
+ * unmeasured window clearly the dearer: the windows' work differed), is implausible. Between
+ * that and 0 the probes cost nothing measurable in situ: used, at 0 (insitu_used_price).
+ * Before, a value at or below o_skip was implausible: right while the estimate was d + o_skip
+ * (d <= 0), not once o_skip is scaled with d (insitu_pair_ns): a pair that costs a tenth of its
+ * calibration in situ was refused, and the thread fell back to the calibrated price.
+ */
+static inline int insitu_judge(uint32_t n, double est, double spread, double o_full)
+{
+	double se = 1.2533 * spread / __builtin_sqrt((double)(n ? n : 1));
+
 	if (n < INSITU_MIN_PAIRS)
 		return SPROF_INSITU_UNSTABLE;
-	if (!(med > o_skip) || !(med <= 4 * o_full))
+	if (!(est >= -2 * se) || !(est <= 4 * o_full))
 		return SPROF_INSITU_IMPLAUSIBLE;
-	if (1.2533 * spread > 0.05 * med * __builtin_sqrt((double)n))
+	if (se > 0.05 * (est > o_full ? est : o_full))
 		return SPROF_INSITU_UNSTABLE;
 	return SPROF_INSITU_USED;
+}
+
+/* The price of a used estimate, and the one an INSITU record carries for any status: a probe
+ * pair costs nothing less than nothing (the reader refuses a negative price). */
+static inline double insitu_used_price(double est)
+{
+	return est > 0 ? est : 0;
 }
 
 #endif

@@ -79,17 +79,76 @@ static void test_judge(void **state)
 {
 	(void)state;
 	/* enough, tight, plausible: used */
-	assert_int_equal(insitu_judge(10, 76, 3, 63, 10), SPROF_INSITU_USED);
+	assert_int_equal(insitu_judge(10, 76, 3, 63), SPROF_INSITU_USED);
 	/* too few pairs */
-	assert_int_equal(insitu_judge(4, 76, 0, 63, 10), SPROF_INSITU_UNSTABLE);
-	/* the median's standard error 1.2533 * 12 / sqrt(9) = 5.0 above 5 % of 76 = 3.8 */
-	assert_int_equal(insitu_judge(9, 76, 12, 63, 10), SPROF_INSITU_UNSTABLE);
+	assert_int_equal(insitu_judge(4, 76, 0, 63), SPROF_INSITU_UNSTABLE);
+	/* the standard error 1.2533 * 12 / sqrt(9) = 5.0 above 5 % of 76 = 3.8 */
+	assert_int_equal(insitu_judge(9, 76, 12, 63), SPROF_INSITU_UNSTABLE);
 	/* the same spread over 64 pairs: 1.88, within */
-	assert_int_equal(insitu_judge(64, 76, 12, 63, 10), SPROF_INSITU_USED);
-	/* at or below an unmeasured pair's cost, or above four calibrated pairs: implausible */
-	assert_int_equal(insitu_judge(20, 10, 0.1, 63, 10), SPROF_INSITU_IMPLAUSIBLE);
-	assert_int_equal(insitu_judge(20, 253, 1, 63, 10), SPROF_INSITU_IMPLAUSIBLE);
-	assert_int_equal(insitu_judge(20, 252, 1, 63, 10), SPROF_INSITU_USED);
+	assert_int_equal(insitu_judge(64, 76, 12, 63), SPROF_INSITU_USED);
+	/* above four calibrated pairs: implausible */
+	assert_int_equal(insitu_judge(20, 253, 1, 63), SPROF_INSITU_IMPLAUSIBLE);
+	assert_int_equal(insitu_judge(20, 252, 1, 63), SPROF_INSITU_USED);
+}
+
+/*
+ * A probe pair whose work overlaps with the program's (bench/sync_comp.c's step, a chain of
+ * dependent multiplies, on this machine's CPU): in situ it costs a fraction of a ns against a
+ * calibrated 18.9, o_skip 2.6. Before, an estimate at or below o_skip was implausible, and the
+ * thread fell back to 18.9 ns.
+ */
+static void test_judge_overlapped(void **state)
+{
+	(void)state;
+	/* 0.45 ns, spread 0.1 over 64 pairs (bench/sync_comp.c lock's workers): used */
+	assert_int_equal(insitu_judge(64, 0.45, 0.1, 18.9), SPROF_INSITU_USED);
+	/* the standard error's scale is the calibrated price when the estimate is below it:
+	 * 1.2533 * 3.4 / 8 = 0.53 ns, within 5 % of 18.9 = 0.945 (within 5 % of 0.24: no) */
+	assert_int_equal(insitu_judge(64, 0.24, 3.4, 18.9), SPROF_INSITU_USED);
+	/* 1.2533 * 7 / 8 = 1.10, above 0.945 */
+	assert_int_equal(insitu_judge(64, 0.24, 7, 18.9), SPROF_INSITU_UNSTABLE);
+	/* below 0 by less than two standard errors (2 * 0.53): nothing measurable, used (at 0) */
+	assert_int_equal(insitu_judge(64, -1.0, 3.4, 18.9), SPROF_INSITU_USED);
+	near(insitu_used_price(-1.0), 0, 1e-12);
+	near(insitu_used_price(0.24), 0.24, 1e-12);
+	/* by more: the unmeasured windows clearly dearer, implausible */
+	assert_int_equal(insitu_judge(64, -1.1, 3.4, 18.9), SPROF_INSITU_IMPLAUSIBLE);
+	/* exactly: no spread, 0 */
+	assert_int_equal(insitu_judge(20, 0, 0, 18.9), SPROF_INSITU_USED);
+	assert_int_equal(insitu_judge(20, -0.01, 0, 18.9), SPROF_INSITU_IMPLAUSIBLE);
+}
+
+/*
+ * Pairs in two modes about the price (a barrier wait once per 600 calls, windows of 1024: a
+ * window holds it once more or once less than its neighbour), one more pair in the lower mode,
+ * and a preempted pair far out. The median is the lower mode's edge; the interquartile mean is
+ * near the modes' middle (bench/sync_comp.c barrier's worker 0: medians -0.10 to -0.14 ns, a
+ * price of about 0.2).
+ */
+static void test_estimate_modes(void **state)
+{
+	float v[17] = { 2.5f, -2.1f, 2.5f, -2.1f, 2.5f, -2.1f, 2.5f, -2.1f, 2.5f, -2.1f,
+			2.5f, -2.1f, 2.5f, -2.1f, 2.5f, -2.1f, -2.1f },
+	      tmp[17];
+	float out[6] = { 75, 77, 74, 300, 76, 78 }; /* 300: preempted */
+	double est, spread;
+
+	(void)state;
+	insitu_median(v, 17, tmp, &est, &spread);
+	near(est, -2.1, 1e-6);
+	/* 4 dropped at each end: 4 * 2.5 and 5 * -2.1 left, (10 - 10.5) / 9 */
+	insitu_estimate(v, 17, tmp, &est, &spread);
+	near(est, -0.5 / 9, 1e-6);
+	near(spread, 1.4826 * 0, 1e-6); /* the median's deviations: 9 of 17 are 0 */
+	/* one dropped at each end: 74 and 300 */
+	insitu_estimate(out, 6, tmp, &est, &spread);
+	near(est, (75 + 76 + 77 + 78) / 4.0, 1e-9);
+	near(spread, 1.4826 * 1.5, 1e-5); /* median 76.5, deviations .5 .5 1.5 1.5 2.5 223.5 */
+	insitu_estimate(out, 0, tmp, &est, &spread);
+	near(est, 0, 1e-12);
+	/* fewer than four: nothing dropped */
+	insitu_estimate(out, 3, tmp, &est, &spread);
+	near(est, (75 + 77 + 74) / 3.0, 1e-9);
 }
 
 /*
@@ -253,6 +312,12 @@ static void test_read_good(void **state)
 	near(sprof_thread_price(f, 1), 76.5, 1e-12);
 	near(sprof_thread_price(f, 0), 60, 1e-12);
 	sprof_free(f);
+	/* a used price of 0 (probes that cost nothing measurable in situ): read, and used */
+	two[1].price_ns = 0;
+	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
+	near(sprof_thread_price(f, 1), 0, 1e-12);
+	sprof_free(f);
+	two[1].price_ns = used.price_ns;
 	/* an unstable estimate is shown, not used */
 	two[1].status = SPROF_INSITU_UNSTABLE;
 	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
@@ -318,6 +383,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pair),	  cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_median),	  cmocka_unit_test(test_judge),
+		cmocka_unit_test(test_judge_overlapped), cmocka_unit_test(test_estimate_modes),
 		cmocka_unit_test(test_price_per_thread),
 		cmocka_unit_test(test_read_good), cmocka_unit_test(test_read_bad),
 	};
