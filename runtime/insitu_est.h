@@ -117,30 +117,37 @@ static inline void insitu_estimate(const float *v, uint32_t n, float *tmp, doubl
 }
 
 /*
- * Whether the estimate est of n pairs is used (SPROF_INSITU_USED) or the calibrated price is
- * kept. Its standard error is taken as the median's, 1.2533 spread / sqrt(n) (the interquartile
- * mean's is about the same for normal noise). Fewer than INSITU_MIN_PAIRS pairs, or a standard
- * error above 5 % of the larger of the estimate and the calibrated pair o_full (the price the
- * compensation would use otherwise: an estimate near 0, a probe that overlaps with the
- * program's own work, is not unstable for an error of a fraction of a ns), is unstable. An
- * estimate above four calibrated pairs, or below 0 by more than twice its standard error (the
- * unmeasured window clearly the dearer: the windows' work differed), is implausible. Between
- * that and 0 the probes cost nothing measurable in situ: used, at 0 (insitu_used_price).
+ * Whether the estimate est of n pairs is used (SPROF_INSITU_USED) or the calibrated price o_full
+ * is kept. Its standard error is taken as the median's, 1.2533 spread / sqrt(n) (the
+ * interquartile mean's is about the same for normal noise). Fewer than INSITU_MIN_PAIRS pairs
+ * are unstable. An estimate above four calibrated pairs, or below 0 by more than twice its
+ * standard error (the unmeasured windows clearly the dearer: their work differed), is
+ * implausible; between that and 0 the probes cost nothing measurable in situ: used, at 0
+ * (insitu_used_price). Otherwise it is used when it is precise, a standard error within 5 % of
+ * the larger of it and o_full, or when the pairs tell it from the calibrated price, o_full more
+ * than two standard errors away; else (unstable) the pairs cannot tell the two apart, and the
+ * calibration stands.
  * Before, a value at or below o_skip was implausible: right while the estimate was d + o_skip
- * (d <= 0), not once o_skip is scaled with d (insitu_pair_ns): a pair that costs a tenth of its
- * calibration in situ was refused, and the thread fell back to the calibrated price.
+ * (d <= 0), not once o_skip is scaled with d (insitu_pair_ns), when it refused every pair that
+ * costs in situ less than about a tenth of its calibration (a probe that overlaps with the
+ * program's own work: bench/sync_comp.c's step on this session's machine, 0.3 ns against 18.9);
+ * and the standard error had to be within 5 % of the estimate itself, which no precision meets
+ * near 0, nor the noisy pairs of threads that sleep and wake every round (pinned apart under
+ * load: 1.0-1.7 ns), though 0.3 +- 1.7 ns tells well enough that a pair does not cost 18.9. In
+ * both cases the thread fell back to the calibrated price.
  */
 static inline int insitu_judge(uint32_t n, double est, double spread, double o_full)
 {
 	double se = 1.2533 * spread / __builtin_sqrt((double)(n ? n : 1));
+	double off = est > o_full ? est - o_full : o_full - est;
 
 	if (n < INSITU_MIN_PAIRS)
 		return SPROF_INSITU_UNSTABLE;
 	if (!(est >= -2 * se) || !(est <= 4 * o_full))
 		return SPROF_INSITU_IMPLAUSIBLE;
-	if (se > 0.05 * (est > o_full ? est : o_full))
-		return SPROF_INSITU_UNSTABLE;
-	return SPROF_INSITU_USED;
+	if (se <= 0.05 * (est > o_full ? est : o_full) || off > 2 * se)
+		return SPROF_INSITU_USED;
+	return SPROF_INSITU_UNSTABLE;
 }
 
 /* The price of a used estimate, and the one an INSITU record carries for any status: a probe

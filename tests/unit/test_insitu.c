@@ -82,10 +82,13 @@ static void test_judge(void **state)
 	assert_int_equal(insitu_judge(10, 76, 3, 63), SPROF_INSITU_USED);
 	/* too few pairs */
 	assert_int_equal(insitu_judge(4, 76, 0, 63), SPROF_INSITU_UNSTABLE);
-	/* the standard error 1.2533 * 12 / sqrt(9) = 5.0 above 5 % of 76 = 3.8 */
-	assert_int_equal(insitu_judge(9, 76, 12, 63), SPROF_INSITU_UNSTABLE);
-	/* the same spread over 64 pairs: 1.88, within */
-	assert_int_equal(insitu_judge(64, 76, 12, 63), SPROF_INSITU_USED);
+	/* the standard error 1.2533 * 12 / sqrt(9) = 5.01 above 5 % of 70 = 3.5, and 63 within
+	 * two of them: the pairs cannot tell the price from the calibration */
+	assert_int_equal(insitu_judge(9, 70, 12, 63), SPROF_INSITU_UNSTABLE);
+	/* ... they can at 80 (5.01 above 5 % of 80 = 4.0, 63 more than 10.03 away) */
+	assert_int_equal(insitu_judge(9, 80, 12, 63), SPROF_INSITU_USED);
+	/* the same spread over 64 pairs: 1.88, within 5 % of 70 */
+	assert_int_equal(insitu_judge(64, 70, 12, 63), SPROF_INSITU_USED);
 	/* above four calibrated pairs: implausible */
 	assert_int_equal(insitu_judge(20, 253, 1, 63), SPROF_INSITU_IMPLAUSIBLE);
 	assert_int_equal(insitu_judge(20, 252, 1, 63), SPROF_INSITU_USED);
@@ -105,8 +108,13 @@ static void test_judge_overlapped(void **state)
 	/* the standard error's scale is the calibrated price when the estimate is below it:
 	 * 1.2533 * 3.4 / 8 = 0.53 ns, within 5 % of 18.9 = 0.945 (within 5 % of 0.24: no) */
 	assert_int_equal(insitu_judge(64, 0.24, 3.4, 18.9), SPROF_INSITU_USED);
-	/* 1.2533 * 7 / 8 = 1.10, above 0.945 */
-	assert_int_equal(insitu_judge(64, 0.24, 7, 18.9), SPROF_INSITU_UNSTABLE);
+	/* 1.2533 * 7 / 8 = 1.10, above 0.945, but 18.9 is 16 standard errors away: used */
+	assert_int_equal(insitu_judge(64, 0.24, 7, 18.9), SPROF_INSITU_USED);
+	/* pinned apart under load (bench/sync_comp.c handoff's worker): 0.31 +- 1.65, used */
+	assert_int_equal(insitu_judge(64, 0.31, 10.53, 18.9), SPROF_INSITU_USED);
+	/* too spread to tell from the calibration (18.9 within 2 * 2.76): unstable */
+	assert_int_equal(insitu_judge(64, 14, 17.6, 18.9), SPROF_INSITU_UNSTABLE);
+	assert_int_equal(insitu_judge(64, 13, 17.6, 18.9), SPROF_INSITU_USED); /* 5.9 > 5.51 */
 	/* below 0 by less than two standard errors (2 * 0.53): nothing measurable, used (at 0) */
 	assert_int_equal(insitu_judge(64, -1.0, 3.4, 18.9), SPROF_INSITU_USED);
 	near(insitu_used_price(-1.0), 0, 1e-12);
