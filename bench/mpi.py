@@ -185,14 +185,16 @@ def table1_runs():
     runs = {"uninstrumented": lambda: plain("mpi_pi.base"),
             "inlined": lambda: plain("mpi_pi.inline"),
             "local run": lambda: instrumented(d1, []),
-            "parallel run": lambda: instrumented(d2, ["--mpi-comp"]),
+            # calibrated prices: --mpi-comp alone would price in situ (docs/mpi.md)
+            "parallel run": lambda: instrumented(d2, ["--mpi-comp", "--no-insitu"]),
             "insitu run": lambda: instrumented(os.path.join(B, "mpi-pi-insitu"),
                                                ["--mpi-comp", "--insitu"]),
             # inside() excluded: its calls take the unmeasured path (the one --insitu's B
             # windows take), so this run's gauge is what an unmeasured pair costs in situ, to
             # hold against the calibrated o_skip that --insitu adds to its windows' difference
             "skip run": lambda: instrumented(os.path.join(B, "mpi-pi-skip"),
-                                             ["--mpi-comp", "--exclude", "inside"])}
+                                             ["--mpi-comp", "--no-insitu", "--exclude",
+                                              "inside"])}
     kinds = list(runs)
     rounds, steal = [], []
     for i in range(T1_RUNS):  # the order rotates: the load's drift touches every mode alike

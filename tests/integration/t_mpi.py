@@ -150,12 +150,35 @@ def t_mpi_exclude(o):
             eq([f for f in os.listdir(d) if f.startswith('select')], [], 'selection files')
 
 
+def mpi_delay_insitu(js, rk, n, on):
+    """--insitu's records of mpi_delay's ranks: with it, rank 1 prices its probes on work() (the
+    calls its B windows left unmeasured returned); without, no record at all."""
+    by_pid = {p['pid']: p for p in js['processes']}
+    with check(f'{n}: {"an INSITU record on work() in rank 1" if on else "no INSITU record"}'):
+        recs = {r: [t['insitu'] for t in by_pid[rk[r]['pid']]['threads'] if 'insitu' in t]
+                for r in rk}
+        if not on:
+            eq(recs, {r: [] for r in rk}, 'INSITU records per rank')
+            return 0
+        hot = [x for x in recs[1] if x['function'] == 'work']
+        eq(len(hot), 1, 'rank 1 threads pricing work()')
+        expect(hot[0]['unmeasured_calls'] > 0 and hot[0]['unmeasured_calls'] % 1024 == 0,
+               f'unmeasured calls {hot[0]["unmeasured_calls"]}')
+        for r in (0, 2, 3):
+            eq([x['function'] for x in recs[r] if x['function']], [], f'rank {r} hot functions')
+        return hot[0]['unmeasured_calls']
+    return 0
+
+
 @test('')
 def t_mpi_delay(o):
     b = mpi_build('mpi_delay')
     pd, _ = mpirun(b)
+    # parallel: --mpi-comp --no-insitu, calibrated prices; parallel+insitu: --mpi-comp alone,
+    # which measures the probes' price in situ (docs/mpi.md)
     for mode, opts in (('local', ['--throttle', 'off']),
-                       ('parallel', ['--throttle', 'off', '--mpi-comp'])):
+                       ('parallel', ['--throttle', 'off', '--mpi-comp', '--no-insitu']),
+                       ('parallel+insitu', ['--throttle', 'off', '--mpi-comp'])):
         n = f'mpi_delay ({mode})'
         p, d = mpirun(b, opts, tag=f'mpi-delay-{mode}')
         with check(f'{n}: output as a plain run'):
@@ -163,6 +186,7 @@ def t_mpi_delay(o):
             eq(p.stdout, pd.stdout, 'stdout')
         js = report(d)
         rk = ranks(js)
+        unmeasured = mpi_delay_insitu(js, rk, n, mode == 'parallel+insitu')
         o1 = rk[1]['overhead_ns']
         with check(f'{n}: rank 1 paid for 200000 measured calls, rank 0 almost nothing'):
             calib = js['processes'][0]['calibration']['o_full_ns'] \
@@ -174,7 +198,7 @@ def t_mpi_delay(o):
             expect(own0 * 20 < o1, f'rank 0 overhead {own0} ns (besides the delay collectives) '
                    f'against rank 1 {o1} ns (calibration {calib})')
             f = {x['name']: x for x in js['functions']}
-            eq(f['work']['calls'], 200000, 'work() calls')
+            eq(f['work']['calls'] + unmeasured, 200000, 'work() calls (measured + unmeasured)')
         if mode == 'local':
             with check(f'{n}: without piggybacking parallel(c) is local(c)'):
                 for r in rk.values():
@@ -202,6 +226,26 @@ def t_mpi_delay(o):
             for r in (2, 3):
                 between(rk[r]['delay_ns'], 0.8 * min(x0, x1) - 50000,
                         1.02 * max(x0, x1) + rk[r]['overhead_ns'] + 50000, f'rank {r} delay')
+
+
+@test('')
+def t_mpi_comp_insitu(o):
+    """--mpi-comp turns --insitu on (what the program's environment gets), but with --no-insitu
+    or --trace; --insitu with --no-insitu is refused in one line (exit 2, as other bad
+    options)."""
+    show = ['sh', '-c', 'echo "insitu=${SONDE_INSITU:-} comp=${SONDE_MPI_COMP:-}"']
+    for opts, want in ((['--mpi-comp'], b'insitu=1 comp=1'),
+                       (['--mpi-comp', '--no-insitu'], b'insitu= comp=1'),
+                       (['--mpi-comp', '--trace'], b'insitu= comp=1'),
+                       (['--mpi'], b'insitu= comp=')):
+        with check(f'sonde run {" ".join(opts)}: {want.decode()}'):
+            p = run([SONDE, 'run', '-o', new_dir('mpi-insitu-opt')] + opts + ['--'] + show)
+            eq((p.returncode, p.stdout.strip()), (0, want), 'exit status, environment')
+    with check('sonde run --insitu --no-insitu: refused in one line'):
+        p = run([SONDE, 'run', '-o', new_dir('mpi-insitu-opt'), '--mpi-comp', '--insitu',
+                 '--no-insitu', '--', 'true'])
+        expect(p.returncode == 2 and p.stderr.startswith(b'sonde: ') and
+               b'--no-insitu' in p.stderr and len(p.stderr.splitlines()) == 1, describe(p))
 
 
 @test('')
