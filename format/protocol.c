@@ -215,6 +215,7 @@ static int rd_text(struct rd *r, size_t n, size_t max, char *out)
 }
 
 static uint64_t rd_uvar(struct rd *r);
+static int64_t rd_svar(struct rd *r);
 
 static int dec_hello(struct rd *r, struct sproto_hello *h, char *err, size_t cap)
 {
@@ -230,27 +231,56 @@ static int dec_hello(struct rd *r, struct sproto_hello *h, char *err, size_t cap
 	return 0;
 }
 
+/* Version 10: after the version, varints and no limits (the version's own: the reader fills
+ * them in); the addresses of the exit handler and the return trampoline from the entry's. */
+static void dec_hello_reply10(struct rd *r, struct sproto_hello_reply *h)
+{
+	uint64_t pid = rd_uvar(r), flags = rd_uvar(r);
+
+	h->pid = pid >> 32 ? 0 : (uint32_t)pid;
+	h->flags = (uint32_t)flags;
+	r->bad |= flags >> 32 != 0;
+	h->max_points = SPROTO_MAX_POINTS;
+	h->max_actions = SPROTO_MAX_ACTIONS;
+	h->max_counters = SPROTO_MAX_COUNTERS;
+	h->max_timers = SPROTO_MAX_TIMERS;
+	h->max_metrics = SPROTO_MAX_METRICS;
+	h->max_terms = SPROTO_MAX_TERMS;
+	h->shadow_depth = SPROTO_SHADOW_DEPTH;
+	h->max_tcounters = SPROTO_MAX_TCOUNTERS;
+	h->bucket_ns = rd_uvar(r);
+	h->entry_addr = rd_uvar(r);
+	h->exit_addr = h->entry_addr + (uint64_t)rd_svar(r);
+	h->ret_tramp_addr = h->entry_addr + (uint64_t)rd_svar(r);
+}
+
+/* The version first in every version; what follows it is that version's (1 to 9: fixed
+ * fields; 10: dec_hello_reply10). */
 static int dec_hello_reply(struct rd *r, struct sproto_hello_reply *h, char *err, size_t cap)
 {
 	uint8_t n;
 
 	h->version = rd_u16(r);
-	if (rd_u16(r) != 0)
-		return fail(err, cap, "HELLO_REPLY: reserved field not zero", NULL);
-	h->pid = rd_u32(r);
-	h->flags = rd_u32(r);
-	h->max_points = rd_u32(r);
-	h->max_actions = rd_u32(r);
-	h->max_counters = rd_u32(r);
-	h->max_timers = rd_u32(r);
-	h->max_metrics = rd_u32(r);
-	h->max_terms = rd_u32(r);
-	h->shadow_depth = rd_u32(r);
-	h->max_tcounters = rd_u32(r);
-	h->bucket_ns = rd_u64(r);
-	h->entry_addr = rd_u64(r);
-	h->exit_addr = rd_u64(r);
-	h->ret_tramp_addr = rd_u64(r);
+	if (h->version >= 10) {
+		dec_hello_reply10(r, h);
+	} else {
+		if (rd_u16(r) != 0)
+			return fail(err, cap, "HELLO_REPLY: reserved field not zero", NULL);
+		h->pid = rd_u32(r);
+		h->flags = rd_u32(r);
+		h->max_points = rd_u32(r);
+		h->max_actions = rd_u32(r);
+		h->max_counters = rd_u32(r);
+		h->max_timers = rd_u32(r);
+		h->max_metrics = rd_u32(r);
+		h->max_terms = rd_u32(r);
+		h->shadow_depth = rd_u32(r);
+		h->max_tcounters = rd_u32(r);
+		h->bucket_ns = rd_u64(r);
+		h->entry_addr = rd_u64(r);
+		h->exit_addr = rd_u64(r);
+		h->ret_tramp_addr = rd_u64(r);
+	}
 	n = rd_u8(r);
 	if (r->bad || rd_text(r, n, SPROTO_MAX_NAME, h->build) != 0)
 		return fail(err, cap, "HELLO_REPLY: bad build string", NULL);
@@ -515,10 +545,9 @@ static int dec_status(struct rd *r, uint16_t type, struct sproto_status *s, char
 	uint16_t n;
 
 	s->text[0] = 0;
-	if (type == SPROTO_OK) { /* version 9: u8 the request's type, nothing more */
-		s->type = rd_u8(r);
-		return !r->bad && sproto_is_request(s->type) ? 0
-			: fail(err, cap, "OK: bad request type", NULL);
+	if (type == SPROTO_OK) { /* version 10: no payload (answers come in order) */
+		s->type = 0;
+		return 0;
 	}
 	s->type = rd_u16(r);
 	n = rd_u16(r);
@@ -607,41 +636,19 @@ static int64_t rd_svar(struct rd *r)
 	return unzigzag(rd_uvar(r));
 }
 
-/* Entries to the payload's end (version 9: no count); metric ids strictly increasing, below
- * SPROTO_MAX_METRICS (so 1024 entries at most). The width in units of 1024 ns (version 9). */
-static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t cap)
+/* Keyed entries (version 6): `gap << 3 | flags`, d, the value with SPROTO_S_VALUE; ids strictly
+ * increasing from *next, below SPROTO_MAX_METRICS. max: how many at most (the rest of the
+ * payload when it is UINT32_MAX). */
+static int dec_keyed(struct rd *r, struct sproto_sample *s, uint32_t max, char *err, size_t cap)
 {
-	uint64_t next = 0, key, start, width;
+	uint64_t next = 0, key;
+	uint32_t k;
 
-	start = rd_uvar(r); /* the low bit: 1 the start whole, 0 a gap after the previous end */
-	width = rd_uvar(r);
-	s->lost = rd_uvar(r); /* version 9: lost << 1 | same */
-	s->same = (int)(s->lost & 1);
-	s->lost >>= 1;
-	s->resolved = NULL;
-	s->follows = !(start & 1);
-	s->start_ns = start >> 1;
-	s->units = width;
-	s->end_ns = s->start_ns + (width << SPROTO_WIDTH_SHIFT);
-	if (r->bad || width >> (64 - SPROTO_WIDTH_SHIFT) || s->end_ns < s->start_ns ||
-	    (s->same && r->off == r->len))
-		return fail(err, cap, "SAMPLE: bad header", NULL);
-	s->n = 0;
-	s->size = (uint32_t)r->len;
-	s->entries = r->p + r->off;
-	s->entries_size = (uint32_t)(r->len - r->off);
-	while (r->off < r->len) {
+	for (k = 0; k < max && (max != UINT32_MAX || r->off < r->len); k++) {
 		s->off[s->n] = (uint16_t)(r->p + r->off - s->entries);
-		if (s->same) { /* the previous SAMPLE's metrics: a delta each, no key */
-			if (s->n >= SPROTO_MAX_METRICS)
-				return fail(err, cap, "SAMPLE: bad entry", NULL);
-			s->n++;
-			rd_svar(r);
-			if (r->bad)
-				return fail(err, cap, "SAMPLE: entries cut short", NULL);
-			continue;
-		}
 		key = rd_uvar(r);
+		if (r->bad && max != UINT32_MAX)
+			return fail(err, cap, "SAMPLE: entries cut short", NULL);
 		if (r->bad || (key >> 3) >= SPROTO_MAX_METRICS - next)
 			return fail(err, cap, "SAMPLE: bad entry", NULL);
 		next += (key >> 3) + 1;
@@ -655,30 +662,83 @@ static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t c
 	return 0;
 }
 
+/*
+ * Version 10: a head `lost << 3 | mode << 1 | start given`, the start (when given: as version
+ * 9's, else the previous end), the width in units of 1024 ns, then by mode: 0 keyed entries to
+ * the payload's end; 1 (`same`) a delta each for the previous SAMPLE's metrics, at least one;
+ * 2 (`kept`) uvarint dropped, uvarint keyed, that many keyed entries, then a delta each for
+ * the previous SAMPLE's metrics not dropped, to the end.
+ */
+static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t cap)
+{
+	uint64_t head, start = 0, width, keyed = 0, mode;
+
+	head = rd_uvar(r);
+	mode = head >> 1 & 3;
+	if (head & 1)
+		start = rd_uvar(r); /* the low bit: 1 the start whole, 0 a gap after the previous end */
+	width = rd_uvar(r);
+	s->lost = head >> 3;
+	s->same = mode == 1;
+	s->kept = mode == 2;
+	s->dropped = 0;
+	if (s->kept) {
+		s->dropped = rd_uvar(r);
+		keyed = rd_uvar(r);
+	}
+	s->keyed = 0;
+	s->resolved = NULL;
+	s->follows = !(start & 1);
+	s->start_ns = start >> 1;
+	s->units = width;
+	s->end_ns = s->start_ns + (width << SPROTO_WIDTH_SHIFT);
+	if (r->bad || mode == 3 || width >> (64 - SPROTO_WIDTH_SHIFT) || s->end_ns < s->start_ns ||
+	    (s->same && r->off == r->len) || keyed > SPROTO_MAX_METRICS)
+		return fail(err, cap, "SAMPLE: bad header", NULL);
+	s->n = 0;
+	s->size = (uint32_t)r->len;
+	s->entries = r->p + r->off;
+	s->entries_size = (uint32_t)(r->len - r->off);
+	if (dec_keyed(r, s, s->same ? 0 : s->kept ? (uint32_t)keyed : UINT32_MAX, err, cap) != 0)
+		return -1;
+	s->keyed = s->n;
+	while (r->off < r->len) { /* the previous SAMPLE's metrics: a delta each, no key */
+		if (s->n >= SPROTO_MAX_METRICS)
+			return fail(err, cap, "SAMPLE: bad entry", NULL);
+		s->off[s->n++] = (uint16_t)(r->p + r->off - s->entries);
+		rd_svar(r);
+		if (r->bad)
+			return fail(err, cap, "SAMPLE: entries cut short", NULL);
+	}
+	return 0;
+}
+
 /* Figures in any order, each item at most once; items this reader does not know are kept. */
 static int dec_costs(struct rd *r, struct sproto_costs *c, char *err, size_t cap)
 {
 	uint8_t seen[65536 / 8];
+	uint64_t flags = rd_uvar(r), n = rd_uvar(r);
 	uint32_t i;
 
-	c->flags = rd_u32(r);
-	c->n = rd_u32(r);
-	c->when_ns = rd_u64(r);
-	c->elapsed_ns = rd_u64(r);
-	if (r->bad || (c->flags & ~(SPROTO_COSTS_MEASURED | SPROTO_COSTS_PROFILE)) ||
-	    c->n > SPROTO_MAX_COSTS || (!(c->flags & SPROTO_COSTS_MEASURED) && c->n))
+	c->flags = (uint32_t)flags;
+	c->n = (uint32_t)n;
+	c->when_ns = rd_uvar(r);
+	c->elapsed_ns = rd_uvar(r);
+	if (r->bad || (flags & ~(uint64_t)(SPROTO_COSTS_MEASURED | SPROTO_COSTS_PROFILE)) ||
+	    n > SPROTO_MAX_COSTS || (!(c->flags & SPROTO_COSTS_MEASURED) && n))
 		return fail(err, cap, "COSTS_REPLY: bad header", NULL);
 	memset(seen, 0, sizeof(seen));
-	for (i = 0; i < c->n; i++) {
+	for (i = 0; i < c->n; i++) { /* version 10: uvarint item, mean, sd */
 		struct sproto_cost *f = &c->c[i];
+		uint64_t item = rd_uvar(r), mean = rd_uvar(r), sd = rd_uvar(r);
 
-		f->item = rd_u16(r);
-		if (rd_u16(r) != 0)
-			return fail(err, cap, "COSTS_REPLY: reserved field set", NULL);
-		f->mean_ps = rd_u32(r);
-		f->sd_ps = rd_u32(r);
 		if (r->bad)
 			return fail(err, cap, "COSTS_REPLY: figures cut short", NULL);
+		if (item > 0xffff || mean >> 32 || sd >> 32)
+			return fail(err, cap, "COSTS_REPLY: a figure out of range", NULL);
+		f->item = (uint16_t)item;
+		f->mean_ps = (uint32_t)mean;
+		f->sd_ps = (uint32_t)sd;
 		if (seen[f->item / 8] & (1u << (f->item % 8)))
 			return fail(err, cap, "COSTS_REPLY: a figure given twice", NULL);
 		seen[f->item / 8] |= (uint8_t)(1u << (f->item % 8));
@@ -845,7 +905,7 @@ void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sprot
 		*e = s->resolved[i];
 		return;
 	}
-	if (s->same) { /* unresolved: the delta as written, no metric */
+	if (i >= s->keyed) { /* unresolved: the delta as written, no metric */
 		r.off = s->off[i];
 		e->metric = SPROTO_MAX_METRICS;
 		e->delta = rd_svar(&r);
@@ -888,26 +948,77 @@ static void sctx_commit(struct sproto_sctx *c, uint64_t units)
 	c->nprev = c->nnext;
 }
 
+/* The previous SAMPLE's metrics a SAMPLE keeps (version 10: all but those dropped; bit i of
+ * dropped, i < 64: the entry i), marked in c->mark; how many, or -1 when dropped names entries
+ * it has not. */
+static int64_t mark_kept(struct sproto_sctx *c, uint64_t dropped)
+{
+	uint32_t i;
+	int64_t k = 0;
+
+	if (c->nprev < 64 && dropped >> c->nprev)
+		return -1;
+	for (i = 0; i < c->nprev; i++)
+		if (i >= 64 || !(dropped >> i & 1)) {
+			c->mark[c->prev[i]] = 1;
+			k++;
+		}
+	return k;
+}
+
+static void unmark(struct sproto_sctx *c)
+{
+	uint32_t i;
+
+	for (i = 0; i < c->nprev; i++)
+		c->mark[c->prev[i]] = 0;
+}
+
+/* Version 10: the keyed entries first, then the previous SAMPLE's kept metrics in its order;
+ * a keyed metric that is also kept is refused. */
+static int resolve_kept(struct sproto_sample *s, struct sproto_sctx *c, char *err, size_t cap)
+{
+	struct sproto_sample plain = *s;
+	int64_t kept = mark_kept(c, s->kept ? s->dropped : 0);
+	uint32_t i, j;
+	int bad = kept < 0 || (uint64_t)kept != s->n - s->keyed;
+
+	plain.resolved = NULL;
+	for (i = 0; i < s->keyed && !bad; i++) {
+		sproto_sample_entry(&plain, i, &c->e[i]);
+		bad = c->mark[c->e[i].metric] != 0;
+	}
+	for (j = 0; j < c->nprev && i < s->n && !bad; j++) {
+		struct rd r = { s->entries, s->entries_size, s->off[i], 0 };
+
+		if (!c->mark[c->prev[j]])
+			continue;
+		memset(&c->e[i], 0, sizeof(c->e[i]));
+		c->e[i].metric = c->prev[j];
+		c->e[i++].delta = rd_svar(&r);
+	}
+	unmark(c);
+	if (bad)
+		return fail(err, cap, "SAMPLE: its entries are not the previous one's metrics", NULL);
+	return 0;
+}
+
 int sproto_sample_resolve(struct sproto_sample *s, struct sproto_sctx *c, char *err, size_t cap)
 {
 	struct sproto_sample_entry *e = c->e;
-	struct sproto_sample resolved_not = *s;
 	uint32_t i;
 
 	if (s->same && s->n != c->nprev)
 		return fail(err, cap, "SAMPLE: not as many entries as the previous one's metrics",
 			    NULL);
-	resolved_not.resolved = NULL;
-	resolved_not.same = 0;
+	if ((s->same || s->kept) && resolve_kept(s, c, err, cap) != 0)
+		return -1;
 	for (i = 0; i < s->n; i++) {
-		if (s->same) {
-			struct rd r = { s->entries, s->entries_size, s->off[i], 0 };
+		if (!s->same && !s->kept) {
+			struct sproto_sample plain = *s;
 
-			memset(&e[i], 0, sizeof(e[i]));
-			e[i].metric = c->prev[i];
-			e[i].delta = rd_svar(&r);
-		} else {
-			sproto_sample_entry(&resolved_not, i, &e[i]);
+			plain.resolved = NULL;
+			sproto_sample_entry(&plain, i, &e[i]);
 		}
 		if (!(e[i].flags & SPROTO_S_FIRST)) /* wraps as the writer's does */
 			e[i].delta = (int64_t)((uint64_t)e[i].delta +
@@ -1029,12 +1140,15 @@ void sproto_bytes(struct sproto_buf *b, const void *p, size_t n)
 	b->len += n;
 }
 
-static void drop_keys(struct sproto_buf *b);
+static void emit_entries(struct sproto_buf *b);
 
 size_t sproto_end(struct sproto_buf *b)
 {
 	uint16_t type;
 
+	if (b->ctx && !b->overflow && b->len >= SPROTO_HEADER_SIZE &&
+	    sproto_is_sample((uint16_t)get_le(b->p + 6, 2)))
+		emit_entries(b); /* version 10: written now, in the shortest mode */
 	if (b->overflow || b->len < SPROTO_HEADER_SIZE ||
 	    b->len - SPROTO_HEADER_SIZE > SPROTO_MAX_PAYLOAD)
 		return 0;
@@ -1048,9 +1162,6 @@ size_t sproto_end(struct sproto_buf *b)
 			return 0; /* a BATCH holds one request at least */
 		put_le(b->p + b->count_at, b->n1, 2);
 	} else if (sproto_is_sample(type) && b->ctx) {
-		if (b->same && b->n1 && b->ctx->nnext == b->ctx->nprev)
-			drop_keys(b);
-		put_le(b->p + 8, b->len - SPROTO_HEADER_SIZE, 4);
 		sctx_commit(b->ctx, b->units);
 		b->ctx = NULL; /* once */
 	}
@@ -1103,12 +1214,27 @@ size_t sproto_put_hello(void *mem, size_t cap, const struct sproto_hello *h)
 	return sproto_end(&b);
 }
 
+static void put_uvar(struct sproto_buf *b, uint64_t v);
+static void put_svar(struct sproto_buf *b, int64_t v);
+
+/* Version 10 (r->version >= 10): varints, no limits; earlier versions' layout otherwise (a
+ * test's). */
 size_t sproto_put_hello_reply(void *mem, size_t cap, const struct sproto_hello_reply *r)
 {
 	struct sproto_buf b;
 
 	sproto_begin(&b, mem, cap, SPROTO_HELLO_REPLY);
 	sproto_u16(&b, r->version);
+	if (r->version >= 10) {
+		put_uvar(&b, r->pid);
+		put_uvar(&b, r->flags);
+		put_uvar(&b, r->bucket_ns);
+		put_uvar(&b, r->entry_addr);
+		put_svar(&b, (int64_t)(r->exit_addr - r->entry_addr));
+		put_svar(&b, (int64_t)(r->ret_tramp_addr - r->entry_addr));
+		put_name(&b, r->build, SPROTO_MAX_NAME);
+		return sproto_end(&b);
+	}
 	sproto_u16(&b, 0);
 	sproto_u32(&b, r->pid);
 	sproto_u32(&b, r->flags);
@@ -1264,15 +1390,14 @@ size_t sproto_put_costs_reply(void *mem, size_t cap, const struct sproto_costs *
 	if (c->n > SPROTO_MAX_COSTS)
 		return 0;
 	sproto_begin(&b, mem, cap, SPROTO_COSTS_REPLY);
-	sproto_u32(&b, c->flags);
-	sproto_u32(&b, c->n);
-	sproto_u64(&b, c->when_ns);
-	sproto_u64(&b, c->elapsed_ns);
+	put_uvar(&b, c->flags); /* version 10: varints (u32 u32 u64 u64, 12 bytes a figure before) */
+	put_uvar(&b, c->n);
+	put_uvar(&b, c->when_ns);
+	put_uvar(&b, c->elapsed_ns);
 	for (i = 0; i < c->n; i++) {
-		sproto_u16(&b, c->c[i].item);
-		sproto_u16(&b, 0);
-		sproto_u32(&b, c->c[i].mean_ps);
-		sproto_u32(&b, c->c[i].sd_ps);
+		put_uvar(&b, c->c[i].item);
+		put_uvar(&b, c->c[i].mean_ps);
+		put_uvar(&b, c->c[i].sd_ps);
 	}
 	return sproto_end(&b);
 }
@@ -1299,8 +1424,7 @@ size_t sproto_put_ok(void *mem, size_t cap, uint16_t request)
 
 	if (!sproto_is_request(request))
 		return 0;
-	sproto_begin(&b, mem, cap, SPROTO_OK);
-	sproto_u8(&b, (uint8_t)request); /* version 9: one byte (u16 and a reserved u16 before) */
+	sproto_begin(&b, mem, cap, SPROTO_OK); /* version 10: empty (9: u8 its type; u16 before) */
 	return sproto_end(&b);
 }
 
@@ -1368,22 +1492,25 @@ static void put_svar(struct sproto_buf *b, int64_t v)
 	put_uvar(b, ((uint64_t)v << 1) ^ (uint64_t)-(int64_t)((uint64_t)v >> 63));
 }
 
+/* Version 10: the head `lost << 3 | mode << 1 | start given` (the mode set by sproto_end: its
+ * bits are below lost's, so the head keeps its length), the start only when the bucket does
+ * not begin at the previous end. */
 static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type,
 			 uint64_t after_ns, uint64_t start_ns, uint64_t end_ns, uint64_t lost)
 {
+	int given = !after_ns || after_ns != start_ns;
+
 	sproto_begin(b, mem, cap, type);
-	if (end_ns < start_ns || start_ns >> 63)
+	if (end_ns < start_ns || start_ns >> 63 || lost >> 60)
 		b->overflow = 1;
-	if (after_ns && after_ns <= start_ns)
+	b->lost_at = b->len;
+	put_uvar(b, lost << 3 | (uint64_t)given);
+	if (given && after_ns && after_ns <= start_ns)
 		put_uvar(b, (start_ns - after_ns) << 1);
-	else
+	else if (given)
 		put_uvar(b, start_ns << 1 | 1);
 	b->units = (sproto_sample_end(start_ns, end_ns) - start_ns) >> SPROTO_WIDTH_SHIFT;
 	put_uvar(b, b->units);
-	b->lost_at = b->len;
-	put_uvar(b, lost << 1); /* version 9: the low bit, "same", set by sproto_end */
-	if (lost >> 63)
-		b->overflow = 1;
 	b->entries_at = b->len;
 	b->ctx = NULL;
 	b->same = 0;
@@ -1392,27 +1519,90 @@ static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t t
 void sproto_sample_context(struct sproto_buf *b, struct sproto_sctx *c)
 {
 	b->ctx = c;
-	b->same = 1;
 	c->nnext = 0;
 }
 
-/* A SAMPLE of the previous one's metrics: its keys left out, in place (version 9). */
-static void drop_keys(struct sproto_buf *b)
+/* A keyed entry: its id from next (the previous keyed entry's + 1), its flags, d, its value. */
+static void put_keyed(struct sproto_buf *b, const struct sproto_sample_entry *e, int64_t d,
+		      uint32_t next)
 {
-	struct rd r = { b->p, b->len, b->entries_at, 0 };
-	size_t to = b->entries_at;
+	put_uvar(b, (uint64_t)(e->metric - next) << 3 | e->flags);
+	put_svar(b, d);
+	if (e->flags & SPROTO_S_VALUE)
+		put_svar(b, e->value);
+}
 
-	while (r.off < r.len) {
-		size_t from;
+/* The delta written for an added entry: less the predicted one unless it is a first. */
+static int64_t entry_d(const struct sproto_buf *b, const struct sproto_sample_entry *e)
+{
+	if (e->flags & SPROTO_S_FIRST)
+		return e->delta;
+	return (int64_t)((uint64_t)e->delta - (uint64_t)predict(b->ctx, e->metric, b->units));
+}
 
-		rd_uvar(&r); /* the key */
-		from = r.off;
-		rd_svar(&r);
-		memmove(b->p + to, b->p + from, r.off - from);
-		to += r.off - from;
+/* Which added entries the previous SAMPLE's metrics keep (unflagged, same id): c->mark[id] =
+ * entry + 1, | 0x8000 when kept; *dropped: the previous entries not kept (bit i; 0 in *ok when
+ * one past the 64th is). The number kept. */
+static uint32_t find_kept(struct sproto_sctx *c, uint64_t *dropped, int *ok)
+{
+	uint32_t i, kept = 0;
+
+	*dropped = 0;
+	*ok = 1;
+	for (i = 0; i < c->nnext; i++)
+		c->mark[c->e[i].metric] = (uint16_t)(i + 1);
+	for (i = 0; i < c->nprev; i++) {
+		uint16_t *m = &c->mark[c->prev[i]];
+
+		if (*m && !c->e[(*m & 0x7fff) - 1].flags) {
+			*m |= 0x8000;
+			kept++;
+		} else if (i < 64) {
+			*dropped |= 1ull << i;
+		} else {
+			*ok = 0;
+		}
 	}
-	b->len = to;
-	b->p[b->lost_at] |= 1;
+	return kept;
+}
+
+/* Version 10: the entries added in a context, written at the end in the shortest of the three
+ * modes; the context's order becomes the order written. */
+static void emit_entries(struct sproto_buf *b)
+{
+	struct sproto_sctx *c = b->ctx;
+	uint32_t i, k = 0, n = c->nnext, next = 0, kept;
+	uint64_t dropped;
+	int ok, mode;
+
+	kept = find_kept(c, &dropped, &ok);
+	mode = kept == n && kept == c->nprev && n ? 1 : ok && kept > 2 ? 2 : 0;
+	b->len = b->entries_at;
+	if (mode == 2) {
+		put_uvar(b, dropped);
+		put_uvar(b, n - kept);
+	}
+	for (i = 0; i < n && mode != 1; i++) /* keyed: all (mode 0), or those not kept */
+		if (!mode || !(c->mark[c->e[i].metric] & 0x8000)) {
+			put_keyed(b, &c->e[i], entry_d(b, &c->e[i]), next);
+			next = c->e[i].metric + 1;
+			c->next[k] = (uint16_t)c->e[i].metric;
+			c->pend[k++] = c->e[i].delta;
+		}
+	for (i = 0; i < c->nprev && mode; i++) { /* kept: a delta each, in the previous order */
+		uint16_t m = c->mark[c->prev[i]];
+		const struct sproto_sample_entry *e;
+
+		if (!(m & 0x8000))
+			continue;
+		e = &c->e[(m & 0x7fff) - 1];
+		put_svar(b, entry_d(b, e));
+		c->next[k] = (uint16_t)e->metric;
+		c->pend[k++] = e->delta;
+	}
+	for (i = 0; i < n; i++)
+		c->mark[c->e[i].metric] = 0;
+	b->p[b->lost_at] |= (uint8_t)(mode << 1);
 }
 
 uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns)
@@ -1434,30 +1624,24 @@ void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint
 	sample_begin(b, mem, cap, SPROTO_BUCKET_REPLY, after_ns, start_ns, end_ns, lost);
 }
 
-/* b->n2: the next metric id an entry may have (the previous one's + 1). */
+/* b->n2: the next metric id an entry may have (the previous one's + 1). In a context the entry
+ * is kept and written by sproto_end (emit_entries). */
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e)
 {
 	struct sproto_sctx *c = b->ctx;
-	int64_t d = e->delta;
+	uint32_t next = b->n2;
 
 	if (e->metric >= SPROTO_MAX_METRICS || e->metric < b->n2 || (e->flags & ~SPROTO_S_FLAGS)) {
 		b->overflow = 1;
 		return;
 	}
-	if (c) { /* version 9: less the predicted delta; the same metrics as before so far? */
-		if (!(e->flags & SPROTO_S_FIRST))
-			d = (int64_t)((uint64_t)d - (uint64_t)predict(c, e->metric, b->units));
-		b->same = b->same && !e->flags && c->nnext < c->nprev &&
-			  c->prev[c->nnext] == e->metric;
-		c->next[c->nnext] = (uint16_t)e->metric;
-		c->pend[c->nnext++] = e->delta;
-	}
-	put_uvar(b, (uint64_t)(e->metric - b->n2) << 3 | e->flags);
-	put_svar(b, d);
-	if (e->flags & SPROTO_S_VALUE)
-		put_svar(b, e->value);
 	b->n2 = e->metric + 1;
 	b->n1++;
+	if (c) {
+		c->e[c->nnext++] = *e;
+		return;
+	}
+	put_keyed(b, e, e->delta, next);
 }
 
 size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds)

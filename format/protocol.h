@@ -24,9 +24,11 @@
  * 8: BATCH (many requests, one answer), POINT_ACTIONS (a POINT_SET in varints) and
  * RESOURCES' "new only" with a RESOURCES_REPLY in varints (the live search's data volume);
  * 9: short frames from the runtime after its HELLO_REPLY, a SAMPLE without its count and its
- * width in units of 1024 ns (the live MPI search's data volume) */
-#define SPROTO_VERSION 9
-#define SPROTO_VERSION_TEXT "9"
+ * width in units of 1024 ns (the live MPI search's data volume); 10: a SAMPLE's start, lost and
+ * `same` in one head, its entries kept from the previous one named by a mask, a compact
+ * HELLO_REPLY in a short frame, a COSTS_REPLY in varints, an empty OK (the same volume) */
+#define SPROTO_VERSION 10
+#define SPROTO_VERSION_TEXT "10"
 #define SPROTO_HEADER_SIZE 12
 /* version 9: what the runtime sends after its HELLO_REPLY is a short frame, {u8 type, uvarint
  * length}: 2 to 4 bytes */
@@ -42,6 +44,7 @@
 #define SPROTO_MAX_COUNTERS (1u << 16) /* counter indices */
 #define SPROTO_MAX_TIMERS 4096         /* wall timer indices; CPU timers have as many */
 #define SPROTO_MAX_TCOUNTERS 1024      /* thread counter indices (each thread has its own) */
+#define SPROTO_SHADOW_DEPTH 4096       /* calls with exit actions open at once per thread */
 #define SPROTO_MAX_METRICS 1024        /* metric ids */
 #define SPROTO_MAX_TERMS 64            /* counters and timers summed by one metric */
 #define SPROTO_MAX_TEXT 512            /* ERROR text, bytes */
@@ -293,6 +296,10 @@ struct sproto_sample {
 	uint64_t units;            /* its width in units of 1024 ns (version 9) */
 	int same;                  /* version 9: its entries have no keys, their metrics are
 				    * those of the previous SAMPLE (sproto_sample_resolve) */
+	int kept;                  /* version 10: its first `keyed` entries have keys, the others
+				    * are the previous SAMPLE's metrics but those in `dropped` */
+	uint32_t keyed;
+	uint64_t dropped;          /* bit i: the previous SAMPLE's entry i is not in this one */
 	const struct sproto_sample_entry *resolved; /* set by sproto_sample_resolve */
 	uint32_t n;
 	uint32_t size;             /* the payload's bytes, entries_size of them the entries' */
@@ -323,7 +330,9 @@ struct sproto_sctx {
 	int64_t delta[SPROTO_MAX_METRICS];  /* by metric id: its delta in its last entry */
 	uint64_t width[SPROTO_MAX_METRICS]; /* the width (units) of the SAMPLE that carried it */
 	int64_t pend[SPROTO_MAX_METRICS];   /* the deltas of the SAMPLE being written or read */
-	struct sproto_sample_entry e[SPROTO_MAX_METRICS]; /* the SAMPLE read last, resolved */
+	struct sproto_sample_entry e[SPROTO_MAX_METRICS]; /* the SAMPLE read last, resolved;
+							   * the writer's: the entries added */
+	uint16_t mark[SPROTO_MAX_METRICS]; /* scratch, all 0 between SAMPLEs */
 };
 
 struct sproto_cost {

@@ -286,8 +286,8 @@ static void on_hello(const struct sproto_hello *h)
 	if (!srv.hello && rt_mode == RT_MODE_ATTACHED)
 		rt_attached_client(1);
 	srv.hello = 1;
+	srv.short_out = 1; /* version 10: the HELLO_REPLY is the first short frame */
 	send_msg(sproto_put_hello_reply(srv.out, SPROTO_MAX_MESSAGE, &r));
-	srv.short_out = 1;
 }
 
 static void restart_buckets(void)

@@ -55,6 +55,7 @@ static int say_hello(struct ctl_client *c, char *err, size_t n)
 
 	snprintf(h.client, sizeof(h.client), "sonde %s", SONDE_VERSION);
 	len = sproto_put_hello(msg, sizeof(msg), &h);
+	c->short_in = 2; /* the answer: a short HELLO_REPLY (version 10), or a 12-byte ERROR */
 	if (ctl_send(c, msg, len, err, n) != 0 || ctl_recv(c, &m, 5000, err, n) != 0)
 		return -1;
 	if (m.h.type == SPROTO_ERROR) {
@@ -63,6 +64,11 @@ static int say_hello(struct ctl_client *c, char *err, size_t n)
 	}
 	if (m.h.type != SPROTO_HELLO_REPLY) {
 		snprintf(err, n, "unexpected %s instead of HELLO_REPLY", sproto_type_name(m.h.type));
+		return -1;
+	}
+	if (m.u.hello_reply.version != SPROTO_VERSION) {
+		snprintf(err, n, "the runtime chose protocol version %u (this tool speaks "
+			 SPROTO_VERSION_TEXT ")", m.u.hello_reply.version);
 		return -1;
 	}
 	c->hello = m.u.hello_reply;
@@ -142,9 +148,14 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 	memmove(c->in, c->in + c->used, c->inlen - c->used);
 	c->inlen -= c->used;
 	c->used = 0;
-	/* version 9: what follows the HELLO_REPLY comes in short frames */
-	size = c->short_in ? sproto_frame_short(c->in, c->inlen, &h, err, n)
-			   : sproto_frame(c->in, c->inlen, &h, err, n);
+	/* version 9: what follows the HELLO_REPLY comes in short frames; version 10: the
+	 * HELLO_REPLY too, while an ERROR refusing the HELLO keeps its 12 bytes (any version's:
+	 * a short frame's first byte is a reply's type, never the magic's first, 'S') */
+	if (c->short_in == 2 && c->inlen && c->in[0] == (SPROTO_MAGIC & 0xff))
+		size = sproto_frame(c->in, c->inlen, &h, err, n);
+	else
+		size = c->short_in ? sproto_frame_short(c->in, c->inlen, &h, err, n)
+				   : sproto_frame(c->in, c->inlen, &h, err, n);
 	if (size <= 0)
 		return size == 0 ? 1 : -1;
 	if (sproto_decode(&h, c->in + h.size, m, err, n) != 0)

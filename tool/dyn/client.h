@@ -27,7 +27,8 @@ struct ctl_client {
 	uint64_t sample_end; /* the end of the last SAMPLE received (the next one's start) */
 	uint64_t received;   /* every byte read from the connection (replies, samples) */
 	struct ctl_traffic sent, got; /* requests sent, messages received (decoded) */
-	int short_in;        /* the HELLO_REPLY came: the runtime's frames are short (version 9) */
+	int short_in;        /* 1: the HELLO_REPLY came, the runtime's frames are short (version 9);
+			      * 2: it is awaited (short, version 10, or a 12-byte ERROR) */
 	uint32_t frame;      /* the header bytes of the message returned last */
 	struct sproto_sctx *sctx; /* what its SAMPLEs refer to (version 9; allocated at the first) */
 	struct sproto_hello_reply hello;
