@@ -101,9 +101,10 @@ static void test_follows_nothing(void **state)
 	ctl_close(&c);
 }
 
-/* Version 9: the HELLO_REPLY comes whole, what follows in short frames (2-4 bytes of header),
- * in the same read; the header's bytes are those the client says it read. A short frame of a
- * request's type ends the connection. */
+/* Version 9: what follows the HELLO_REPLY comes in short frames (2-4 bytes of header), in the
+ * same read; the header's bytes are those the client says it read; version 10: the
+ * HELLO_REPLY too, while a 12-byte ERROR refusing the HELLO is read as such. A short frame of
+ * a request's type ends the connection. */
 static void test_short_frames(void **state)
 {
 	static const struct sproto_sample_entry a[] = { { 5, 0, 0, 300 } };
@@ -117,22 +118,25 @@ static void test_short_frames(void **state)
 
 	(void)state;
 	client_on(&c, sv);
-	n = sproto_put_hello_reply(wire, sizeof(wire), &r);
+	n = sproto_put_hello_reply(one, sizeof(one), &r);
+	n = sproto_shorten(one, n, &off);
+	memcpy(wire, one + off, n);
 	k = put_sample(one, 0, 4096, 4096 + 50000000, a, 1);
 	k = sproto_shorten(one, k, &off);
-	assert_int_equal(k, 2 + 9); /* start 2, width 3 (48829 units), lost 1, an entry 3 */
+	assert_int_equal(k, 2 + 9); /* head 1, start 2, width 3 (48829 units), an entry 3 */
 	memcpy(wire + n, one + off, k);
 	n += k;
 	k = sproto_put_ok(one, sizeof(one), SPROTO_BATCH);
 	k = sproto_shorten(one, k, &off);
-	assert_int_equal(k, 2 + 1);
+	assert_int_equal(k, 2); /* version 10: an empty OK */
 	memcpy(wire + n, one + off, k);
 	n += k;
 	assert_int_equal(write(sv[1], wire, n), (ssize_t)n);
-	/* what say_hello does once the HELLO_REPLY is read */
+	c.short_in = 2; /* as say_hello: the HELLO's answer awaited */
 	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
 	assert_int_equal(m.h.type, SPROTO_HELLO_REPLY);
-	assert_int_equal(c.frame, SPROTO_HEADER_SIZE);
+	assert_int_equal(m.u.hello_reply.pid, 7);
+	assert_int_equal(c.frame, 2);
 	c.short_in = 1;
 	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
 	assert_int_equal(m.h.type, SPROTO_SAMPLE);
@@ -140,13 +144,23 @@ static void test_short_frames(void **state)
 	assert_true(m.u.sample.start_ns == 4096 && m.u.sample.end_ns == 4096 + 50000896);
 	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
 	assert_int_equal(m.h.type, SPROTO_OK);
-	assert_int_equal(m.u.status.type, SPROTO_BATCH);
 	assert_int_equal(c.received, n);
 	one[0] = SPROTO_BUCKET; /* a request's type */
 	one[1] = 0;
 	assert_int_equal(write(sv[1], one, 2), 2);
 	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "unknown message type"));
+	close(sv[1]);
+	ctl_close(&c);
+	client_on(&c, sv); /* a runtime of another version refuses the HELLO in 12 bytes */
+	n = sproto_put_error(wire, sizeof(wire), SPROTO_HELLO, "unsupported protocol version "
+			     "(this runtime speaks 9)");
+	assert_int_equal(write(sv[1], wire, n), (ssize_t)n);
+	c.short_in = 2;
+	assert_int_equal(ctl_recv(&c, &m, 1000, err, sizeof(err)), 0);
+	assert_int_equal(m.h.type, SPROTO_ERROR);
+	assert_int_equal(c.frame, SPROTO_HEADER_SIZE);
+	assert_non_null(strstr(m.u.status.text, "speaks 9"));
 	close(sv[1]);
 	ctl_close(&c);
 }

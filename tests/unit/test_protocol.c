@@ -118,7 +118,9 @@ static void test_costs(void **state)
 	assert_int_equal(m.h.type, SPROTO_COSTS);
 	assert_true(sproto_is_request(SPROTO_COSTS));
 	n = sproto_put_costs_reply(buf, sizeof(buf), &c);
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 24 + 3 * 12);
+	/* version 10: varints: flags 1, n 1, when 7, elapsed 3; the figures 5, 6 and 8 bytes (24
+	 * and 12 each before) */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 12 + 5 + 6 + 8);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.h.type, SPROTO_COSTS_REPLY);
 	assert_false(sproto_is_request(SPROTO_COSTS_REPLY));
@@ -207,6 +209,61 @@ static void test_hello_reply(void **state)
 	assert_string_equal(m.u.hello_reply.build, "sonde 0.1.0");
 }
 
+/* Version 10: the reply in varints, no limits (the reader fills in the version's own), the
+ * exit handler's and the return trampoline's addresses from the entry's (below it too): its
+ * exact size, every field read back, every cut refused and a byte more, bit flips survived. */
+static void test_hello_reply10(void **state)
+{
+	struct sproto_hello_reply r = {
+		.version = 10, .pid = 4242, .flags = SPROTO_F_AT_START | SPROTO_F_TSC,
+		.bucket_ns = 100000000, .entry_addr = 0x7f0000001000, .exit_addr = 0x7f0000002000,
+		.ret_tramp_addr = 0x7f0000000000, .build = "sonde 0.1.0",
+	};
+	uint8_t orig[256], *copy;
+	unsigned seed = 10, round, k;
+	struct sproto_msg m;
+	size_t n = sproto_put_hello_reply(buf, sizeof(buf), &r);
+
+	(void)state;
+	/* version 2, pid 2, flags 1, bucket 4, entry 7 (47 bits), exit +0x1000 2, return
+	 * trampoline -0x1000 2, the build 1 + 11: 32 bytes (92 before) */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 2 + 2 + 1 + 4 + 7 + 2 + 2 + 12);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(m.u.hello_reply.version, 10);
+	assert_int_equal(m.u.hello_reply.pid, 4242);
+	assert_int_equal(m.u.hello_reply.flags, r.flags);
+	assert_int_equal(m.u.hello_reply.bucket_ns, r.bucket_ns);
+	assert_int_equal(m.u.hello_reply.entry_addr, r.entry_addr);
+	assert_int_equal(m.u.hello_reply.exit_addr, r.exit_addr);
+	assert_int_equal(m.u.hello_reply.ret_tramp_addr, r.ret_tramp_addr);
+	assert_string_equal(m.u.hello_reply.build, "sonde 0.1.0");
+	assert_true(m.u.hello_reply.max_points == SPROTO_MAX_POINTS &&
+		    m.u.hello_reply.max_actions == SPROTO_MAX_ACTIONS &&
+		    m.u.hello_reply.max_counters == SPROTO_MAX_COUNTERS &&
+		    m.u.hello_reply.max_timers == SPROTO_MAX_TIMERS &&
+		    m.u.hello_reply.max_metrics == SPROTO_MAX_METRICS &&
+		    m.u.hello_reply.max_terms == SPROTO_MAX_TERMS &&
+		    m.u.hello_reply.shadow_depth == SPROTO_SHADOW_DEPTH &&
+		    m.u.hello_reply.max_tcounters == SPROTO_MAX_TCOUNTERS);
+	check_truncations(n);
+	r.pid = 0; /* no pid: refused */
+	assert_int_equal(read_msg(buf, sproto_put_hello_reply(buf, sizeof(buf), &r), &m), -1);
+	r.pid = 4242;
+	n = sproto_put_hello_reply(orig, sizeof(orig), &r);
+	for (round = 0; round < 20000; round++) {
+		int flips = 1 + (int)(rand_r(&seed) % 3);
+
+		copy = malloc(n); /* exact size: valgrind sees any read past the end */
+		assert_non_null(copy);
+		memcpy(copy, orig, n);
+		for (k = 0; k < (unsigned)flips; k++)
+			copy[SPROTO_HEADER_SIZE + rand_r(&seed) % (n - SPROTO_HEADER_SIZE)] ^=
+				(uint8_t)(1u << (rand_r(&seed) % 8));
+		read_any(copy, n);
+		free(copy);
+	}
+}
+
 static struct sproto_point_set sample_point(void)
 {
 	struct sproto_point_set p = { .point = SPROTO_MAX_POINTS - 1, .n = 5 };
@@ -270,8 +327,9 @@ static void test_small_requests(void **state)
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.h.type, SPROTO_DETACH);
 	n = sproto_put_ok(buf, sizeof(buf), SPROTO_PAUSE);
+	assert_int_equal(n, SPROTO_HEADER_SIZE); /* version 10: empty */
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_int_equal(m.u.status.type, SPROTO_PAUSE);
+	assert_int_equal(m.h.type, SPROTO_OK);
 }
 
 /* BUCKET (version 7): a width of 1 ms to 1 hour, refused outside by the writer and the reader;
@@ -542,10 +600,10 @@ static void test_sample_compact(void **state)
 	e = (struct sproto_sample_entry){ 21, 0, 0, 3 };
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
-	/* start (a gap of 0) 1 byte, width 3 (48829 units of 1024 ns: version 9), lost 1, no
-	 * count (version 9); the entries: an id 20 2 bytes (the first id whole), 50 ms 4 bytes;
-	 * id 21 (the next) 1 byte, 3 calls 1 byte */
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + (2 + 4) + (1 + 1));
+	/* the head 1 byte (version 10: lost 0, keyed, the start not given: a gap of 0), width 3
+	 * (48829 units of 1024 ns: version 9), no count (version 9); the entries: an id 20 2
+	 * bytes (the first id whole), 50 ms 4 bytes; id 21 (the next) 1 byte, 3 calls 1 byte */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + (2 + 4) + (1 + 1));
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_true(m.u.sample.follows);
 	assert_int_equal(m.u.sample.entries_size, 8);
@@ -609,26 +667,29 @@ static size_t raw_sample(const uint8_t *payload, size_t n)
 /* Variable-length integers: one encoding for each number, at most 64 bits; ids in range. */
 static void test_sample_varints(void **state)
 {
-	/* start 1 whole, width 2 units (2048 ns), lost 0, then entries to the end (version 9:
-	 * no count): id 3, delta -1 */
-	static const uint8_t ok[] = { 3, 2, 0, 3 << 3, 1 };
-	static const uint8_t overlong[] = { 3, 0x82, 0x00, 0, 3 << 3, 1 };
-	static const uint8_t wide[] = { 3, 2, 0, 3 << 3, 0xff, 0xff, 0xff, 0xff, 0xff,
+	/* version 10: the head (lost 0, mode 0: keyed, the start given), start 1 whole, width 2
+	 * units (2048 ns), then entries to the end (version 9: no count): id 3, delta -1 */
+	static const uint8_t ok[] = { 1, 3, 2, 3 << 3, 1 };
+	static const uint8_t overlong[] = { 1, 3, 0x82, 0x00, 3 << 3, 1 };
+	static const uint8_t wide[] = { 1, 3, 2, 3 << 3, 0xff, 0xff, 0xff, 0xff, 0xff,
 					0xff, 0xff, 0xff, 0xff, 0x02 };
-	static const uint8_t eleven[] = { 3, 2, 0, 3 << 3, 0x80, 0x80, 0x80, 0x80, 0x80,
+	static const uint8_t eleven[] = { 1, 3, 2, 3 << 3, 0x80, 0x80, 0x80, 0x80, 0x80,
 					  0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
-	static const uint8_t max[] = { 3, 2, 0, 3 << 3, 0xfe, 0xff, 0xff, 0xff, 0xff,
+	static const uint8_t max[] = { 1, 3, 2, 3 << 3, 0xfe, 0xff, 0xff, 0xff, 0xff,
 				       0xff, 0xff, 0xff, 0xff, 0x01 };
 	/* ids: 1023 then the next one would be 1024 */
-	static const uint8_t range[] = { 3, 2, 0, 0xf8, 0x3f, 0, 0, 0 };
-	static const uint8_t last_id[] = { 3, 2, 0, 0xf8, 0x3f, 0 };
+	static const uint8_t range[] = { 1, 3, 2, 0xf8, 0x3f, 0, 0, 0 };
+	static const uint8_t last_id[] = { 1, 3, 2, 0xf8, 0x3f, 0 };
 	/* an entry cut short: a key without its delta, a value flag without its value */
-	static const uint8_t more[] = { 3, 2, 0, 3 << 3, 1, 1 << 3 };
-	static const uint8_t fewer[] = { 3, 2, 0, 3 << 3 | SPROTO_S_VALUE, 1 };
+	static const uint8_t more[] = { 1, 3, 2, 3 << 3, 1, 1 << 3 };
+	static const uint8_t fewer[] = { 1, 3, 2, 3 << 3 | SPROTO_S_VALUE, 1 };
 	/* an end past 2^64; a width whose units pass 2^64 ns */
-	static const uint8_t wraps[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					 0x01, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0 };
-	static const uint8_t units[] = { 3, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40, 0 };
+	static const uint8_t wraps[] = { 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					 0x01, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f };
+	static const uint8_t units[] = { 1, 3, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40 };
+	/* version 10: a head's mode 3 (none such); a start not given: follows the previous end */
+	static const uint8_t mode3[] = { 1 | 3 << 1, 3, 2, 3 << 3, 1 };
+	static const uint8_t follows[] = { 0, 2, 3 << 3, 1 };
 	struct sproto_sample_entry got;
 	struct sproto_msg m;
 
@@ -651,7 +712,11 @@ static void test_sample_varints(void **state)
 	assert_int_equal(read_msg(buf, raw_sample(fewer, sizeof(fewer)), &m), -1);
 	assert_int_equal(read_msg(buf, raw_sample(wraps, sizeof(wraps)), &m), -1);
 	assert_int_equal(read_msg(buf, raw_sample(units, sizeof(units)), &m), -1);
-	assert_int_equal(read_msg(buf, raw_sample(units, 3), &m), -1); /* cut in the width */
+	assert_int_equal(read_msg(buf, raw_sample(units, 4), &m), -1); /* cut in the width */
+	assert_int_equal(read_msg(buf, raw_sample(mode3, sizeof(mode3)), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(follows, sizeof(follows)), &m), 1);
+	assert_true(m.u.sample.follows && m.u.sample.start_ns == 0 && m.u.sample.units == 2 &&
+		    m.u.sample.n == 1);
 }
 
 /* A stream of several messages is framed one at a time; a partial one waits for more. */
@@ -702,9 +767,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 8; /* version 8 of a versioned message: this codec speaks 9 only */
+	buf[4] = 9; /* version 9 of a versioned message: this codec speaks 10 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 10;
+	buf[4] = 11;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -993,14 +1058,9 @@ static void test_bad_replies(void **state)
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	assert_int_equal(sproto_put_ok(buf, sizeof(buf), SPROTO_HELLO_REPLY), 0); /* no request */
 	n = sproto_put_ok(buf, sizeof(buf), SPROTO_LIST);
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 1); /* version 9: the request's type, one byte */
+	assert_int_equal(n, SPROTO_HEADER_SIZE); /* version 10: no payload (9: its request's type) */
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_int_equal(m.u.status.type, SPROTO_LIST);
-	buf[SPROTO_HEADER_SIZE] = (uint8_t)SPROTO_HELLO_REPLY; /* answers no request */
-	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[SPROTO_HEADER_SIZE] = 0;
-	assert_int_equal(read_msg(buf, n, &m), -1);
-	check_truncations(sproto_put_ok(buf, sizeof(buf), SPROTO_LIST)); /* and a byte more */
+	check_truncations(sproto_put_ok(buf, sizeof(buf), SPROTO_LIST)); /* a byte more refused */
 	sproto_list_begin(&b, buf, sizeof(buf));
 	sproto_list_add_tid(&b, 7);
 	n = sproto_end(&b);
@@ -1119,12 +1179,16 @@ static int ctx_read(struct sproto_sctx *r, size_t n, const struct sproto_sample_
 		assert_int_equal(m.u.sample.same, same);
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, r, err, sizeof(err)), 0);
 	assert_int_equal(m.u.sample.n, ne);
-	for (i = 0; i < ne; i++) {
+	for (i = 0; i < ne; i++) { /* version 10: the keyed ones first, then the kept ones */
+		uint32_t j;
+
 		sproto_sample_entry(&m.u.sample, i, &got);
-		assert_int_equal(got.metric, e[i].metric);
-		assert_int_equal(got.flags, e[i].flags);
-		assert_int_equal(got.delta, e[i].delta);
-		assert_int_equal(got.value, e[i].flags & SPROTO_S_VALUE ? e[i].value : 0);
+		for (j = 0; j < ne && e[j].metric != got.metric; j++)
+			;
+		assert_true(j < ne);
+		assert_int_equal(got.flags, e[j].flags);
+		assert_int_equal(got.delta, e[j].delta);
+		assert_int_equal(got.value, e[j].flags & SPROTO_S_VALUE ? e[j].value : 0);
 	}
 	return m.u.sample.same;
 }
@@ -1148,13 +1212,13 @@ static void test_sample_context(void **state)
 	memset(&w, 0, sizeof(w));
 	memset(&r, 0, sizeof(r));
 	n = ctx_sample(&w, t, t + 50000 * 1024, e, 2);
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + (2 + 4) + (1 + 1)); /* as without */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + (2 + 4) + (1 + 1)); /* as without */
 	ctx_read(&r, n, e, 2, 0);
 	e[0].flags = 0;
 	e[0].delta = 100000003; /* twice as long a bucket: predicted 100000000 */
 	e[1].delta = 6;
 	n = ctx_sample(&w, t + 50000 * 1024, t + 150000 * 1024, e, 2);
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + 1 + 1); /* +3 and 0: no keys */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + 1); /* +3 and 0: no keys */
 	ctx_read(&r, n, e, 2, 1);
 	assert_int_equal(read_msg(buf, n, &m), 1); /* without the context: the raw bytes */
 	sproto_sample_entry(&m.u.sample, 0, &got);
@@ -1171,10 +1235,116 @@ static void test_sample_context(void **state)
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "SAMPLE"));
 	/* "same" with no entry */
-	raw[0] = 3;
-	raw[1] = 2;
-	raw[2] = 1;
+	raw[0] = 1 | 1 << 1; /* version 10: the head's mode 1 */
+	raw[1] = 3;
+	raw[2] = 2;
 	assert_int_equal(read_msg(buf, raw_sample(raw, 3), &m), -1);
+}
+
+/* Version 10, the mode `kept`: a SAMPLE whose metrics are the previous one's but one, and a new
+ * one, names the one dropped in a mask and gives the new one's key alone: its exact bytes, read
+ * back in context; without the context the keyed entry reads and the kept ones have no
+ * metric; a mask naming an entry the previous SAMPLE had not, a keyed metric also kept, fewer
+ * or more deltas than kept metrics refused; every cut refused (by the reader or in context). */
+static void test_sample_kept(void **state)
+{
+	static struct sproto_sctx w, r, r2;
+	struct sproto_sample_entry e[5], f[5];
+	const uint64_t t = 1024 * 1000, u = 100000 * 1024;
+	struct sproto_sample_entry got;
+	struct sproto_msg m;
+	uint8_t raw[32], whole[64];
+	char err[200];
+	size_t n, cut;
+	uint32_t i;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 5; i++)
+		e[i] = (struct sproto_sample_entry){ 10 + i, SPROTO_S_FIRST, 0, 1000 + i };
+	ctx_read(&r, ctx_sample(&w, t, t + u, e, 5), e, 5, 0); /* mode 0: keys */
+	for (i = 0; i < 5; i++)
+		e[i].flags = 0;
+	ctx_read(&r, ctx_sample(&w, t + u, t + 2 * u, e, 5), e, 5, 1); /* mode 1: none */
+	/* 11 not changed (not sent); 20 new */
+	f[0] = e[0];
+	f[1] = e[2];
+	f[2] = e[3];
+	f[3] = e[4];
+	f[4] = (struct sproto_sample_entry){ 20, SPROTO_S_FIRST, 0, 7 };
+	f[3].delta = 1004 + 5; /* 5 more than predicted */
+	n = ctx_sample(&w, t + 2 * u, t + 3 * u, f, 5);
+	/* head 1 (mode 2), width 3, dropped 1 (bit 1: the second entry), keyed 1, the new entry
+	 * 3 (id 20 whole: 161 in 2 bytes; 7 in 1), the four kept deltas 1 each (5 keys fewer) */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + 1 + 3 + 4);
+	assert_int_equal(buf[SPROTO_HEADER_SIZE], 2 << 1);
+	assert_true(buf[SPROTO_HEADER_SIZE + 4] == 2 && buf[SPROTO_HEADER_SIZE + 5] == 1);
+	memcpy(whole, buf, n);
+	r2 = r;
+	ctx_read(&r, n, f, 5, 0);
+	assert_int_equal(read_msg(whole, n, &m), 1);
+	assert_true(m.u.sample.kept && m.u.sample.keyed == 1 && m.u.sample.dropped == 2 &&
+		    m.u.sample.n == 5);
+	sproto_sample_entry(&m.u.sample, 0, &got); /* without the context */
+	assert_true(got.metric == 20 && got.delta == 7 && got.flags == SPROTO_S_FIRST);
+	sproto_sample_entry(&m.u.sample, 4, &got);
+	assert_true(got.metric == SPROTO_MAX_METRICS && got.delta == 5); /* 14: the last kept */
+	/* the order read: the keyed one, then the kept ones in the previous order */
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), 0);
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_int_equal(got.metric, 20);
+	sproto_sample_entry(&m.u.sample, 2, &got);
+	assert_int_equal(got.metric, 12);
+	/* every cut: refused by the reader, or by the context (fewer deltas than kept) */
+	for (cut = SPROTO_HEADER_SIZE; cut < n; cut++) {
+		memcpy(buf, whole, cut);
+		put_le32(buf + 8, (uint32_t)(cut - SPROTO_HEADER_SIZE));
+		if (read_msg(buf, cut, &m) == 1) {
+			static struct sproto_sctx before;
+
+			memset(&before, 0, sizeof(before));
+			for (i = 0; i < 5; i++)
+				before.prev[i] = (uint16_t)e[i].metric;
+			before.nprev = 5;
+			assert_int_equal(sproto_sample_resolve(&m.u.sample, &before, err,
+							       sizeof(err)), -1);
+		}
+	}
+	/* by hand, after a SAMPLE of 10 and 11 (r2): mode 2, the start given */
+	memset(&r2, 0, sizeof(r2));
+	r2.nprev = 2;
+	r2.prev[0] = 10;
+	r2.prev[1] = 11;
+	raw[0] = 1 | 2 << 1;
+	raw[1] = 3; /* start 1 */
+	raw[2] = 2; /* width */
+	raw[3] = 4; /* dropped: bit 2, an entry the previous SAMPLE had not */
+	raw[4] = 0; /* keyed 0 */
+	raw[5] = 0;
+	raw[6] = 0;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 7), &m), 1);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "previous one's metrics"));
+	raw[3] = 0; /* none dropped, but a keyed entry of 10: also kept */
+	raw[4] = 1;
+	raw[5] = 10 << 3;
+	raw[6] = 0;
+	raw[7] = 0;
+	raw[8] = 0;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 9), &m), 1);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
+	raw[5] = 12 << 3; /* 12: new; then two kept deltas, then a third: more than kept */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 9), &m), 1);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), 0);
+	r2.nprev = 2;
+	r2.prev[0] = 10;
+	r2.prev[1] = 11;
+	raw[9] = 0;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 10), &m), 1);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
+	raw[4] = 3; /* three keyed, one there: cut short */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 8), &m), -1);
 }
 
 /* Random SAMPLEs through a writer's and a reader's context: metrics, flags, deltas (extremes
@@ -1271,10 +1441,10 @@ static void test_short_frames(void **state)
 	(void)state;
 	n = sproto_put_ok(buf, sizeof(buf), SPROTO_BATCH);
 	k = shorten_into(sh, n);
-	assert_int_equal(k, 2 + 1); /* OK: 16 bytes in version 8 */
-	assert_true(sh[0] == SPROTO_OK && sh[1] == 1);
+	assert_int_equal(k, 2); /* OK: 16 bytes in version 8, 3 in 9 */
+	assert_true(sh[0] == SPROTO_OK && sh[1] == 0);
 	assert_int_equal(read_short(sh, k, &m), 1);
-	assert_true(m.h.type == SPROTO_OK && m.u.status.type == SPROTO_BATCH);
+	assert_true(m.h.type == SPROTO_OK);
 	for (i = 0; i < k; i++)
 		assert_int_equal(read_short(sh, i, &m), 0);
 	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 1024, 1024, 1024 + 50 * 1024, 0);
@@ -1333,10 +1503,10 @@ static void test_short_frames(void **state)
 	big[1] = 2; /* an OK of 2 bytes, one of them there */
 	big[2] = SPROTO_LIST;
 	assert_int_equal(read_short(big, 3, &m), 0);
-	big[3] = 0; /* an OK of 2 bytes: refused by its decoder */
-	assert_int_equal(read_short(big, 4, &m), -1);
-	big[1] = 1;
-	assert_int_equal(read_short(big, 3, &m), 1);
+	big[1] = 1; /* an OK of 1 byte (version 9's): refused by its decoder (version 10: empty) */
+	assert_int_equal(read_short(big, 3, &m), -1);
+	big[1] = 0;
+	assert_int_equal(read_short(big, 2, &m), 1);
 }
 
 /* Random bit flips in short frames: refused, not whole or read whole, never out of bounds. */
@@ -1362,7 +1532,7 @@ static void test_short_flips(void **state)
 	e[0].flags = 0;
 	lens[3] = ctx_sample(&w, 4096, 90000000, e, 2);
 	lens[3] = ctx_sample(&w, 90000000 + 1024, 190000000, e, 2);
-	assert_int_equal(buf[SPROTO_HEADER_SIZE + 4] & 1, 1);
+	assert_int_equal(buf[SPROTO_HEADER_SIZE], 1 << 1); /* the head: mode 1, no start */
 	lens[3] = shorten_into(orig[3], lens[3]);
 	for (round = 0; round < 40000; round++) {
 		size_t which = round % 4, n = lens[which];
@@ -1892,6 +2062,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello),
 		cmocka_unit_test(test_hello_reply),
+		cmocka_unit_test(test_hello_reply10),
 		cmocka_unit_test(test_costs),
 		cmocka_unit_test(test_bad_costs),
 		cmocka_unit_test(test_point_set),
@@ -1920,6 +2091,7 @@ int main(void)
 		cmocka_unit_test(test_bit_flips),
 		cmocka_unit_test(test_short_frames),
 		cmocka_unit_test(test_sample_context),
+		cmocka_unit_test(test_sample_kept),
 		cmocka_unit_test(test_sample_context_random),
 		cmocka_unit_test(test_short_flips),
 		cmocka_unit_test(test_resources),
