@@ -125,12 +125,18 @@ static uint32_t ls_children(struct cs_source *src, const struct cs_focus *f, int
 	return n;
 }
 
-static int find_ent(struct lsrc *ls, const char *key)
+/* The entry of (metric, focus) — or of another pair measured by the same instrumentation
+ * (wall_time and mpi_coll_time of a procedure that is all one collective, a rank's focus and
+ * every rank's in the rank): one metric on the wire, its increase read by both. */
+static int find_ent(struct lsrc *ls, const char *key, const struct dyn_lspec *sp)
 {
 	uint32_t i;
 
 	for (i = 0; i < ls->nents; i++)
 		if (ls->ents[i].id >= 0 && !strcmp(ls->ents[i].key, key))
+			return (int)i;
+	for (i = 0; i < ls->nents; i++)
+		if (ls->ents[i].id >= 0 && dyn_live_spec_is(ls->l, ls->ents[i].id, sp))
 			return (int)i;
 	return -1;
 }
@@ -223,7 +229,7 @@ static int ls_request(struct cs_source *src, const char *metric, const struct cs
 		r->used = 0;
 		return -1;
 	}
-	e = find_ent(ls, key);
+	e = find_ent(ls, key, &sp);
 	if (e < 0)
 		e = new_ent(ls, key, &sp);
 	free(sp.pt);
@@ -272,7 +278,7 @@ static double ls_cost(struct cs_source *src, const char *metric, const struct cs
 	}
 	/* no room on a point (SPROTO_MAX_ACTIONS): as if it cost far more than any budget, so the
 	 * search defers it until other requests there are gone */
-	ns = find_ent(ls, key) >= 0 ? 0 : !dyn_live_room(ls->l, &sp) ? CS_COST_NO_ROOM * 1e9
+	ns = find_ent(ls, key, &sp) >= 0 ? 0 : !dyn_live_room(ls->l, &sp) ? CS_COST_NO_ROOM * 1e9
 	   : dyn_live_predict(ls->l, &sp);
 	free(sp.pt);
 	return ns / 1e9;

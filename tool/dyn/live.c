@@ -406,6 +406,38 @@ int dyn_live_add(struct dyn_live *l, const struct dyn_lspec *spec, char *err, si
 	return (int)i;
 }
 
+static int act_equal(const struct dyn_lact *a, const struct dyn_lact *b)
+{
+	return a->when == b->when && a->prim == b->prim && a->var == b->var &&
+	       a->pred_var == b->pred_var && a->pred_arg == b->pred_arg && a->op == b->op &&
+	       a->value == b->value && a->k == b->k;
+}
+
+int dyn_live_spec_is(const struct dyn_live *l, int id, const struct dyn_lspec *sp)
+{
+	const struct dyn_lspec *q;
+	uint32_t i, j;
+
+	if (id < 0 || (uint32_t)id >= l->nreq || l->req[id].state == LR_FREE ||
+	    l->req[id].state == LR_GONE)
+		return 0;
+	q = &l->req[id].spec;
+	if (q->nvars != sp->nvars || q->proc_cpu != sp->proc_cpu || q->tid != sp->tid ||
+	    q->npt != sp->npt)
+		return 0;
+	for (i = 0; i < sp->nvars; i++)
+		if (q->var[i] != sp->var[i] || q->share[i] != sp->share[i])
+			return 0;
+	for (i = 0; i < sp->npt; i++) {
+		if (q->pt[i].proc != sp->pt[i].proc || q->pt[i].nact != sp->pt[i].nact)
+			return 0;
+		for (j = 0; j < sp->pt[i].nact; j++)
+			if (!act_equal(&q->pt[i].act[j], &sp->pt[i].act[j]))
+				return 0;
+	}
+	return 1;
+}
+
 void dyn_live_remove(struct dyn_live *l, int id)
 {
 	if (id < 0 || (uint32_t)id >= l->nreq)

@@ -73,6 +73,10 @@ void dyn_live_free(struct dyn_live *l);
 /* A request: its id (>= 0), measured from the next commit; -1 with err. */
 int dyn_live_add(struct dyn_live *l, const struct dyn_lspec *spec, char *err, size_t n);
 void dyn_live_remove(struct dyn_live *l, int id);
+/* Whether request id (live or pending) is measured by exactly spec's instrumentation: the same
+ * points, actions, variables and thread (a second request would count the same thing twice,
+ * in a metric of its own on the wire). */
+int dyn_live_spec_is(const struct dyn_live *l, int id, const struct dyn_lspec *sp);
 /* Patch the new points (one stop), set every changed point, enable and disable the metrics
  * (one BATCH), take out the patches no request uses. 0, or -1 with err (the process ended, or
  * refused). */
