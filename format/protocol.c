@@ -72,6 +72,7 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_RESOURCES_REPLY: return "RESOURCES_REPLY";
 	case SPROTO_BUCKET: return "BUCKET";
 	case SPROTO_BUCKET_REPLY: return "BUCKET_REPLY";
+	case SPROTO_BUCKET_SAME: return "BUCKET_SAME";
 	case SPROTO_BATCH: return "BATCH";
 	case SPROTO_POINT_ACTIONS: return "POINT_ACTIONS";
 	default: return NULL;
@@ -92,7 +93,7 @@ int sproto_batchable(uint16_t type)
 
 int sproto_is_sample(uint16_t type)
 {
-	return type == SPROTO_SAMPLE || type == SPROTO_BUCKET_REPLY;
+	return type == SPROTO_SAMPLE || type == SPROTO_BUCKET_REPLY || type == SPROTO_BUCKET_SAME;
 }
 
 /* HELLO, its reply and ERROR keep their payloads in every version: a peer of another version
@@ -649,7 +650,8 @@ static int dec_keyed(struct rd *r, struct sproto_sample *s, uint32_t max, char *
 		key = rd_uvar(r);
 		if (r->bad && max != UINT32_MAX)
 			return fail(err, cap, "SAMPLE: entries cut short", NULL);
-		if (r->bad || (key >> 3) >= SPROTO_MAX_METRICS - next)
+		if (r->bad || (key >> 3) >= SPROTO_MAX_METRICS - next ||
+		    (s->last && (key & SPROTO_S_LAST)))
 			return fail(err, cap, "SAMPLE: bad entry", NULL);
 		next += (key >> 3) + 1;
 		s->n++;
@@ -663,22 +665,30 @@ static int dec_keyed(struct rd *r, struct sproto_sample *s, uint32_t max, char *
 }
 
 /*
- * Version 10: a head `lost << 3 | mode << 1 | start given`, the start (when given: as version
- * 9's, else the previous end), the width in units of 1024 ns, then by mode: 0 keyed entries to
- * the payload's end; 1 (`same`) a delta each for the previous SAMPLE's metrics, at least one;
- * 2 (`kept`) uvarint dropped, uvarint keyed, that many keyed entries, then a delta each for
- * the previous SAMPLE's metrics not dropped, to the end.
+ * Version 10: a head `lost << 4 | last << 3 | mode << 1 | start given` (none in a BUCKET_SAME:
+ * `same` alone), the start (when given: as version 9's, else the previous end), the width in
+ * units of 1024 ns (a BUCKET_REPLY's: svarint, from its BUCKET's), then by mode: 0 keyed
+ * entries to the payload's end; 1 (`same`) a delta each for the previous SAMPLE's metrics, at
+ * least one; 2 (`kept`) uvarint dropped, uvarint keyed, that many keyed entries, then a delta
+ * each for the previous SAMPLE's metrics not dropped, to the end. last: every entry is the
+ * last (its key without the flag).
  */
-static int dec_sample(struct rd *r, struct sproto_sample *s, char *err, size_t cap)
+static int dec_sample(struct rd *r, uint16_t type, struct sproto_sample *s, char *err,
+		      size_t cap)
 {
-	uint64_t head, start = 0, width, keyed = 0, mode;
+	uint64_t head, start = 0, width = 0, keyed = 0, mode;
 
-	head = rd_uvar(r);
+	head = type == SPROTO_BUCKET_SAME ? 1 << 1 : rd_uvar(r);
 	mode = head >> 1 & 3;
 	if (head & 1)
 		start = rd_uvar(r); /* the low bit: 1 the start whole, 0 a gap after the previous end */
-	width = rd_uvar(r);
-	s->lost = head >> 3;
+	s->rel = type != SPROTO_SAMPLE;
+	if (s->rel)
+		s->wdiff = rd_svar(r);
+	else
+		width = rd_uvar(r);
+	s->lost = head >> 4;
+	s->last = (int)(head >> 3 & 1);
 	s->same = mode == 1;
 	s->kept = mode == 2;
 	s->dropped = 0;
@@ -844,7 +854,8 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_ERROR: return dec_status(r, type, &m->u.status, err, cap);
 	case SPROTO_LIST_REPLY: return dec_list(r, &m->u.list, err, cap);
 	case SPROTO_SAMPLE:
-	case SPROTO_BUCKET_REPLY: return dec_sample(r, &m->u.sample, err, cap);
+	case SPROTO_BUCKET_REPLY:
+	case SPROTO_BUCKET_SAME: return dec_sample(r, type, &m->u.sample, err, cap);
 	case SPROTO_COSTS_REPLY: return dec_costs(r, &m->u.costs, err, cap);
 	case SPROTO_RESOURCES: return dec_resources(r, &m->u.resources, err, cap);
 	case SPROTO_RESOURCES_REPLY: return dec_objects(r, &m->u.objects, err, cap);
@@ -908,6 +919,7 @@ void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sprot
 	if (i >= s->keyed) { /* unresolved: the delta as written, no metric */
 		r.off = s->off[i];
 		e->metric = SPROTO_MAX_METRICS;
+		e->flags = s->last ? SPROTO_S_LAST : 0;
 		e->delta = rd_svar(&r);
 		return;
 	}
@@ -917,7 +929,7 @@ void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sprot
 		metric += (key >> 3) + (k > 0);
 	}
 	e->metric = (uint32_t)metric;
-	e->flags = (uint32_t)(key & SPROTO_S_FLAGS);
+	e->flags = (uint32_t)(key & SPROTO_S_FLAGS) | (s->last ? SPROTO_S_LAST : 0);
 	e->delta = rd_svar(&r);
 	if (key & SPROTO_S_VALUE)
 		e->value = rd_svar(&r);
@@ -995,6 +1007,7 @@ static int resolve_kept(struct sproto_sample *s, struct sproto_sctx *c, char *er
 			continue;
 		memset(&c->e[i], 0, sizeof(c->e[i]));
 		c->e[i].metric = c->prev[j];
+		c->e[i].flags = s->last ? SPROTO_S_LAST : 0;
 		c->e[i++].delta = rd_svar(&r);
 	}
 	unmark(c);
@@ -1008,6 +1021,8 @@ int sproto_sample_resolve(struct sproto_sample *s, struct sproto_sctx *c, char *
 	struct sproto_sample_entry *e = c->e;
 	uint32_t i;
 
+	if (s->rel)
+		return fail(err, cap, "SAMPLE: its width is not known (sproto_sample_asked)", NULL);
 	if (s->same && s->n != c->nprev)
 		return fail(err, cap, "SAMPLE: not as many entries as the previous one's metrics",
 			    NULL);
@@ -1029,6 +1044,30 @@ int sproto_sample_resolve(struct sproto_sample *s, struct sproto_sctx *c, char *
 	c->nnext = s->n;
 	sctx_commit(c, s->units);
 	s->resolved = e;
+	return 0;
+}
+
+/* The units a BUCKET of asked_ns waits for at least: its end rounded up (sproto_sample_end). */
+static uint64_t asked_units(uint64_t asked_ns)
+{
+	return asked_ns / 1024 + (asked_ns % 1024 != 0);
+}
+
+int sproto_sample_asked(struct sproto_sample *s, uint64_t asked_ns)
+{
+	uint64_t a = asked_units(asked_ns), units;
+
+	if (!s->rel)
+		return 0;
+	if (s->wdiff < 0 && (uint64_t)-(s->wdiff + 1) >= a)
+		return -1; /* below 0 */
+	units = a + (uint64_t)s->wdiff;
+	if ((s->wdiff > 0 && units < a) || units >> (64 - SPROTO_WIDTH_SHIFT) ||
+	    s->start_ns + (units << SPROTO_WIDTH_SHIFT) < s->start_ns)
+		return -1;
+	s->units = units;
+	s->end_ns = s->start_ns + (units << SPROTO_WIDTH_SHIFT);
+	s->rel = 0;
 	return 0;
 }
 
@@ -1107,6 +1146,7 @@ void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type)
 	b->ctx = NULL;
 	b->same = 0;
 	b->units = 0;
+	b->all_last = 0;
 	b->lost_at = b->entries_at = 0;
 	sproto_u32(b, SPROTO_MAGIC);
 	sproto_u16(b, SPROTO_VERSION);
@@ -1162,6 +1202,13 @@ size_t sproto_end(struct sproto_buf *b)
 			return 0; /* a BATCH holds one request at least */
 		put_le(b->p + b->count_at, b->n1, 2);
 	} else if (sproto_is_sample(type) && b->ctx) {
+		if (type == SPROTO_BUCKET_REPLY && b->p[b->lost_at] == 1 << 1) {
+			/* version 10: `same` alone, said by the type (BUCKET_SAME) */
+			memmove(b->p + b->lost_at, b->p + b->lost_at + 1, b->len - b->lost_at - 1);
+			b->len--;
+			put_le(b->p + 6, SPROTO_BUCKET_SAME, 2);
+			put_le(b->p + 8, b->len - SPROTO_HEADER_SIZE, 4);
+		}
 		sctx_commit(b->ctx, b->units);
 		b->ctx = NULL; /* once */
 	}
@@ -1492,28 +1539,34 @@ static void put_svar(struct sproto_buf *b, int64_t v)
 	put_uvar(b, ((uint64_t)v << 1) ^ (uint64_t)-(int64_t)((uint64_t)v >> 63));
 }
 
-/* Version 10: the head `lost << 3 | mode << 1 | start given` (the mode set by sproto_end: its
- * bits are below lost's, so the head keeps its length), the start only when the bucket does
- * not begin at the previous end. */
+/* Version 10: the head `lost << 4 | last << 3 | mode << 1 | start given` (last and the mode set
+ * by sproto_end: below lost's bits, so the head keeps its length), the start only when the
+ * bucket does not begin at the previous end; a BUCKET_REPLY's width from its BUCKET's
+ * (asked_ns). */
 static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type,
-			 uint64_t after_ns, uint64_t start_ns, uint64_t end_ns, uint64_t lost)
+			 uint64_t asked_ns, uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
+			 uint64_t lost)
 {
 	int given = !after_ns || after_ns != start_ns;
 
 	sproto_begin(b, mem, cap, type);
-	if (end_ns < start_ns || start_ns >> 63 || lost >> 60)
+	if (end_ns < start_ns || start_ns >> 63 || lost >> 59)
 		b->overflow = 1;
 	b->lost_at = b->len;
-	put_uvar(b, lost << 3 | (uint64_t)given);
+	put_uvar(b, lost << 4 | (uint64_t)given);
 	if (given && after_ns && after_ns <= start_ns)
 		put_uvar(b, (start_ns - after_ns) << 1);
 	else if (given)
 		put_uvar(b, start_ns << 1 | 1);
 	b->units = (sproto_sample_end(start_ns, end_ns) - start_ns) >> SPROTO_WIDTH_SHIFT;
-	put_uvar(b, b->units);
+	if (type == SPROTO_SAMPLE)
+		put_uvar(b, b->units);
+	else /* wraps as the reader's sum does */
+		put_svar(b, (int64_t)(b->units - asked_units(asked_ns)));
 	b->entries_at = b->len;
 	b->ctx = NULL;
 	b->same = 0;
+	b->all_last = 1;
 }
 
 void sproto_sample_context(struct sproto_buf *b, struct sproto_sctx *c)
@@ -1540,10 +1593,10 @@ static int64_t entry_d(const struct sproto_buf *b, const struct sproto_sample_en
 	return (int64_t)((uint64_t)e->delta - (uint64_t)predict(b->ctx, e->metric, b->units));
 }
 
-/* Which added entries the previous SAMPLE's metrics keep (unflagged, same id): c->mark[id] =
- * entry + 1, | 0x8000 when kept; *dropped: the previous entries not kept (bit i; 0 in *ok when
- * one past the 64th is). The number kept. */
-static uint32_t find_kept(struct sproto_sctx *c, uint64_t *dropped, int *ok)
+/* Which added entries the previous SAMPLE's metrics keep (unflagged but for `last`, same id):
+ * c->mark[id] = entry + 1, | 0x8000 when kept; *dropped: the previous entries not kept (bit i;
+ * 0 in *ok when one past the 64th is). The number kept. */
+static uint32_t find_kept(struct sproto_sctx *c, uint32_t last, uint64_t *dropped, int *ok)
 {
 	uint32_t i, kept = 0;
 
@@ -1554,7 +1607,7 @@ static uint32_t find_kept(struct sproto_sctx *c, uint64_t *dropped, int *ok)
 	for (i = 0; i < c->nprev; i++) {
 		uint16_t *m = &c->mark[c->prev[i]];
 
-		if (*m && !c->e[(*m & 0x7fff) - 1].flags) {
+		if (*m && !(c->e[(*m & 0x7fff) - 1].flags & ~last)) {
 			*m |= 0x8000;
 			kept++;
 		} else if (i < 64) {
@@ -1575,7 +1628,9 @@ static void emit_entries(struct sproto_buf *b)
 	uint64_t dropped;
 	int ok, mode;
 
-	kept = find_kept(c, &dropped, &ok);
+	uint32_t last = b->all_last && n ? SPROTO_S_LAST : 0; /* every entry's: said once, in the head */
+
+	kept = find_kept(c, last, &dropped, &ok);
 	mode = kept == n && kept == c->nprev && n ? 1 : ok && kept > 2 ? 2 : 0;
 	b->len = b->entries_at;
 	if (mode == 2) {
@@ -1584,7 +1639,10 @@ static void emit_entries(struct sproto_buf *b)
 	}
 	for (i = 0; i < n && mode != 1; i++) /* keyed: all (mode 0), or those not kept */
 		if (!mode || !(c->mark[c->e[i].metric] & 0x8000)) {
-			put_keyed(b, &c->e[i], entry_d(b, &c->e[i]), next);
+			struct sproto_sample_entry e = c->e[i];
+
+			e.flags &= ~last;
+			put_keyed(b, &e, entry_d(b, &c->e[i]), next);
 			next = c->e[i].metric + 1;
 			c->next[k] = (uint16_t)c->e[i].metric;
 			c->pend[k++] = c->e[i].delta;
@@ -1602,7 +1660,7 @@ static void emit_entries(struct sproto_buf *b)
 	}
 	for (i = 0; i < n; i++)
 		c->mark[c->e[i].metric] = 0;
-	b->p[b->lost_at] |= (uint8_t)(mode << 1);
+	b->p[b->lost_at] |= (uint8_t)(mode << 1 | (last ? 1 << 3 : 0));
 }
 
 uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns)
@@ -1615,13 +1673,15 @@ uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns)
 void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
 			 uint64_t start_ns, uint64_t end_ns, uint64_t lost)
 {
-	sample_begin(b, mem, cap, SPROTO_SAMPLE, after_ns, start_ns, end_ns, lost);
+	sample_begin(b, mem, cap, SPROTO_SAMPLE, 0, after_ns, start_ns, end_ns, lost);
 }
 
-void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
-			       uint64_t start_ns, uint64_t end_ns, uint64_t lost)
+void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t asked_ns,
+			       uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
+			       uint64_t lost)
 {
-	sample_begin(b, mem, cap, SPROTO_BUCKET_REPLY, after_ns, start_ns, end_ns, lost);
+	sample_begin(b, mem, cap, SPROTO_BUCKET_REPLY, asked_ns, after_ns, start_ns, end_ns,
+		     lost);
 }
 
 /* b->n2: the next metric id an entry may have (the previous one's + 1). In a context the entry
@@ -1637,6 +1697,7 @@ void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e
 	}
 	b->n2 = e->metric + 1;
 	b->n1++;
+	b->all_last = b->all_last && (e->flags & SPROTO_S_LAST);
 	if (c) {
 		c->e[c->nnext++] = *e;
 		return;

@@ -97,6 +97,8 @@ enum sproto_type {
 	SPROTO_COSTS_REPLY = 0x86, /* what primitives and trampolines cost here (version 2) */
 	SPROTO_RESOURCES_REPLY = 0x87, /* the objects seen since the session began (version 5) */
 	SPROTO_BUCKET_REPLY = 0x88, /* the SAMPLE of the bucket a BUCKET ended (version 7) */
+	SPROTO_BUCKET_SAME = 0x89,  /* version 10: a BUCKET_REPLY whose head (1 byte) is
+				     * `same` alone, left out */
 };
 
 /* Instrumentation: an action is {when, primitive, target, value, optional predicate}. */
@@ -300,6 +302,10 @@ struct sproto_sample {
 				    * are the previous SAMPLE's metrics but those in `dropped` */
 	uint32_t keyed;
 	uint64_t dropped;          /* bit i: the previous SAMPLE's entry i is not in this one */
+	int last;                  /* version 10: every entry is flagged SPROTO_S_LAST */
+	int rel;                   /* version 10, a BUCKET_REPLY: its width is wdiff units from
+				    * its BUCKET's (sproto_sample_asked); units, end_ns not known */
+	int64_t wdiff;
 	const struct sproto_sample_entry *resolved; /* set by sproto_sample_resolve */
 	uint32_t n;
 	uint32_t size;             /* the payload's bytes, entries_size of them the entries' */
@@ -441,6 +447,11 @@ void sproto_object(const struct sproto_objects *o, uint32_t i, struct sproto_obj
  * would (its header the request's own, as if it came alone): 0, or -1 after the last. */
 int sproto_batch_next(const struct sproto_batch *b, size_t *off, struct sproto_msg *m,
 		      char *err, size_t cap);
+/* Version 10: a BUCKET_REPLY's width from the width its BUCKET asked for (asked_ns; the
+ * reader keeps the widths of the BUCKETs it sent, answered in order): units and end_ns set.
+ * Before sproto_sample_follow and sproto_sample_resolve; nothing for a SAMPLE. 0, or -1 (a
+ * width below 0, or past 2^64 ns). */
+int sproto_sample_asked(struct sproto_sample *s, uint64_t asked_ns);
 /* A SAMPLE whose start follows the previous one's end (prev_end_ns; 0: none received): its
  * times made whole. 0, or -1 (no previous SAMPLE, or times past 2^64). */
 int sproto_sample_follow(struct sproto_sample *s, uint64_t prev_end_ns);
@@ -473,6 +484,7 @@ struct sproto_buf {
 	 * far those of the previous SAMPLE, in order, without flags */
 	struct sproto_sctx *ctx;
 	uint64_t units;
+	int all_last;   /* version 10: every entry added is flagged SPROTO_S_LAST so far */
 	size_t lost_at, entries_at;
 	int same;
 };
@@ -549,8 +561,10 @@ void sproto_list_add_tid(struct sproto_buf *b, uint32_t tid);
 void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
 			 uint64_t start_ns, uint64_t end_ns, uint64_t lost);
 /* The same, as the BUCKET_REPLY answering a BUCKET (version 7). */
-void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
-			       uint64_t start_ns, uint64_t end_ns, uint64_t lost);
+/* version 10: asked_ns, the width its BUCKET asked for (its width is written from it) */
+void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t asked_ns,
+			       uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
+			       uint64_t lost);
 /* Version 9: the SAMPLE begun is written in the connection's context c (sproto_sctx): each
  * entry without SPROTO_S_FIRST gives its delta less the predicted one, and sproto_end leaves
  * the keys out when its metrics are the previous SAMPLE's, then moves c on (the SAMPLE must

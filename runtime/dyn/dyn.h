@@ -254,7 +254,7 @@ uint32_t dyn_metrics_on(void);
 #define DYN_SAMPLE_LAST 0x1
 #define DYN_SAMPLE_ANSWER 0x2
 size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
-		  int how);
+		  int how, uint64_t asked_ns);
 /* A new connection: its SAMPLEs refer to none before (version 9: the context of the previous
  * one's metrics and each metric's last delta starts empty, as the tool's does). */
 void dyn_sample_reset(void);

@@ -208,7 +208,7 @@ uint32_t dyn_metrics_on(void)
 }
 
 size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
-		  int how)
+		  int how, uint64_t asked_ns)
 {
 	int last = (how & DYN_SAMPLE_LAST) != 0;
 	struct sproto_buf b;
@@ -217,7 +217,7 @@ size_t dyn_sample(void *buf, size_t cap, uint64_t after_ns, uint64_t start_ns, u
 	if (!nmetrics_on && !(how & DYN_SAMPLE_ANSWER))
 		return 0;
 	if (how & DYN_SAMPLE_ANSWER)
-		sproto_bucket_reply_begin(&b, buf, cap, after_ns, start_ns, end_ns,
+		sproto_bucket_reply_begin(&b, buf, cap, asked_ns, after_ns, start_ns, end_ns,
 					  dyn_lost_total());
 	else
 		sproto_sample_begin(&b, buf, cap, after_ns, start_ns, end_ns, dyn_lost_total());

@@ -53,6 +53,7 @@ struct server {
 	uint64_t sent_end;         /* the end of the last SAMPLE sent to this client (0: none) */
 	int on_request;            /* buckets end only when a BUCKET asks (version 7) */
 	int owed;                  /* a BUCKET waits for its BUCKET_REPLY: requests after it wait */
+	uint64_t asked;            /* the width that BUCKET asked for */
 	int64_t phases_at;         /* the phase markers run when it came (one more ends it) */
 	int detach;
 	pid_t pid; /* of the process that opened the socket (not a forked child) */
@@ -309,6 +310,7 @@ static void on_bucket(uint64_t width)
 		srv.bucket_start = dyn_mono_ns(); /* no bucket was running */
 	srv.on_request = 1;
 	srv.owed = 1;
+	srv.asked = width; /* version 10: its BUCKET_REPLY's width is written from it */
 	srv.next_bucket = srv.bucket_start + width;
 	srv.phases_at = phases_run();
 }
@@ -575,7 +577,7 @@ static void sample_now(void)
 		return; /* a bucket asked for ends early at a phase marker: one phase's data each */
 	now = sproto_sample_end(srv.bucket_start, now); /* what the SAMPLE says (version 9) */
 	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start, now,
-		       answer ? DYN_SAMPLE_ANSWER : 0);
+		       answer ? DYN_SAMPLE_ANSWER : 0, srv.asked);
 	srv.bucket_start = now;
 	srv.next_bucket += srv.bucket_ns;
 	if (srv.next_bucket <= now) /* fell behind: the next bucket starts now */
@@ -602,7 +604,8 @@ static void final_sample(void)
 	now = sproto_sample_end(srv.bucket_start, now);
 	if (srv.cfd >= 0 && (dyn_metrics_on() || srv.owed)) { /* owed: this is the answer */
 		size_t n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start,
-				      now, DYN_SAMPLE_LAST | (srv.owed ? DYN_SAMPLE_ANSWER : 0));
+				      now, DYN_SAMPLE_LAST | (srv.owed ? DYN_SAMPLE_ANSWER : 0),
+				      srv.asked);
 
 		srv.owed = 0;
 		srv.bucket_start = now;

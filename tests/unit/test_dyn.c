@@ -490,7 +490,7 @@ static void read_sample(const uint8_t *msg, size_t n, struct sproto_msg *dm)
 static uint32_t sample_entries(int last, struct sproto_sample_entry *e)
 {
 	static uint8_t msg[4096];
-	size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, last);
+	size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, last, 0);
 	struct sproto_msg dm;
 	uint32_t i;
 
@@ -659,7 +659,7 @@ static void test_timer_samples_monotonic(void **state)
 	atomic_store(&reading_done, 0);
 	assert_int_equal(pthread_create(&th, NULL, add_loop_thread, NULL), 0);
 	for (k = 0; k < 20000; k++) {
-		size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, 0);
+		size_t n = dyn_sample(msg, sizeof(msg), 0, 0, 1, 0, 0);
 		struct sproto_sample_entry e;
 		struct sproto_msg dm;
 

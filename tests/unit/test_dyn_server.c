@@ -34,9 +34,41 @@ struct client {
 	size_t len;
 	int short_in; /* the HELLO_REPLY came: the server's frames are short (version 9) */
 	struct sproto_sctx sctx; /* what its SAMPLEs refer to (version 9) */
+	uint64_t asked[64];      /* version 10: the BUCKETs sent, not answered yet */
+	uint32_t nasked;
 };
 
 static struct client cl;
+
+/* The BUCKETs among the requests sent, noted as the tool notes them (version 10: each
+ * BUCKET_REPLY's width is written from its BUCKET's). */
+static void note_buckets(const uint8_t *p, size_t n)
+{
+	struct sproto_header h;
+	char err[200];
+	long k;
+
+	while (n && (k = sproto_frame(p, n, &h, err, sizeof(err))) > 0) {
+		uint64_t w = 0;
+		int i;
+
+		if (h.type == SPROTO_BUCKET && h.length == 8) {
+			for (i = 7; i >= 0; i--)
+				w = w << 8 | p[SPROTO_HEADER_SIZE + i];
+			assert_true(cl.nasked < 64);
+			cl.asked[cl.nasked++] = w;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+}
+
+static void send_raw(int fd, const void *p, size_t n)
+{
+	if (fd == cl.fd)
+		note_buckets(p, n);
+	assert_int_equal(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
+}
 
 static int connect_to(const char *path)
 {
@@ -55,10 +87,6 @@ static int connect_to(const char *path)
 	return fd;
 }
 
-static void send_raw(int fd, const void *p, size_t n)
-{
-	assert_int_equal(send(fd, p, n, MSG_NOSIGNAL), (ssize_t)n);
-}
 
 /* The next message on the connection (within 5 s), decoded; -1 on EOF or timeout. */
 static int next_msg(struct client *c, struct sproto_msg *m)
@@ -81,6 +109,11 @@ static int next_msg(struct client *c, struct sproto_msg *m)
 			assert_int_equal(sproto_decode(&h, msg + h.size, m, err, sizeof(err)), 0);
 			if (m->h.type == SPROTO_HELLO_REPLY)
 				c->short_in = 1;
+			if (m->h.type == SPROTO_BUCKET_REPLY || m->h.type == SPROTO_BUCKET_SAME) {
+				assert_true(c->nasked > 0); /* its width from its BUCKET's */
+				assert_int_equal(sproto_sample_asked(&m->u.sample, c->asked[0]), 0);
+				memmove(c->asked, c->asked + 1, --c->nasked * sizeof(c->asked[0]));
+			}
 			if (sproto_is_sample(m->h.type)) /* its metrics and deltas, as the tool */
 				assert_int_equal(sproto_sample_resolve(&m->u.sample, &c->sctx, err,
 								       sizeof(err)), 0);
@@ -157,6 +190,7 @@ static int setup(void **state)
 	cl.len = 0;
 	cl.short_in = 0;
 	memset(&cl.sctx, 0, sizeof(cl.sctx));
+	cl.nasked = 0;
 	assert_true(cl.fd >= 0);
 	return 0;
 }
@@ -508,7 +542,8 @@ static void test_buckets_on_request(void **state)
 	tr_add(1, 1);
 	send_raw(cl.fd, msg, sproto_put_bucket(msg, sizeof(msg), SPROTO_MIN_BUCKET_NS));
 	assert_int_equal(next_msg(&cl, &m), 0);
-	assert_int_equal(m.h.type, SPROTO_BUCKET_REPLY);
+	/* version 10: of the previous one's metrics, its head is its type (BUCKET_SAME) */
+	assert_int_equal(m.h.type, SPROTO_BUCKET_SAME);
 	assert_true(m.u.sample.follows && m.u.sample.start_ns == 0); /* from the last end */
 	assert_int_equal(m.u.sample.n, 1);
 	sproto_sample_entry(&m.u.sample, 0, &e);
@@ -527,6 +562,8 @@ static void test_buckets_on_request(void **state)
 	atomic_fetch_add(&dyn_counters[SPROTO_COUNTER_PHASES].v, 1);
 	assert_int_equal(next_msg(&cl, &m), 0);
 	assert_int_equal(m.h.type, SPROTO_BUCKET_REPLY);
+	/* version 10: its width, read from the hour asked for (less), is what it was */
+	assert_true(m.u.sample.end_ns - m.u.sample.start_ns < 60000000000ull);
 	/* a width of 0: refused, the connection goes on; SAMPLING: the pace again */
 	n = sproto_put_bucket(msg, sizeof(msg), SPROTO_MIN_BUCKET_NS);
 	memset(msg + SPROTO_HEADER_SIZE, 0, 8);
@@ -602,6 +639,7 @@ static void test_reconnect(void **state)
 	cl.len = 0;
 	cl.short_in = 0;
 	memset(&cl.sctx, 0, sizeof(cl.sctx));
+	cl.nasked = 0;
 	assert_true(cl.fd >= 0);
 	hello();
 	assert_int_equal(dyn_metrics_on(), 0);
@@ -634,6 +672,7 @@ static void test_detach(void **state)
 	cl.len = 0;
 	cl.short_in = 0;
 	memset(&cl.sctx, 0, sizeof(cl.sctx));
+	cl.nasked = 0;
 	hello();
 }
 

@@ -336,7 +336,9 @@ static void test_small_requests(void **state)
  * BUCKET_REPLY: a SAMPLE's payload under its own type. */
 static void test_bucket(void **state)
 {
+	static struct sproto_sctx rctx;
 	struct sproto_sample_entry e = { 5, SPROTO_S_FIRST, 0, 7 }, got;
+	char err[200];
 	struct sproto_buf b;
 	struct sproto_msg m;
 	size_t n;
@@ -363,25 +365,42 @@ static void test_bucket(void **state)
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	put_le32(buf + 8, 7); /* a payload of 7 bytes */
 	assert_int_equal(read_msg(buf, n - 1, &m), -1);
-	/* the answer */
-	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 1000, 1000, 251000, 0);
+	/* the answer; version 10: its width from the BUCKET's (245 units, asked 250000 ns: 245
+	 * units too, ceil(250000 / 1024)): 0, one byte */
+	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 250000, 1000, 1000, 251000, 0);
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 1 + 2); /* head, width, an entry */
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.h.type, SPROTO_BUCKET_REPLY);
 	assert_true(sproto_is_sample(m.h.type) && !sproto_is_request(m.h.type));
 	assert_true(m.u.sample.follows && m.u.sample.start_ns == 0 && m.u.sample.n == 1);
+	assert_true(m.u.sample.rel && m.u.sample.wdiff == 0);
+	assert_int_equal(sproto_sample_asked(&m.u.sample, 250000), 0);
+	assert_int_equal(m.u.sample.units, 245);
+	assert_int_equal(sproto_sample_asked(&m.u.sample, 1), 0); /* made whole: unchanged */
+	assert_int_equal(m.u.sample.units, 245);
 	assert_int_equal(sproto_sample_follow(&m.u.sample, 5000), 0);
 	assert_true(m.u.sample.start_ns == 5000 && m.u.sample.end_ns == 5000 + 245 * 1024);
 	sproto_sample_entry(&m.u.sample, 0, &got);
 	assert_true(got.metric == 5 && got.flags == SPROTO_S_FIRST && got.delta == 7);
-	/* one with no entry: what a bucket with nothing to send answers */
-	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 0, 1000, 2000, 0);
+	/* one with no entry: what a bucket with nothing to send answers; asked 3 ms (2930 units),
+	 * ended at 1 unit (a phase marker): -2929 */
+	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 3000000, 0, 1000, 2000, 0);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.sample.n, 0);
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 4); /* start whole 2, width 1 unit, lost */
-	buf[n - 1] = 0x80; /* lost cut short */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 2 + 2); /* head, start whole 2, width 2 */
+	assert_int_equal(sproto_sample_asked(&m.u.sample, 3000000), 0);
+	assert_true(m.u.sample.units == 1 && m.u.sample.end_ns == 1000 + 1024);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(sproto_sample_asked(&m.u.sample, 1024 * 2928), -1); /* below 0 */
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_int_equal(sproto_sample_asked(&m.u.sample, 1024 * 2929), 0); /* 0 units */
+	assert_true(m.u.sample.units == 0);
+	assert_int_equal(read_msg(buf, n, &m), 1); /* not made whole: its values not read */
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &rctx, err, sizeof(err)), -1);
+	buf[n - 1] = 0x80; /* the width cut short */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 }
 
@@ -1447,7 +1466,7 @@ static void test_short_frames(void **state)
 	assert_true(m.h.type == SPROTO_OK);
 	for (i = 0; i < k; i++)
 		assert_int_equal(read_short(sh, i, &m), 0);
-	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 1024, 1024, 1024 + 50 * 1024, 0);
+	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 50 * 1024, 1024, 1024, 1024 + 50 * 1024, 0);
 	sproto_sample_add(&b, &e);
 	n = sproto_end(&b);
 	k = shorten_into(sh, n);

@@ -123,6 +123,18 @@ int ctl_send(struct ctl_client *c, const void *msg, size_t len, char *err, size_
 	}
 	if (len >= SPROTO_HEADER_SIZE) /* the type: u16 at offset 6, little-endian */
 		count(&c->sent, (uint16_t)(p[6] | p[7] << 8), len);
+	if (len == SPROTO_HEADER_SIZE + 8 && (p[6] | p[7] << 8) == SPROTO_BUCKET) {
+		uint64_t w = 0; /* its width, u64 little-endian: its answer's width is from it */
+		int i;
+
+		if (c->asked_n == CTL_ASKED) {
+			snprintf(err, n, "too many BUCKETs not answered");
+			return -1;
+		}
+		for (i = 7; i >= 0; i--)
+			w = w << 8 | p[SPROTO_HEADER_SIZE + i];
+		c->asked[(c->asked_first + c->asked_n++) % CTL_ASKED] = w;
+	}
 	while (len) {
 		k = send(c->fd, p, len, MSG_NOSIGNAL);
 		if (k < 0 && errno == EINTR)
@@ -163,7 +175,23 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 	c->used = (size_t)size;
 	c->frame = h.size;
 	count(&c->got, h.type, (size_t)size);
+	if (getenv("SONDE_WIRE_DUMP") && !sproto_is_sample(h.type)) /* TEMP */
+		fprintf(stderr, "WIRE fd%d t%u size%ld\n", c->fd, h.type, size);
 	if (sproto_is_sample(h.type)) { /* its start from the previous one's end */
+		if (h.type != SPROTO_SAMPLE && !c->asked_n) {
+			snprintf(err, n, "%s: no BUCKET asked for it", sproto_type_name(h.type));
+			return -1;
+		}
+		if (h.type != SPROTO_SAMPLE) { /* version 10: its width from its BUCKET's */
+			uint64_t w = c->asked[c->asked_first];
+
+			c->asked_first = (c->asked_first + 1) % CTL_ASKED;
+			c->asked_n--;
+			if (sproto_sample_asked(&m->u.sample, w) != 0) {
+				snprintf(err, n, "%s: a width out of range", sproto_type_name(h.type));
+				return -1;
+			}
+		}
 		if (sproto_sample_follow(&m->u.sample, c->sample_end) != 0) {
 			snprintf(err, n, "SAMPLE: its start follows a sample never received");
 			return -1;
@@ -176,6 +204,12 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 		}
 		if (sproto_sample_resolve(&m->u.sample, c->sctx, err, n) != 0)
 			return -1;
+		if (getenv("SONDE_WIRE_DUMP")) { /* TEMP */
+			uint32_t i; struct sproto_sample_entry e;
+			fprintf(stderr, "WIRE fd%d t%u size%ld hdr%u units%llu same%d kept%d/%u n%u:", c->fd, h.type, size, (unsigned)(size - (long)m->u.sample.entries_size), (unsigned long long)m->u.sample.units, m->u.sample.same, m->u.sample.kept, m->u.sample.keyed, m->u.sample.n);
+			for (i = 0; i < m->u.sample.n; i++) { sproto_sample_entry(&m->u.sample, i, &e); fprintf(stderr, " %u/%x/%lld", e.metric, e.flags, (long long)e.delta); }
+			fprintf(stderr, "\n");
+		}
 	}
 	return 0;
 }

@@ -19,6 +19,8 @@ struct ctl_traffic {
 	uint64_t msgs[CTL_SLOTS], bytes[CTL_SLOTS];
 };
 
+#define CTL_ASKED 64
+
 struct ctl_client {
 	int fd;
 	uint8_t *in; /* bytes received, not yet decoded */
@@ -32,6 +34,10 @@ struct ctl_client {
 	uint32_t frame;      /* the header bytes of the message returned last */
 	struct sproto_sctx *sctx; /* what its SAMPLEs refer to (version 9; allocated at the first) */
 	struct sproto_hello_reply hello;
+	/* version 10: the widths of the BUCKETs sent and not answered yet (a BUCKET_REPLY's
+	 * width is written from its BUCKET's), in order */
+	uint64_t asked[CTL_ASKED];
+	uint32_t asked_first, asked_n;
 };
 
 /* The directory the runtime puts its socket in when the tool names none. */

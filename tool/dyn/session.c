@@ -138,7 +138,7 @@ static void on_sample(struct dyn_session *s, const struct sproto_sample *sm);
 /* A SAMPLE, or a BUCKET_REPLY: the answer to a BUCKET sent before. */
 static void on_bucket(struct dyn_session *s, const struct sproto_msg *m)
 {
-	if (m->h.type == SPROTO_BUCKET_REPLY && s->owed)
+	if (m->h.type != SPROTO_SAMPLE && s->owed) /* BUCKET_REPLY, BUCKET_SAME (version 10) */
 		s->owed--;
 	on_sample(s, &m->u.sample);
 }
