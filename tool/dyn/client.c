@@ -175,8 +175,6 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 	c->used = (size_t)size;
 	c->frame = h.size;
 	count(&c->got, h.type, (size_t)size);
-	if (getenv("SONDE_WIRE_DUMP") && !sproto_is_sample(h.type)) /* TEMP */
-		fprintf(stderr, "WIRE fd%d t%u size%ld\n", c->fd, h.type, size);
 	if (sproto_is_sample(h.type)) { /* its start from the previous one's end */
 		if (h.type != SPROTO_SAMPLE && !c->asked_n) {
 			snprintf(err, n, "%s: no BUCKET asked for it", sproto_type_name(h.type));
@@ -204,12 +202,6 @@ static int take(struct ctl_client *c, struct sproto_msg *m, char *err, size_t n)
 		}
 		if (sproto_sample_resolve(&m->u.sample, c->sctx, err, n) != 0)
 			return -1;
-		if (getenv("SONDE_WIRE_DUMP")) { /* TEMP */
-			uint32_t i; struct sproto_sample_entry e;
-			fprintf(stderr, "WIRE fd%d t%u size%ld hdr%u units%llu same%d kept%d/%u n%u:", c->fd, h.type, size, (unsigned)(size - (long)m->u.sample.entries_size), (unsigned long long)m->u.sample.units, m->u.sample.same, m->u.sample.kept, m->u.sample.keyed, m->u.sample.n);
-			for (i = 0; i < m->u.sample.n; i++) { sproto_sample_entry(&m->u.sample, i, &e); fprintf(stderr, " %u/%x/%lld", e.metric, e.flags, (long long)e.delta); }
-			fprintf(stderr, "\n");
-		}
 	}
 	return 0;
 }
