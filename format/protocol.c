@@ -947,6 +947,40 @@ static int64_t predict(const struct sproto_sctx *c, uint32_t id, uint64_t w)
 	return d * (int64_t)w / (int64_t)pw;
 }
 
+/* |v| for |v| < 2^62, else 2^62 (no two such are "near"). */
+static uint64_t mag(int64_t v)
+{
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	return u >> 62 ? 1ull << 62 : u;
+}
+
+/* Whether the metrics o's and id's last deltas are near: the same width, id's not 0, the two
+ * within 1/32 of id's. */
+static int moved_with(const struct sproto_sctx *c, uint16_t o, uint32_t id)
+{
+	uint64_t a = mag(c->delta[id]), b = mag(c->delta[o]);
+
+	if (c->width[o] != c->width[id] || !a || a >> 62 || b >> 62)
+		return 0;
+	return (c->delta[id] < 0) == (c->delta[o] < 0) && (a > b ? a - b : b - a) <= a >> 5;
+}
+
+/* Version 10: entry k's prediction, its metric id: the delta of the nearest of the (up to)
+ * SPROTO_LOOK_BACK entries before it in the SAMPLE whose metric's last delta was near this
+ * metric's (moved_with) — metrics that moved together last time are predicted to again (the
+ * timers of one procedure that several requests read) —, else its own last delta scaled
+ * (predict). The entries before it: c->next, c->pend (their ids and deltas, in order). */
+static int64_t predict_at(const struct sproto_sctx *c, uint32_t k, uint32_t id, uint64_t w)
+{
+	uint32_t j;
+
+	for (j = k; j > 0 && j + SPROTO_LOOK_BACK > k; j--)
+		if (moved_with(c, c->next[j - 1], id))
+			return c->pend[j - 1];
+	return predict(c, id, w);
+}
+
 /* A SAMPLE's entries now the context's: each metric's delta and width, the ids in order. */
 static void sctx_commit(struct sproto_sctx *c, uint64_t units)
 {
@@ -1037,7 +1071,7 @@ int sproto_sample_resolve(struct sproto_sample *s, struct sproto_sctx *c, char *
 		}
 		if (!(e[i].flags & SPROTO_S_FIRST)) /* wraps as the writer's does */
 			e[i].delta = (int64_t)((uint64_t)e[i].delta +
-					       (uint64_t)predict(c, e[i].metric, s->units));
+					       (uint64_t)predict_at(c, i, e[i].metric, s->units));
 		c->next[i] = (uint16_t)e[i].metric;
 		c->pend[i] = e[i].delta;
 	}
@@ -1586,11 +1620,15 @@ static void put_keyed(struct sproto_buf *b, const struct sproto_sample_entry *e,
 }
 
 /* The delta written for an added entry: less the predicted one unless it is a first. */
-static int64_t entry_d(const struct sproto_buf *b, const struct sproto_sample_entry *e)
+/* The delta written for the entry written k-th (the ones before it in c->next and c->pend):
+ * less the predicted one unless it is a first. */
+static int64_t entry_d(const struct sproto_buf *b, const struct sproto_sample_entry *e,
+		       uint32_t k)
 {
 	if (e->flags & SPROTO_S_FIRST)
 		return e->delta;
-	return (int64_t)((uint64_t)e->delta - (uint64_t)predict(b->ctx, e->metric, b->units));
+	return (int64_t)((uint64_t)e->delta -
+			 (uint64_t)predict_at(b->ctx, k, e->metric, b->units));
 }
 
 /* Which added entries the previous SAMPLE's metrics keep (unflagged but for `last`, same id):
@@ -1642,7 +1680,7 @@ static void emit_entries(struct sproto_buf *b)
 			struct sproto_sample_entry e = c->e[i];
 
 			e.flags &= ~last;
-			put_keyed(b, &e, entry_d(b, &c->e[i]), next);
+			put_keyed(b, &e, entry_d(b, &c->e[i], k), next);
 			next = c->e[i].metric + 1;
 			c->next[k] = (uint16_t)c->e[i].metric;
 			c->pend[k++] = c->e[i].delta;
@@ -1654,7 +1692,7 @@ static void emit_entries(struct sproto_buf *b)
 		if (!(m & 0x8000))
 			continue;
 		e = &c->e[(m & 0x7fff) - 1];
-		put_svar(b, entry_d(b, e));
+		put_svar(b, entry_d(b, e, k));
 		c->next[k] = (uint16_t)e->metric;
 		c->pend[k++] = e->delta;
 	}

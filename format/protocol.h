@@ -35,6 +35,8 @@
 #define SPROTO_SHORT_HEADER_MAX 4
 /* version 9: a SAMPLE's width is in units of 1024 ns (rounded up: sproto_sample_end) */
 #define SPROTO_WIDTH_SHIFT 10
+/* version 10: an entry's delta may be predicted from one of the entries this far before it */
+#define SPROTO_LOOK_BACK 8
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
 

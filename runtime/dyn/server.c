@@ -626,15 +626,18 @@ static void housekeeping(void)
 	srv.next_sweep = now + SWEEP_NS;
 }
 
-static int poll_timeout_ms(void)
+/* Until the next thing due, to the ns (version 10: a bucket ends within the wake-up's delay
+ * of its asked end, not up to a ms after; its BUCKET_REPLY's width is written from the ask). */
+static struct timespec poll_timeout(void)
 {
-	uint64_t now = dyn_mono_ns(), until = srv.next_sweep;
+	uint64_t now = dyn_mono_ns(), until = srv.next_sweep, w;
 
 	if (bucket_due() && srv.next_bucket < until)
 		until = srv.next_bucket;
 	if (srv.owed && now + PHASE_LOOK_NS < until) /* a phase marker ends it: looked for */
 		until = now + PHASE_LOOK_NS;
-	return until <= now ? 0 : (int)((until - now + 999999) / 1000000);
+	w = until <= now ? 0 : until - now;
+	return (struct timespec){ (time_t)(w / 1000000000ull), (long)(w % 1000000000ull) };
 }
 
 static void serve_once(void)
@@ -642,7 +645,8 @@ static void serve_once(void)
 	/* a full input while a BUCKET is owed is not read (a hang-up is still seen) */
 	struct pollfd p[3] = { { srv.lfd, POLLIN, 0 }, { srv.efd, POLLIN, 0 },
 			       { srv.cfd, srv.owed && srv.inlen >= INBUF ? 0 : POLLIN, 0 } };
-	int n = poll(p, srv.cfd >= 0 ? 3 : 2, poll_timeout_ms());
+	struct timespec t = poll_timeout();
+	int n = ppoll(p, srv.cfd >= 0 ? 3 : 2, &t, NULL);
 
 	if (n > 0 && (p[0].revents & POLLNVAL)) {
 		srv.lfd = -1; /* the program closed our socket: the number may be its own now */

@@ -1308,7 +1308,9 @@ static void test_sample_kept(void **state)
 	sproto_sample_entry(&m.u.sample, 0, &got); /* without the context */
 	assert_true(got.metric == 20 && got.delta == 7 && got.flags == SPROTO_S_FIRST);
 	sproto_sample_entry(&m.u.sample, 4, &got);
-	assert_true(got.metric == SPROTO_MAX_METRICS && got.delta == 5); /* 14: the last kept */
+	/* 14, the last kept: predicted from 13's entry before it (their last deltas, 1003 and
+	 * 1004, near): 1009 - 1003 */
+	assert_true(got.metric == SPROTO_MAX_METRICS && got.delta == 6);
 	/* the order read: the keyed one, then the kept ones in the previous order */
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), 0);
 	sproto_sample_entry(&m.u.sample, 0, &got);
@@ -1364,6 +1366,89 @@ static void test_sample_kept(void **state)
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
 	raw[4] = 3; /* three keyed, one there: cut short */
 	assert_int_equal(read_msg(buf, raw_sample(raw, 8), &m), -1);
+}
+
+/* Version 10: metrics whose last deltas were near (within 1/32, the same width) are predicted
+ * from the one before in the SAMPLE: two timers of one procedure both 500 units longer cost 2
+ * bytes and then 1 (d 0), not 2 and 2; the rule's edges: 1/32 apart is near, more is not; a
+ * delta of 0, other widths and opposite signs are never near; only SPROTO_LOOK_BACK entries
+ * back. Read back exactly in context each time. */
+static void test_sample_moved_with(void **state)
+{
+	static struct sproto_sctx w, r;
+	struct sproto_sample_entry e[10];
+	const uint64_t t = 1024 * 1000, u = 100000 * 1024;
+	struct sproto_msg m;
+	struct sproto_sample_entry got;
+	size_t n;
+	uint32_t i;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	e[0] = (struct sproto_sample_entry){ 1, SPROTO_S_FIRST, 0, 3200 };
+	e[1] = (struct sproto_sample_entry){ 2, SPROTO_S_FIRST, 0, 3200 };
+	ctx_read(&r, ctx_sample(&w, t, t + u, e, 2), e, 2, 0);
+	e[0].flags = e[1].flags = 0;
+	e[0].delta = e[1].delta = 3700;
+	n = ctx_sample(&w, t + u, t + 2 * u, e, 2);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 2 + 1); /* d 500, then 0 */
+	ctx_read(&r, n, e, 2, 1);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_int_equal(got.delta, 0);
+	/* 3700 and 3700 + 115 (1/32 of 3700 is 115): near; + 116 the third time: not */
+	e[0].delta = 3700;
+	e[1].delta = 3815;
+	ctx_read(&r, ctx_sample(&w, t + 2 * u, t + 3 * u, e, 2), e, 2, 1);
+	e[0].delta = 4000;
+	e[1].delta = 4115; /* near 3700? 3815 - 3700 = 115 <= 3815 / 32 = 119: predicted 4000 */
+	n = ctx_sample(&w, t + 3 * u, t + 4 * u, e, 2);
+	ctx_read(&r, n, e, 2, 1);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_int_equal(got.delta, 115);
+	e[1].delta = 4000 + 4000 / 32 + 1; /* 4126, 126 from 4000 */
+	ctx_read(&r, ctx_sample(&w, t + 4 * u, t + 5 * u, e, 2), e, 2, 1);
+	n = ctx_sample(&w, t + 5 * u, t + 6 * u, e, 2); /* 126 > 4126 / 32 = 128? no: near */
+	ctx_read(&r, n, e, 2, 1);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_int_equal(got.delta, 126); /* predicted 4000: e[0]'s this time */
+	e[1].delta = 4200; /* then 4000 and 4200: 200 > 4200 / 32 = 131, not near: its own */
+	ctx_read(&r, ctx_sample(&w, t + 6 * u, t + 7 * u, e, 2), e, 2, 1);
+	n = ctx_sample(&w, t + 7 * u, t + 8 * u, e, 2);
+	ctx_read(&r, n, e, 2, 1);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_int_equal(got.delta, 0); /* 4200 - 4200 */
+	/* opposite signs and 0 never near; ten metrics all alike: the last looks 8 back only */
+	e[0].delta = -4000;
+	e[1].delta = 4000;
+	ctx_read(&r, ctx_sample(&w, t + 8 * u, t + 9 * u, e, 2), e, 2, 1);
+	n = ctx_sample(&w, t + 9 * u, t + 10 * u, e, 2);
+	ctx_read(&r, n, e, 2, 1);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_int_equal(got.delta, 0);
+	for (i = 0; i < 10; i++)
+		e[i] = (struct sproto_sample_entry){ 10 + i, SPROTO_S_FIRST, 0, i == 0 ? 0 : 50 };
+	ctx_read(&r, ctx_sample(&w, t + 10 * u, t + 11 * u, e, 10), e, 10, 0);
+	for (i = 0; i < 10; i++) {
+		e[i].flags = 0;
+		e[i].delta = i == 0 ? 7 : 60;
+	}
+	n = ctx_sample(&w, t + 11 * u, t + 12 * u, e, 10);
+	ctx_read(&r, n, e, 10, 1);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	sproto_sample_entry(&m.u.sample, 0, &got);
+	assert_int_equal(got.delta, 7); /* 0 before: its own 0 predicted, never near */
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_int_equal(got.delta, 10); /* its own 50 */
+	for (i = 2; i < 10; i++) {
+		sproto_sample_entry(&m.u.sample, i, &got);
+		assert_int_equal(got.delta, 0); /* the one before's 60 */
+	}
 }
 
 /* Random SAMPLEs through a writer's and a reader's context: metrics, flags, deltas (extremes
@@ -2111,6 +2196,7 @@ int main(void)
 		cmocka_unit_test(test_short_frames),
 		cmocka_unit_test(test_sample_context),
 		cmocka_unit_test(test_sample_kept),
+		cmocka_unit_test(test_sample_moved_with),
 		cmocka_unit_test(test_sample_context_random),
 		cmocka_unit_test(test_short_flips),
 		cmocka_unit_test(test_resources),
