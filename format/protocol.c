@@ -233,7 +233,9 @@ static int dec_hello(struct rd *r, struct sproto_hello *h, char *err, size_t cap
 }
 
 /* Version 10: after the version, varints and no limits (the version's own: the reader fills
- * them in); the addresses of the exit handler and the return trampoline from the entry's. */
+ * them in) nor bucket width (a new client's is the default); the addresses of the exit
+ * handler and the return trampoline from the entry's; the build (after these) empty when it
+ * is the HELLO's client name. */
 static void dec_hello_reply10(struct rd *r, struct sproto_hello_reply *h)
 {
 	uint64_t pid = rd_uvar(r), flags = rd_uvar(r);
@@ -249,7 +251,7 @@ static void dec_hello_reply10(struct rd *r, struct sproto_hello_reply *h)
 	h->max_terms = SPROTO_MAX_TERMS;
 	h->shadow_depth = SPROTO_SHADOW_DEPTH;
 	h->max_tcounters = SPROTO_MAX_TCOUNTERS;
-	h->bucket_ns = rd_uvar(r);
+	h->bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client's, always */
 	h->entry_addr = rd_uvar(r);
 	h->exit_addr = h->entry_addr + (uint64_t)rd_svar(r);
 	h->ret_tramp_addr = h->entry_addr + (uint64_t)rd_svar(r);
@@ -824,6 +826,8 @@ static int dec_batch(struct rd *r, struct sproto_batch *b, char *err, size_t cap
 	uint32_t i;
 
 	b->n = rd_u16(r);
+	b->quiet = (b->n & SPROTO_BATCH_QUIET) != 0;
+	b->n &= ~SPROTO_BATCH_QUIET;
 	if (r->bad || !b->n || b->n > SPROTO_MAX_BATCH)
 		return fail(err, cap, "BATCH: 1 to 4096 requests", NULL);
 	b->items = r->p + r->off;
@@ -1309,7 +1313,6 @@ size_t sproto_put_hello_reply(void *mem, size_t cap, const struct sproto_hello_r
 	if (r->version >= 10) {
 		put_uvar(&b, r->pid);
 		put_uvar(&b, r->flags);
-		put_uvar(&b, r->bucket_ns);
 		put_uvar(&b, r->entry_addr);
 		put_svar(&b, (int64_t)(r->exit_addr - r->entry_addr));
 		put_svar(&b, (int64_t)(r->ret_tramp_addr - r->entry_addr));
@@ -1797,6 +1800,14 @@ void sproto_batch_begin(struct sproto_buf *b, void *mem, size_t cap)
 	sproto_begin(b, mem, cap, SPROTO_BATCH);
 	b->count_at = b->len;
 	sproto_u16(b, 0);
+}
+
+void sproto_batch_quiet(void *msg, size_t len)
+{
+	uint8_t *p = msg;
+
+	if (len >= SPROTO_HEADER_SIZE + 2 && get_le(p + 6, 2) == SPROTO_BATCH)
+		p[SPROTO_HEADER_SIZE + 1] |= SPROTO_BATCH_QUIET >> 8; /* the count's high byte */
 }
 
 void sproto_batch_add(struct sproto_buf *b, const void *msg, size_t len)

@@ -363,8 +363,12 @@ struct sproto_resources {
 
 /* BATCH (version 8): n requests, read one by one with sproto_batch_next after sproto_decode
  * (which has validated them all). */
+/* version 10: BATCH's count with this bit: answered only when refused (no OK) */
+#define SPROTO_BATCH_QUIET 0x8000u
+
 struct sproto_batch {
 	uint32_t n;
+	int quiet;            /* version 10: SPROTO_BATCH_QUIET: no OK when all are done */
 	const uint8_t *items; /* n × {u8 type, u16 length, payload} */
 	uint32_t size;
 };
@@ -540,6 +544,9 @@ size_t sproto_put_resources(void *mem, size_t cap, uint32_t kinds);
  * batch), then sproto_end (0 when one was not such a message, or more than SPROTO_MAX_BATCH). */
 void sproto_batch_begin(struct sproto_buf *b, void *mem, size_t cap);
 void sproto_batch_add(struct sproto_buf *b, const void *msg, size_t len);
+/* Version 10: a BATCH written (sproto_end) made quiet: the runtime answers it only when it
+ * refuses it (an ERROR), not with an OK. */
+void sproto_batch_quiet(void *msg, size_t len);
 /* Whether a request of this type may go in a BATCH. */
 int sproto_batchable(uint16_t type);
 

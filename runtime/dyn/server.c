@@ -284,6 +284,8 @@ static void on_hello(const struct sproto_hello *h)
 	r.exit_addr = (uint64_t)(uintptr_t)&sonde__dyn_exit;
 	r.ret_tramp_addr = (uint64_t)(uintptr_t)dyn_ret_tramp_local;
 	rt_stpcpy(r.build, "sonde " SONDE_VERSION, r.build + sizeof(r.build));
+	if (!strcmp(h->client, r.build)) /* version 10: a tool of this build knows it */
+		r.build[0] = 0;
 	if (!srv.hello && rt_mode == RT_MODE_ATTACHED)
 		rt_attached_client(1);
 	srv.hello = 1;
@@ -340,7 +342,7 @@ static const char *apply(const struct sproto_msg *m)
 }
 
 /* BATCH (version 8): its requests in order, one answer: OK, or an ERROR naming the first
- * refused (those before it done, those after it not). */
+ * refused (those before it done, those after it not); a quiet one (version 10) no OK. */
 static void on_batch(const struct sproto_batch *b)
 {
 	static struct sproto_msg m; /* the control thread's alone */
@@ -352,7 +354,8 @@ static void on_batch(const struct sproto_batch *b)
 	for (i = 0; i < b->n && !why; i++)
 		why = sproto_batch_next(b, &off, &m, NULL, 0) != 0 ? "unreadable" : apply(&m);
 	if (!why) {
-		reply_ok(SPROTO_BATCH);
+		if (!b->quiet)
+			reply_ok(SPROTO_BATCH);
 		return;
 	}
 	p = rt_stpcpy(text, sproto_type_name(m.h.type) ? sproto_type_name(m.h.type) : "?", end);

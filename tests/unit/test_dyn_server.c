@@ -477,6 +477,27 @@ static void test_batch(void **state)
 	tr_add(4, 1);
 	assert_int_equal(counter(60), before + 3);
 	assert_null(atomic_load(&dyn_points[P_ADD]));
+	/* version 10: a quiet BATCH, then a PAUSE: the PAUSE's OK is the next answer (none for
+	 * the batch), the batch done before it */
+	sproto_batch_begin(&b, msg, sizeof(msg));
+	sproto_batch_add(&b, one, sproto_put_point_actions(one, sizeof(one), &ps));
+	n = sproto_end(&b);
+	sproto_batch_quiet(msg, n);
+	n += sproto_put_empty(msg + n, sizeof(msg) - n, SPROTO_PAUSE);
+	expect_ok(n, SPROTO_PAUSE);
+	expect_ok(sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), SPROTO_RESUME);
+	tr_add(5, 1);
+	assert_int_equal(counter(60), before + 4);
+	/* a quiet BATCH refused: its ERROR, the request after it answered after */
+	sproto_batch_begin(&b, msg, sizeof(msg));
+	n = sproto_put_metric_enable(one, sizeof(one), &mc);
+	one[SPROTO_HEADER_SIZE + 6] = 0x10;
+	sproto_batch_add(&b, one, n);
+	n = sproto_end(&b);
+	sproto_batch_quiet(msg, n);
+	expect_error(n, SPROTO_BATCH, "METRIC_ENABLE");
+	expect_ok(sproto_put_point_clear(msg, sizeof(msg), P_ADD, 1), SPROTO_POINT_CLEAR);
+	assert_null(atomic_load(&dyn_points[P_ADD]));
 }
 
 /* ---- refusals ---- */

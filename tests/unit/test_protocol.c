@@ -225,14 +225,15 @@ static void test_hello_reply10(void **state)
 	size_t n = sproto_put_hello_reply(buf, sizeof(buf), &r);
 
 	(void)state;
-	/* version 2, pid 2, flags 1, bucket 4, entry 7 (47 bits), exit +0x1000 2, return
-	 * trampoline -0x1000 2, the build 1 + 11: 32 bytes (92 before) */
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 2 + 2 + 1 + 4 + 7 + 2 + 2 + 12);
+	/* version 2, pid 2, flags 1, entry 7 (47 bits), exit +0x1000 2, return trampoline
+	 * -0x1000 2, the build 1 + 11: 28 bytes (92 before); no bucket width: a new client's is
+	 * the default */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 2 + 2 + 1 + 7 + 2 + 2 + 12);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.hello_reply.version, 10);
 	assert_int_equal(m.u.hello_reply.pid, 4242);
 	assert_int_equal(m.u.hello_reply.flags, r.flags);
-	assert_int_equal(m.u.hello_reply.bucket_ns, r.bucket_ns);
+	assert_int_equal(m.u.hello_reply.bucket_ns, SPROTO_DEFAULT_BUCKET_NS);
 	assert_int_equal(m.u.hello_reply.entry_addr, r.entry_addr);
 	assert_int_equal(m.u.hello_reply.exit_addr, r.exit_addr);
 	assert_int_equal(m.u.hello_reply.ret_tramp_addr, r.ret_tramp_addr);
@@ -246,6 +247,13 @@ static void test_hello_reply10(void **state)
 		    m.u.hello_reply.shadow_depth == SPROTO_SHADOW_DEPTH &&
 		    m.u.hello_reply.max_tcounters == SPROTO_MAX_TCOUNTERS);
 	check_truncations(n);
+	r.build[0] = 0; /* the build left out (the HELLO's client's): read empty */
+	n = sproto_put_hello_reply(buf, sizeof(buf), &r);
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 2 + 2 + 1 + 7 + 2 + 2 + 1);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_string_equal(m.u.hello_reply.build, "");
+	check_truncations(n);
+	strcpy(r.build, "sonde 0.1.0");
 	r.pid = 0; /* no pid: refused */
 	assert_int_equal(read_msg(buf, sproto_put_hello_reply(buf, sizeof(buf), &r), &m), -1);
 	r.pid = 4242;
@@ -1907,7 +1915,22 @@ static void test_batch(void **state)
 	assert_int_equal(one.u.clear.first, 4);
 	assert_int_equal(one.u.clear.count, 2);
 	assert_int_equal(sproto_batch_next(&m.u.batch, &off, &one, NULL, 0), -1); /* the end */
+	assert_false(m.u.batch.quiet);
 	check_truncations(n);
+	/* version 10: quiet (the count's high bit): the same requests, no OK */
+	sproto_batch_quiet(buf, n);
+	assert_int_equal(buf[SPROTO_HEADER_SIZE + 1], 0x80);
+	assert_int_equal(read_msg(buf, n, &m), 1);
+	assert_true(m.u.batch.quiet && m.u.batch.n == 3);
+	off = 0;
+	assert_int_equal(sproto_batch_next(&m.u.batch, &off, &one, NULL, 0), 0);
+	assert_int_equal(one.u.point_set.point, 9);
+	check_truncations(n);
+	buf[SPROTO_HEADER_SIZE] = 0; /* quiet and no request: refused */
+	assert_int_equal(read_msg(buf, n, &m), -1);
+	n = sproto_put_empty(buf, sizeof(buf), SPROTO_PAUSE);
+	sproto_batch_quiet(buf, n); /* not a BATCH: nothing done */
+	assert_int_equal(read_msg(buf, n, &m), 1);
 }
 
 /* The writer refuses what the reader would: an empty batch, a request a batch does not hold,

@@ -437,7 +437,7 @@ static int ls_step(struct cs_source *src, struct cs_step *st)
 	if (!ls->s->ended)
 		pace_points(ls);
 	/* the requests, then the bucket they are measured in: it ends when the search needs it */
-	if (!ls->s->ended && (dyn_live_commit(ls->l, err, sizeof(err)) != 0 ||
+	if (!ls->s->ended && (dyn_live_commit_quiet(ls->l, err, sizeof(err)) != 0 ||
 			      (!ls->s->owed && dyn_session_bucket(ls->s, ls->next_ns, err,
 								   sizeof(err)) != 0))) {
 		char e2[256];

@@ -72,6 +72,8 @@ static int say_hello(struct ctl_client *c, char *err, size_t n)
 		return -1;
 	}
 	c->hello = m.u.hello_reply;
+	if (!c->hello.build[0]) /* version 10: the runtime's build is this tool's */
+		snprintf(c->hello.build, sizeof(c->hello.build), "%s", h.client);
 	c->short_in = 1;
 	return 0;
 }

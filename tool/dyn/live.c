@@ -919,7 +919,30 @@ static int set_dirty(struct dyn_live *l, char *err, size_t n)
 	return 0;
 }
 
-int dyn_live_commit(struct dyn_live *l, char *err, size_t n)
+/* Points to be unpatched: their clearing must be done (answered) before. */
+static int unused_points(const struct dyn_live *l)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->npt; i++)
+		if (l->pt[i].state == LP_IN && !l->pt[i].users)
+			return 1;
+	return 0;
+}
+
+static int flush_quiet(struct dyn_live *l, char *err, size_t n)
+{
+	uint32_t i;
+
+	if (dyn_session_flush_quiet(l->s, err, n) != 0)
+		return -1;
+	for (i = 0; i < SPROTO_MAX_METRICS; i++) /* done before the next answer: enabled */
+		if (l->mon[i] == MON_SENT)
+			l->mon[i] = MON_ON;
+	return 0;
+}
+
+static int commit(struct dyn_live *l, int quiet, char *err, size_t n)
 {
 	uint32_t i;
 
@@ -933,9 +956,23 @@ int dyn_live_commit(struct dyn_live *l, char *err, size_t n)
 				return -1;
 			l->req[i].state = LR_LIVE;
 		}
-	if (set_dirty(l, err, n) != 0 || dyn_live_flush(l, err, n) != 0)
+	if (set_dirty(l, err, n) != 0)
+		return -1;
+	if (quiet && !unused_points(l))
+		return flush_quiet(l, err, n);
+	if (dyn_live_flush(l, err, n) != 0)
 		return -1;
 	return unpatch_unused(l, err, n); /* the points cleared first */
+}
+
+int dyn_live_commit(struct dyn_live *l, char *err, size_t n)
+{
+	return commit(l, 0, err, n);
+}
+
+int dyn_live_commit_quiet(struct dyn_live *l, char *err, size_t n)
+{
+	return commit(l, 1, err, n);
 }
 
 int dyn_live_flush(struct dyn_live *l, char *err, size_t n)

@@ -81,6 +81,10 @@ int dyn_live_spec_is(const struct dyn_live *l, int id, const struct dyn_lspec *s
  * (one BATCH), take out the patches no request uses. 0, or -1 with err (the process ended, or
  * refused). */
 int dyn_live_commit(struct dyn_live *l, char *err, size_t n);
+/* The same, its requests sent as a quiet BATCH (protocol version 10: no OK) unless points are
+ * to be unpatched (their clearing is waited for first): for a commit followed at once by a
+ * BUCKET, whose answer a refusal comes before. */
+int dyn_live_commit_quiet(struct dyn_live *l, char *err, size_t n);
 /* Send the requests held (the session holds them: dyn_session_hold) and wait for their
  * answer; dyn_live_commit does it. 0, or -1 with err. */
 int dyn_live_flush(struct dyn_live *l, char *err, size_t n);

@@ -234,6 +234,24 @@ int dyn_session_flush(struct dyn_session *s, char *err, size_t n)
 	return flush(s, err, n);
 }
 
+int dyn_session_flush_quiet(struct dyn_session *s, char *err, size_t n)
+{
+	size_t len;
+	int r;
+
+	if (!s->batch || !s->bb.n1)
+		return 0;
+	len = sproto_end(&s->bb);
+	if (!len) {
+		sproto_batch_begin(&s->bb, s->batch, SPROTO_MAX_MESSAGE);
+		return snprintf(err, n, "the requests held did not fit in a BATCH"), -1;
+	}
+	sproto_batch_quiet(s->batch, len); /* version 10: no OK; an ERROR comes as any answer */
+	r = ctl_send(&s->c, s->batch, len, err, n);
+	sproto_batch_begin(&s->bb, s->batch, SPROTO_MAX_MESSAGE);
+	return r;
+}
+
 int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
 			struct sproto_msg *m, char *err, size_t n)
 {

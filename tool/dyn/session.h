@@ -165,6 +165,10 @@ void dyn_session_hold(struct dyn_session *s);
 /* Send the requests kept, as one BATCH (alone when there is one), and wait for the answer. 0,
  * or -1 with err (the first refused, those before it done). */
 int dyn_session_flush(struct dyn_session *s, char *err, size_t n);
+/* The requests held sent as a quiet BATCH (protocol version 10): no OK waited for (none
+ * comes); a refusal comes as an ERROR before the answer to the next request (a BUCKET's
+ * BUCKET_REPLY), where dyn_session_poll reports it. 0, or -1 with err. */
+int dyn_session_flush_quiet(struct dyn_session *s, char *err, size_t n);
 /* Send a request whose answer is a reply of type want (decoded into m: its views point into the
  * connection's buffer until the next receive). 0, or -1 with err (an ERROR among them). */
 int dyn_session_request(struct dyn_session *s, const void *msg, size_t len, uint16_t want,
