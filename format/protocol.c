@@ -799,11 +799,17 @@ static int dec_objects(struct rd *r, struct sproto_objects *o, char *err, size_t
 	struct sproto_object e;
 	uint32_t k;
 
-	o->n = rd_u16(r);
-	o->slots = (uint32_t)rd_uvar(r);
-	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
-		o->dropped[k] = rd_uvar(r);
-	if (r->bad || o->n > SPROTO_MAX_OBJECTS || o->slots > SPROTO_MAX_OBJECTS || o->n > o->slots)
+	uint64_t n = rd_uvar(r), slots = rd_uvar(r), mask = rd_uvar(r); /* version 10 */
+
+	o->n = n > SPROTO_MAX_OBJECTS ? SPROTO_MAX_OBJECTS + 1 : (uint32_t)n;
+	o->slots = slots > SPROTO_MAX_OBJECTS ? SPROTO_MAX_OBJECTS + 1 : (uint32_t)slots;
+	for (k = 0; k < SPROTO_OBJ_KINDS; k++) { /* the kinds in the mask: a count not 0 */
+		o->dropped[k] = mask >> k & 1 ? rd_uvar(r) : 0;
+		if (mask >> k & 1 && !o->dropped[k])
+			r->bad = 1;
+	}
+	if (r->bad || mask >> SPROTO_OBJ_KINDS || o->n > SPROTO_MAX_OBJECTS ||
+	    o->slots > SPROTO_MAX_OBJECTS || o->n > o->slots)
 		return fail(err, cap, "RESOURCES_REPLY: bad header", NULL);
 	o->entries = r->p + r->off;
 	o->size = (uint32_t)(r->len - r->off);
@@ -1220,6 +1226,27 @@ void sproto_bytes(struct sproto_buf *b, const void *p, size_t n)
 
 static void emit_entries(struct sproto_buf *b);
 
+/* RESOURCES_REPLY (version 10): its count, a uvarint, into the byte kept for it at count_at,
+ * the bytes after it moved on when it takes more. 0, or -1 when that does not fit. */
+static int put_count(struct sproto_buf *b)
+{
+	uint8_t v[10];
+	size_t k = 0;
+	uint64_t n = b->n1;
+
+	do {
+		v[k++] = (uint8_t)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+		n >>= 7;
+	} while (n);
+	if (b->len + k - 1 > b->cap || b->len + k - 1 - SPROTO_HEADER_SIZE > SPROTO_MAX_PAYLOAD)
+		return -1;
+	memmove(b->p + b->count_at + k, b->p + b->count_at + 1, b->len - b->count_at - 1);
+	memcpy(b->p + b->count_at, v, k);
+	b->len += k - 1;
+	put_le(b->p + 8, b->len - SPROTO_HEADER_SIZE, 4);
+	return 0;
+}
+
 size_t sproto_end(struct sproto_buf *b)
 {
 	uint16_t type;
@@ -1235,8 +1262,11 @@ size_t sproto_end(struct sproto_buf *b)
 	if (type == SPROTO_LIST_REPLY) {
 		put_le(b->p + b->count_at, b->n1, 4);
 		put_le(b->p + b->count_at + 4, b->n2, 4);
-	} else if (type == SPROTO_RESOURCES_REPLY || type == SPROTO_BATCH) {
-		if (type == SPROTO_BATCH && !b->n1)
+	} else if (type == SPROTO_RESOURCES_REPLY) {
+		if (put_count(b) != 0)
+			return 0;
+	} else if (type == SPROTO_BATCH) {
+		if (!b->n1)
 			return 0; /* a BATCH holds one request at least */
 		put_le(b->p + b->count_at, b->n1, 2);
 	} else if (sproto_is_sample(type) && b->ctx) {
@@ -1763,15 +1793,21 @@ void sproto_objects_begin(struct sproto_buf *b, void *mem, size_t cap, uint32_t 
 {
 	uint32_t k;
 
+	uint64_t mask = 0;
+
 	sproto_begin(b, mem, cap, SPROTO_RESOURCES_REPLY);
 	b->count_at = b->len;
-	sproto_u16(b, 0);
+	sproto_u8(b, 0); /* the count: a uvarint, widened by sproto_end when it takes more */
 	put_uvar(b, slots);
 	b->n2 = slots;
 	b->last = 0;
 	b->last_kind = 0;
+	for (k = 0; k < SPROTO_OBJ_KINDS; k++) /* version 10: the kinds that dropped some */
+		mask |= (uint64_t)(dropped[k] != 0) << k;
+	put_uvar(b, mask);
 	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
-		put_uvar(b, dropped[k]);
+		if (dropped[k])
+			put_uvar(b, dropped[k]);
 }
 
 /* The reader's rules, kept by the writer too: a refused entry makes the message 0. */

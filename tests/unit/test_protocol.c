@@ -1706,9 +1706,11 @@ static void test_resources(void **state)
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.resources.kinds, 0x103);
 	n = sample_objects(buf, sizeof(buf));
-	/* version 8: u16 n, slots 2 bytes, 5 drops; entries 18 (whole address and site), 11 (the
-	 * next address 0x30 up), 6 (another kind: the address whole) — 144 bytes before */
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 9 + 18 + 11 + 6);
+	/* version 10: n 1 byte, slots 2, the kinds that dropped some 1 (mutex, sem), their counts
+	 * 1 each (9 bytes in version 8: u16 n and 5 counts); entries 18 (whole address and site),
+	 * 11 (the next address 0x30 up), 6 (another kind: the address whole) — 144 bytes before
+	 * version 8 */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 6 + 18 + 11 + 6);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_false(sproto_is_request(SPROTO_RESOURCES_REPLY));
 	assert_int_equal(m.u.objects.n, 3);
@@ -1735,9 +1737,26 @@ static void test_resources(void **state)
 
 		sproto_objects_begin(&b, buf, sizeof(buf), 0, no_drops);
 		n = sproto_end(&b);
+		assert_int_equal(n, SPROTO_HEADER_SIZE + 3); /* n, slots, no kind dropped */
 		assert_int_equal(read_msg(buf, n, &m), 1);
 		assert_int_equal(m.u.objects.n, 0);
 		assert_int_equal(m.u.objects.slots, 0);
+	}
+	{ /* version 10: 200 entries, a count of 2 bytes (the entries moved on by one) */
+		struct sproto_buf b;
+		struct sproto_object e = { 0x1000, 1, 0, SPROTO_OBJ_MUTEX, 0 };
+		uint32_t i;
+
+		sproto_objects_begin(&b, buf, sizeof(buf), 8192, no_drops);
+		for (i = 0; i < 200; i++, e.addr += 16)
+			sproto_objects_add(&b, &e);
+		n = sproto_end(&b);
+		/* the count 2, slots 2, no drop 1; the first entry 6 (its address 2), the others 5 */
+		assert_int_equal(n, SPROTO_HEADER_SIZE + 5 + 6 + 199 * 5);
+		assert_int_equal(read_msg(buf, n, &m), 1);
+		assert_int_equal(m.u.objects.n, 200);
+		sproto_object(&m.u.objects, 199, &o);
+		assert_true(o.addr == 0x1000 + 199 * 16 && o.uses == 1);
 	}
 }
 
@@ -1803,11 +1822,9 @@ static int hand_objects(uint32_t n, const uint64_t (*e)[5])
 	size_t len = SPROTO_HEADER_SIZE;
 	uint32_t i, k;
 
-	buf[len++] = (uint8_t)n;
-	buf[len++] = 0;
+	len += put_uv(buf + len, n); /* version 10: n, slots, no kind dropped */
 	len += put_uv(buf + len, 8);
-	for (k = 0; k < SPROTO_OBJ_KINDS; k++)
-		buf[len++] = 0;
+	buf[len++] = 0;
 	for (i = 0; i < n; i++)
 		for (k = 0; k < 5; k++)
 			len += put_uv(buf + len, e[i][k]);
@@ -1820,9 +1837,30 @@ static int hand_objects(uint32_t n, const uint64_t (*e)[5])
 	return read_msg(buf, len, &m);
 }
 
+/* A reply of no entry whose header is the k bytes h (version 10): 1 read, -1 refused. */
+static int hand_header(const uint8_t *h, size_t k, struct sproto_msg *m)
+{
+	put_le32(buf, SPROTO_MAGIC);
+	buf[4] = SPROTO_VERSION;
+	buf[5] = 0;
+	buf[6] = SPROTO_RESOURCES_REPLY;
+	buf[7] = 0;
+	put_le32(buf + 8, (uint32_t)k);
+	memcpy(buf + SPROTO_HEADER_SIZE, h, k);
+	return read_msg(buf, SPROTO_HEADER_SIZE + k, m);
+}
+
 static void test_bad_objects(void **state)
 {
-	const size_t e1 = 27; /* the second entry */
+	/* version 10's header: n, slots, the kinds that dropped some, their counts */
+	static const uint8_t empty[] = { 0, 8, 0 }, one[] = { 0, 8, 1, 7 };
+	static const uint8_t many[] = { 0x81, 0x40, 0xff, 0x7f, 0 }; /* n 8193, slots 16383 */
+	static const uint8_t slots[] = { 0, 0x81, 0x40, 0 };          /* slots 8193 */
+	static const uint8_t fewer[] = { 2, 1, 0 };                   /* 2 entries, 1 slot */
+	static const uint8_t kind5[] = { 0, 8, 0x20, 1 };             /* no kind 5 */
+	static const uint8_t zero[] = { 0, 8, 1, 0 };                 /* a count of 0 named */
+	static const uint8_t cut[] = { 0, 8, 0x11, 5 };               /* kind 4's count missing */
+	const size_t e1 = 24; /* the second entry */
 	const uint64_t lim = SPROTO_OBJ_ADDR_LIMIT;
 	const uint64_t good[2][5] = { { 1, 0x1000, 1, 0, 0 }, { 0, 0x10, 0, 1, 0x4000 } };
 	const uint64_t twice[2][5] = { { 1, 0x1000, 1, 0, 0 }, { 0, 0, 1, 0, 0 } };
@@ -1837,10 +1875,16 @@ static void test_bad_objects(void **state)
 	(void)state;
 	expect_bad_objects(0, 4);          /* a count that lies: 4 entries, 3 there */
 	expect_bad_objects(0, 2);          /* 2: bytes left over */
-	expect_bad_objects(1, 0x21);       /* a count above the limit */
-	expect_bad_objects(2, 2);          /* fewer slots than entries */
-	expect_bad_objects(3, 0x41);       /* slots above the limit */
-	expect_bad_objects(9, 5);          /* kind out of range */
+	expect_bad_objects(6, 5);          /* kind out of range */
+	assert_int_equal(hand_header(empty, sizeof(empty), &m), 1);
+	assert_int_equal(hand_header(one, sizeof(one), &m), 1);
+	assert_true(m.u.objects.dropped[0] == 7 && m.u.objects.dropped[1] == 0);
+	assert_int_equal(hand_header(many, sizeof(many), &m), -1);
+	assert_int_equal(hand_header(slots, sizeof(slots), &m), -1);
+	assert_int_equal(hand_header(fewer, sizeof(fewer), &m), -1);
+	assert_int_equal(hand_header(kind5, sizeof(kind5), &m), -1);
+	assert_int_equal(hand_header(zero, sizeof(zero), &m), -1);
+	assert_int_equal(hand_header(cut, sizeof(cut), &m), -1);
 	expect_bad_objects(e1 + 3, 0);     /* seen neither used nor initialised */
 	expect_bad_objects(e1 + 1, 0);     /* the same address as the one before: twice */
 	expect_bad_objects(e1, 1);         /* kinds 1 then 1 + 4: past the last kind */

@@ -649,7 +649,9 @@ struct cs_source *live_source_new(struct dyn_session *s, const struct live_sourc
 	ls->heap_read_ns = mono_now_ns();
 	lv_mpi_imports(ls);
 	lv_chan_start(ls);
-	if (dyn_live_commit(ls->l, err, cap) != 0) { /* the runtime's own counters: sampling on */
+	/* the runtime's own counters: sampling on; a quiet BATCH (protocol version 10): the BUCKET
+	 * below follows it, and a refusal comes before its answer */
+	if (dyn_live_commit_quiet(ls->l, err, cap) != 0) {
 		live_source_free(src);
 		return NULL;
 	}
