@@ -1097,16 +1097,21 @@ static uint64_t asked_units(uint64_t asked_ns)
 	return asked_ns / 1024 + (asked_ns % 1024 != 0);
 }
 
+/* Version 10: the width is a + SPROTO_BUCKET_QUANTUM x wdiff units (wdiff below 2^48 either
+ * way: past it the width is past 2^64 ns anyway). */
 int sproto_sample_asked(struct sproto_sample *s, uint64_t asked_ns)
 {
-	uint64_t a = asked_units(asked_ns), units;
+	uint64_t a = asked_units(asked_ns), units, d;
 
 	if (!s->rel)
 		return 0;
-	if (s->wdiff < 0 && (uint64_t)-(s->wdiff + 1) >= a)
+	if (s->wdiff >= (1ll << 48) || s->wdiff <= -(1ll << 48))
+		return -1;
+	d = (uint64_t)(s->wdiff < 0 ? -s->wdiff : s->wdiff) * SPROTO_BUCKET_QUANTUM;
+	if (s->wdiff < 0 && d > a)
 		return -1; /* below 0 */
-	units = a + (uint64_t)s->wdiff;
-	if ((s->wdiff > 0 && units < a) || units >> (64 - SPROTO_WIDTH_SHIFT) ||
+	units = s->wdiff < 0 ? a - d : a + d;
+	if (units >> (64 - SPROTO_WIDTH_SHIFT) ||
 	    s->start_ns + (units << SPROTO_WIDTH_SHIFT) < s->start_ns)
 		return -1;
 	s->units = units;
@@ -1628,8 +1633,13 @@ static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t t
 	b->units = (sproto_sample_end(start_ns, end_ns) - start_ns) >> SPROTO_WIDTH_SHIFT;
 	if (type == SPROTO_SAMPLE)
 		put_uvar(b, b->units);
-	else /* wraps as the reader's sum does */
-		put_svar(b, (int64_t)(b->units - asked_units(asked_ns)));
+	else { /* version 10: from the ask, in quanta (sproto_bucket_end made it whole) */
+		int64_t d = (int64_t)(b->units - asked_units(asked_ns));
+
+		if (d % SPROTO_BUCKET_QUANTUM || asked_ns > SPROTO_MAX_BUCKET_NS)
+			b->overflow = 1;
+		put_svar(b, d / SPROTO_BUCKET_QUANTUM);
+	}
 	b->entries_at = b->len;
 	b->ctx = NULL;
 	b->same = 0;
@@ -1732,6 +1742,16 @@ static void emit_entries(struct sproto_buf *b)
 	for (i = 0; i < n; i++)
 		c->mark[c->e[i].metric] = 0;
 	b->p[b->lost_at] |= (uint8_t)(mode << 1 | (last ? 1 << 3 : 0));
+}
+
+uint64_t sproto_bucket_end(uint64_t start_ns, uint64_t end_ns, uint64_t asked_ns)
+{
+	int64_t w = (int64_t)((sproto_sample_end(start_ns, end_ns) - start_ns) >> SPROTO_WIDTH_SHIFT);
+	int64_t a = (int64_t)asked_units(asked_ns), d = w - a;
+
+	/* the least multiple not below d (C's division truncates: up for d < 0) */
+	d = d > 0 ? (d + SPROTO_BUCKET_QUANTUM - 1) / SPROTO_BUCKET_QUANTUM : d / SPROTO_BUCKET_QUANTUM;
+	return start_ns + ((uint64_t)(a + d * SPROTO_BUCKET_QUANTUM) << SPROTO_WIDTH_SHIFT);
 }
 
 uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns)

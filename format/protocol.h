@@ -35,6 +35,9 @@
 #define SPROTO_SHORT_HEADER_MAX 4
 /* version 9: a SAMPLE's width is in units of 1024 ns (rounded up: sproto_sample_end) */
 #define SPROTO_WIDTH_SHIFT 10
+/* version 10: a BUCKET_REPLY's width is the one asked for plus a multiple of this many units
+ * (65.5 us: the least that makes a bucket that ends a few ms after its ask a 1-byte width) */
+#define SPROTO_BUCKET_QUANTUM 64
 /* version 10: an entry's delta may be predicted from one of the entries this far before it */
 #define SPROTO_LOOK_BACK 8
 #define SPROTO_MAX_PAYLOAD (1u << 20)
@@ -584,5 +587,10 @@ void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e
 /* The end a SAMPLE of a bucket from start_ns to end_ns (end_ns >= start_ns) says: its width
  * rounded up to whole units of 1024 ns (version 9). The writer's next bucket starts there. */
 uint64_t sproto_sample_end(uint64_t start_ns, uint64_t end_ns);
+/* Version 10: the end a BUCKET_REPLY of that bucket says, its BUCKET having asked for asked_ns:
+ * its width the units asked for (ceil(asked_ns / 1024)) plus a multiple of
+ * SPROTO_BUCKET_QUANTUM units, the least not below sproto_sample_end's. The runtime's next
+ * bucket starts there; the reply gives the multiple (sproto_sample_asked). */
+uint64_t sproto_bucket_end(uint64_t start_ns, uint64_t end_ns, uint64_t asked_ns);
 
 #endif

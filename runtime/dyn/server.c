@@ -578,7 +578,10 @@ static void sample_now(void)
 
 	if (!bucket_due() || (now < srv.next_bucket && !(answer && phases_run() != srv.phases_at)))
 		return; /* a bucket asked for ends early at a phase marker: one phase's data each */
-	now = sproto_sample_end(srv.bucket_start, now); /* what the SAMPLE says (version 9) */
+	/* what the SAMPLE says (version 9), or the BUCKET_REPLY (version 10: in quanta from the
+	 * ask; the values read up to 65.5 us before the end it says) */
+	now = answer ? sproto_bucket_end(srv.bucket_start, now, srv.asked)
+		     : sproto_sample_end(srv.bucket_start, now);
 	n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start, now,
 		       answer ? DYN_SAMPLE_ANSWER : 0, srv.asked);
 	srv.bucket_start = now;
@@ -604,7 +607,8 @@ static void final_sample(void)
 		(void)0; /* nothing to read: woken by something else */
 	if (atomic_load(&final_state) != 1)
 		return;
-	now = sproto_sample_end(srv.bucket_start, now);
+	now = srv.owed ? sproto_bucket_end(srv.bucket_start, now, srv.asked)
+		       : sproto_sample_end(srv.bucket_start, now);
 	if (srv.cfd >= 0 && (dyn_metrics_on() || srv.owed)) { /* owed: this is the answer */
 		size_t n = dyn_sample(srv.out, SPROTO_MAX_MESSAGE, srv.sent_end, srv.bucket_start,
 				      now, DYN_SAMPLE_LAST | (srv.owed ? DYN_SAMPLE_ANSWER : 0),

@@ -393,18 +393,27 @@ static void test_bucket(void **state)
 	sproto_sample_entry(&m.u.sample, 0, &got);
 	assert_true(got.metric == 5 && got.flags == SPROTO_S_FIRST && got.delta == 7);
 	/* one with no entry: what a bucket with nothing to send answers; asked 3 ms (2930 units),
-	 * ended at 1 unit (a phase marker): -2929 */
+	 * ended at 1 unit (a phase marker): -2929 units, not a whole number of quanta (64 units,
+	 * version 10): refused by the writer; its end as the runtime says it (sproto_bucket_end),
+	 * 50 units: -45 quanta, 1 byte */
 	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 3000000, 0, 1000, 2000, 0);
+	assert_int_equal(sproto_end(&b), 0);
+	assert_int_equal(sproto_bucket_end(1000, 2000, 3000000), 1000 + 50 * 1024);
+	assert_int_equal(sproto_bucket_end(1000, 1000 + 2930 * 1024, 3000000), 1000 + 2930 * 1024);
+	assert_int_equal(sproto_bucket_end(1000, 1000 + 2930 * 1024 + 1, 3000000),
+			 1000 + 2994 * 1024); /* a ns past the ask: a quantum more */
+	sproto_bucket_reply_begin(&b, buf, sizeof(buf), 3000000, 0, 1000,
+				  sproto_bucket_end(1000, 2000, 3000000), 0);
 	n = sproto_end(&b);
 	assert_int_equal(read_msg(buf, n, &m), 1);
 	assert_int_equal(m.u.sample.n, 0);
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 2 + 2); /* head, start whole 2, width 2 */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 2 + 1); /* head, start whole 2, width 1 */
 	assert_int_equal(sproto_sample_asked(&m.u.sample, 3000000), 0);
-	assert_true(m.u.sample.units == 1 && m.u.sample.end_ns == 1000 + 1024);
+	assert_true(m.u.sample.units == 50 && m.u.sample.end_ns == 1000 + 50 * 1024);
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_int_equal(sproto_sample_asked(&m.u.sample, 1024 * 2928), -1); /* below 0 */
+	assert_int_equal(sproto_sample_asked(&m.u.sample, 1024 * 2879), -1); /* below 0 */
 	assert_int_equal(read_msg(buf, n, &m), 1);
-	assert_int_equal(sproto_sample_asked(&m.u.sample, 1024 * 2929), 0); /* 0 units */
+	assert_int_equal(sproto_sample_asked(&m.u.sample, 1024 * 2880), 0); /* 0 units */
 	assert_true(m.u.sample.units == 0);
 	assert_int_equal(read_msg(buf, n, &m), 1); /* not made whole: its values not read */
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &rctx, err, sizeof(err)), -1);
