@@ -73,6 +73,7 @@ const char *sproto_type_name(uint16_t type)
 	case SPROTO_BUCKET: return "BUCKET";
 	case SPROTO_BUCKET_REPLY: return "BUCKET_REPLY";
 	case SPROTO_BUCKET_SAME: return "BUCKET_SAME";
+	case SPROTO_BUCKET_KEPT: return "BUCKET_KEPT";
 	case SPROTO_BATCH: return "BATCH";
 	case SPROTO_POINT_ACTIONS: return "POINT_ACTIONS";
 	default: return NULL;
@@ -93,7 +94,8 @@ int sproto_batchable(uint16_t type)
 
 int sproto_is_sample(uint16_t type)
 {
-	return type == SPROTO_SAMPLE || type == SPROTO_BUCKET_REPLY || type == SPROTO_BUCKET_SAME;
+	return type == SPROTO_SAMPLE || type == SPROTO_BUCKET_REPLY || type == SPROTO_BUCKET_SAME ||
+	       type == SPROTO_BUCKET_KEPT;
 }
 
 /* HELLO, its reply and ERROR keep their payloads in every version: a peer of another version
@@ -680,7 +682,7 @@ static int dec_sample(struct rd *r, uint16_t type, struct sproto_sample *s, char
 {
 	uint64_t head, start = 0, width = 0, keyed = 0, mode;
 
-	head = type == SPROTO_BUCKET_SAME ? 1 << 1 : rd_uvar(r);
+	head = type == SPROTO_BUCKET_SAME ? 1 << 1 : type == SPROTO_BUCKET_KEPT ? 2 << 1 : rd_uvar(r);
 	mode = head >> 1 & 3;
 	if (head & 1)
 		start = rd_uvar(r); /* the low bit: 1 the start whole, 0 a gap after the previous end */
@@ -865,7 +867,8 @@ static int dec_body(struct rd *r, uint16_t type, struct sproto_msg *m, char *err
 	case SPROTO_LIST_REPLY: return dec_list(r, &m->u.list, err, cap);
 	case SPROTO_SAMPLE:
 	case SPROTO_BUCKET_REPLY:
-	case SPROTO_BUCKET_SAME: return dec_sample(r, type, &m->u.sample, err, cap);
+	case SPROTO_BUCKET_SAME:
+	case SPROTO_BUCKET_KEPT: return dec_sample(r, type, &m->u.sample, err, cap);
 	case SPROTO_COSTS_REPLY: return dec_costs(r, &m->u.costs, err, cap);
 	case SPROTO_RESOURCES: return dec_resources(r, &m->u.resources, err, cap);
 	case SPROTO_RESOURCES_REPLY: return dec_objects(r, &m->u.objects, err, cap);
@@ -1275,11 +1278,13 @@ size_t sproto_end(struct sproto_buf *b)
 			return 0; /* a BATCH holds one request at least */
 		put_le(b->p + b->count_at, b->n1, 2);
 	} else if (sproto_is_sample(type) && b->ctx) {
-		if (type == SPROTO_BUCKET_REPLY && b->p[b->lost_at] == 1 << 1) {
-			/* version 10: `same` alone, said by the type (BUCKET_SAME) */
+		uint8_t head = b->p[b->lost_at];
+
+		if (type == SPROTO_BUCKET_REPLY && (head == 1 << 1 || head == 2 << 1)) {
+			/* version 10: `same` or `kept` alone, said by the type */
 			memmove(b->p + b->lost_at, b->p + b->lost_at + 1, b->len - b->lost_at - 1);
 			b->len--;
-			put_le(b->p + 6, SPROTO_BUCKET_SAME, 2);
+			put_le(b->p + 6, head == 1 << 1 ? SPROTO_BUCKET_SAME : SPROTO_BUCKET_KEPT, 2);
 			put_le(b->p + 8, b->len - SPROTO_HEADER_SIZE, 4);
 		}
 		sctx_commit(b->ctx, b->units);

@@ -104,6 +104,7 @@ enum sproto_type {
 	SPROTO_BUCKET_REPLY = 0x88, /* the SAMPLE of the bucket a BUCKET ended (version 7) */
 	SPROTO_BUCKET_SAME = 0x89,  /* version 10: a BUCKET_REPLY whose head (1 byte) is
 				     * `same` alone, left out */
+	SPROTO_BUCKET_KEPT = 0x8a,  /* version 10: one whose head is `kept` alone, left out */
 };
 
 /* Instrumentation: an action is {when, primitive, target, value, optional predicate}. */

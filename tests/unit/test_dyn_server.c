@@ -109,7 +109,7 @@ static int next_msg(struct client *c, struct sproto_msg *m)
 			assert_int_equal(sproto_decode(&h, msg + h.size, m, err, sizeof(err)), 0);
 			if (m->h.type == SPROTO_HELLO_REPLY)
 				c->short_in = 1;
-			if (m->h.type == SPROTO_BUCKET_REPLY || m->h.type == SPROTO_BUCKET_SAME) {
+			if (sproto_is_sample(m->h.type) && m->h.type != SPROTO_SAMPLE) {
 				assert_true(c->nasked > 0); /* its width from its BUCKET's */
 				assert_int_equal(sproto_sample_asked(&m->u.sample, c->asked[0]), 0);
 				memmove(c->asked, c->asked + 1, --c->nasked * sizeof(c->asked[0]));

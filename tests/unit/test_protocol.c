@@ -1385,6 +1385,75 @@ static void test_sample_kept(void **state)
 	assert_int_equal(read_msg(buf, raw_sample(raw, 8), &m), -1);
 }
 
+/* Version 10: BUCKET_REPLYs in context: the first keyed (BUCKET_REPLY, its head), then one of
+ * the same metrics but one (BUCKET_KEPT: the head `kept` left out), then the same (BUCKET_SAME:
+ * `same` left out); each read back exactly with its width from its ask; a BUCKET_KEPT's and a
+ * BUCKET_SAME's every cut refused, by the reader or in context. */
+static void test_bucket_types(void **state)
+{
+	static struct sproto_sctx w, r, before;
+	struct sproto_sample_entry e[4], got;
+	const uint64_t asked = 50000000, t = 1024 * 1000;
+	uint64_t start = t, end;
+	struct sproto_buf b;
+	struct sproto_msg m;
+	uint8_t whole[64];
+	char err[200];
+	size_t n, cut;
+	uint32_t i, round;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 4; i++)
+		e[i] = (struct sproto_sample_entry){ 3 + i, SPROTO_S_FIRST, 0, 700 + 100 * i };
+	for (round = 0; round < 3; round++) {
+		uint32_t ne = round ? 3 : 4; /* then without metric 3 */
+		const struct sproto_sample_entry *in = round ? e + 1 : e;
+
+		end = sproto_bucket_end(start, start + asked + 3000000, asked); /* 3 ms late */
+		sproto_bucket_reply_begin(&b, buf, sizeof(buf), asked, start, start, end, 0);
+		sproto_sample_context(&b, &w);
+		for (i = 0; i < ne; i++)
+			sproto_sample_add(&b, &in[i]);
+		n = sproto_end(&b);
+		assert_int_equal(read_msg(buf, n, &m), 1);
+		assert_int_equal(m.h.type, round == 0 ? SPROTO_BUCKET_REPLY
+					 : round == 1 ? SPROTO_BUCKET_KEPT : SPROTO_BUCKET_SAME);
+		if (round == 1) /* no head; width 1 (47 quanta past the ask), dropped, keyed 0, 3 d */
+			assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 1 + 1 + 3);
+		if (round == 2) /* width, 3 d */
+			assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3);
+		memcpy(whole, buf, n);
+		before = r;
+		assert_int_equal(sproto_sample_asked(&m.u.sample, asked), 0);
+		assert_int_equal(m.u.sample.end_ns - m.u.sample.start_ns, end - start);
+		assert_int_equal(sproto_sample_resolve(&m.u.sample, &r, err, sizeof(err)), 0);
+		assert_int_equal(m.u.sample.n, ne);
+		for (i = 0; i < ne; i++) {
+			sproto_sample_entry(&m.u.sample, i, &got);
+			assert_true(got.metric == in[i].metric && got.delta == in[i].delta &&
+				    got.flags == in[i].flags);
+		}
+		for (cut = SPROTO_HEADER_SIZE; round && cut < n; cut++) {
+			static struct sproto_sctx c;
+
+			memcpy(buf, whole, cut);
+			put_le32(buf + 8, (uint32_t)(cut - SPROTO_HEADER_SIZE));
+			c = before;
+			if (read_msg(buf, cut, &m) == 1 &&
+			    sproto_sample_asked(&m.u.sample, asked) == 0)
+				assert_int_equal(sproto_sample_resolve(&m.u.sample, &c, err,
+								       sizeof(err)), -1);
+		}
+		for (i = 0; i < 4; i++) {
+			e[i].flags = 0;
+			e[i].delta += 10;
+		}
+		start = end;
+	}
+}
+
 /* Version 10: metrics whose last deltas were near (within 1/32, the same width) are predicted
  * from the one before in the SAMPLE: two timers of one procedure both 500 units longer cost 2
  * bytes and then 1 (d 0), not 2 and 2; the rule's edges: 1/32 apart is near, more is not; a
@@ -2273,6 +2342,7 @@ int main(void)
 		cmocka_unit_test(test_sample_context),
 		cmocka_unit_test(test_sample_kept),
 		cmocka_unit_test(test_sample_moved_with),
+		cmocka_unit_test(test_bucket_types),
 		cmocka_unit_test(test_sample_context_random),
 		cmocka_unit_test(test_short_flips),
 		cmocka_unit_test(test_resources),
