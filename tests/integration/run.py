@@ -3482,8 +3482,9 @@ def live_checks(js, ended=True):
     # protocol version 9: an entry of the previous sample's metrics is its delta alone (1 byte+)
     expect(0 < w['entry_bytes'] and w['entries'] <= w['entry_bytes'] <= w['entries'] * 22,
            f'1 to 22 bytes an entry {w}')
-    # protocol version 9: a short frame (2 bytes at least) and a 3-byte header at least
-    expect(dv['wire_bytes'] >= w['entry_bytes'] + 5 * w['messages'], f'wire bytes {dv}')
+    # protocol version 10: a short frame (2 bytes at least) and a header of 1 byte at least
+    # (a BUCKET_SAME's: its width from the BUCKET's; 3 bytes in version 9)
+    expect(dv['wire_bytes'] >= w['entry_bytes'] + 3 * w['messages'], f'wire bytes {dv}')
     # protocol version 7: a bucket ends when the search asks (BUCKET), one a step of each
     # process, beside the first one asked for at the start, an MPI rank's warm-up step, and
     # the last sample (the process's end, or the one asked for at a detach)

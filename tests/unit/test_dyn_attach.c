@@ -94,8 +94,10 @@ static int next_msg(int fd, uint8_t *buf, size_t *len, struct sproto_msg *m)
 		struct sproto_header h;
 		struct pollfd p = { fd, POLLIN, 0 };
 		char err[200];
-		/* version 9: after the HELLO_REPLY the runtime's frames are short */
-		long n = short_in ? sproto_frame_short(buf, *len, &h, err, sizeof(err))
+		/* version 9: after the HELLO_REPLY the runtime's frames are short; version 10: the
+		 * HELLO_REPLY too (a 12-byte frame begins with the magic's 'S', no reply's type) */
+		int is_short = short_in || (*len && buf[0] != (SPROTO_MAGIC & 0xff));
+		long n = is_short ? sproto_frame_short(buf, *len, &h, err, sizeof(err))
 				  : sproto_frame(buf, *len, &h, err, sizeof(err));
 		ssize_t r;
 
