@@ -1196,10 +1196,9 @@ void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type)
 	b->last = 0;
 	b->last_kind = 0;
 	b->ctx = NULL;
-	b->same = 0;
 	b->units = 0;
 	b->all_last = 0;
-	b->lost_at = b->entries_at = 0;
+	b->head_at = b->entries_at = 0;
 	sproto_u32(b, SPROTO_MAGIC);
 	sproto_u16(b, SPROTO_VERSION);
 	sproto_u16(b, type);
@@ -1278,11 +1277,11 @@ size_t sproto_end(struct sproto_buf *b)
 			return 0; /* a BATCH holds one request at least */
 		put_le(b->p + b->count_at, b->n1, 2);
 	} else if (sproto_is_sample(type) && b->ctx) {
-		uint8_t head = b->p[b->lost_at];
+		uint8_t head = b->p[b->head_at];
 
 		if (type == SPROTO_BUCKET_REPLY && (head == 1 << 1 || head == 2 << 1)) {
 			/* version 10: `same` or `kept` alone, said by the type */
-			memmove(b->p + b->lost_at, b->p + b->lost_at + 1, b->len - b->lost_at - 1);
+			memmove(b->p + b->head_at, b->p + b->head_at + 1, b->len - b->head_at - 1);
 			b->len--;
 			put_le(b->p + 6, head == 1 << 1 ? SPROTO_BUCKET_SAME : SPROTO_BUCKET_KEPT, 2);
 			put_le(b->p + 8, b->len - SPROTO_HEADER_SIZE, 4);
@@ -1629,7 +1628,7 @@ static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t t
 	sproto_begin(b, mem, cap, type);
 	if (end_ns < start_ns || start_ns >> 63 || lost >> 59)
 		b->overflow = 1;
-	b->lost_at = b->len;
+	b->head_at = b->len;
 	put_uvar(b, lost << 4 | (uint64_t)given);
 	if (given && after_ns && after_ns <= start_ns)
 		put_uvar(b, (start_ns - after_ns) << 1);
@@ -1647,7 +1646,6 @@ static void sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t t
 	}
 	b->entries_at = b->len;
 	b->ctx = NULL;
-	b->same = 0;
 	b->all_last = 1;
 }
 
@@ -1746,7 +1744,7 @@ static void emit_entries(struct sproto_buf *b)
 	}
 	for (i = 0; i < n; i++)
 		c->mark[c->e[i].metric] = 0;
-	b->p[b->lost_at] |= (uint8_t)(mode << 1 | (last ? 1 << 3 : 0));
+	b->p[b->head_at] |= (uint8_t)(mode << 1 | (last ? 1 << 3 : 0));
 }
 
 uint64_t sproto_bucket_end(uint64_t start_ns, uint64_t end_ns, uint64_t asked_ns)

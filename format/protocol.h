@@ -309,7 +309,7 @@ struct sproto_sample {
 	uint32_t keyed;
 	uint64_t dropped;          /* bit i: the previous SAMPLE's entry i is not in this one */
 	int last;                  /* version 10: every entry is flagged SPROTO_S_LAST */
-	int rel;                   /* version 10, a BUCKET_REPLY: its width is wdiff units from
+	int rel;                   /* version 10, a BUCKET_REPLY: its width is wdiff quanta from
 				    * its BUCKET's (sproto_sample_asked); units, end_ns not known */
 	int64_t wdiff;
 	const struct sproto_sample_entry *resolved; /* set by sproto_sample_resolve */
@@ -490,13 +490,11 @@ struct sproto_buf {
 	uint64_t last;   /* RESOURCES_REPLY: the last entry's address and kind */
 	uint32_t last_kind;
 	/* SAMPLE (version 9): the context it is written in (NULL: none, every entry whole), its
-	 * width in units, where its lost field and its entries begin, whether its metrics are so
-	 * far those of the previous SAMPLE, in order, without flags */
+	 * width in units, where its head (version 10) and its entries begin */
 	struct sproto_sctx *ctx;
 	uint64_t units;
 	int all_last;   /* version 10: every entry added is flagged SPROTO_S_LAST so far */
-	size_t lost_at, entries_at;
-	int same;
+	size_t head_at, entries_at;
 };
 
 void sproto_begin(struct sproto_buf *b, void *mem, size_t cap, uint16_t type);
@@ -573,16 +571,19 @@ void sproto_list_add_tid(struct sproto_buf *b, uint32_t tid);
  * a whole time); 0, or a time after start_ns: the start is given whole. */
 void sproto_sample_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t after_ns,
 			 uint64_t start_ns, uint64_t end_ns, uint64_t lost);
-/* The same, as the BUCKET_REPLY answering a BUCKET (version 7). */
-/* version 10: asked_ns, the width its BUCKET asked for (its width is written from it) */
+/* The same, as the BUCKET_REPLY answering a BUCKET (version 7); version 10: asked_ns, the
+ * width its BUCKET asked for (its width is written from it: end_ns as sproto_bucket_end says
+ * it, else the message is refused); sproto_end makes it a BUCKET_SAME or BUCKET_KEPT when its
+ * head is `same` or `kept` alone. */
 void sproto_bucket_reply_begin(struct sproto_buf *b, void *mem, size_t cap, uint64_t asked_ns,
 			       uint64_t after_ns, uint64_t start_ns, uint64_t end_ns,
 			       uint64_t lost);
-/* Version 9: the SAMPLE begun is written in the connection's context c (sproto_sctx): each
- * entry without SPROTO_S_FIRST gives its delta less the predicted one, and sproto_end leaves
- * the keys out when its metrics are the previous SAMPLE's, then moves c on (the SAMPLE must
- * then be sent). Without it every entry has its key and its whole delta, as a reader reads it
- * without a context (sproto_sample_entry) or in one where none of its metrics has come yet. */
+/* Version 9: the SAMPLE begun is written in the connection's context c (sproto_sctx): the
+ * entries added are kept, and sproto_end writes them in the shortest mode (version 10: keyed,
+ * `same`, `kept`), each without SPROTO_S_FIRST as its delta less the predicted one, then moves
+ * c on (the SAMPLE must then be sent). Without it every entry has its key and its whole delta,
+ * as a reader reads it without a context (sproto_sample_entry) or in one where none of its
+ * metrics has come yet. */
 void sproto_sample_context(struct sproto_buf *b, struct sproto_sctx *c);
 void sproto_sample_add(struct sproto_buf *b, const struct sproto_sample_entry *e);
 /* The end a SAMPLE of a bucket from start_ns to end_ns (end_ns >= start_ns) says: its width
