@@ -370,7 +370,8 @@ static void print_errors(const struct pt_totals *tt, double tpn, double t_ns)
 
 	term_text(stdout, "  uninstrumented T %s: AE %s, RE %.2f %%; RAE sequential %+.2f %%, "
 			  "fork-join %+.2f %%, approximated trace %+.2f %%",
-	       ns_str(b1, sizeof(b1), t, tpn), ns_str(b2, sizeof(b2), s.ae, tpn), 100 * s.re,
+	       /* T as given: through ticks and back it could come out 999999.99 ns, "1000.0 us" */
+	       ns_str(b1, sizeof(b1), t_ns, 1.0), ns_str(b2, sizeof(b2), s.ae, tpn), 100 * s.re,
 	       100 * s.rae, 100 * fj.rae, 100 * ev.rae);
 }
 
