@@ -50,14 +50,16 @@ RUNS = max(1, int(os.environ.get('BENCH_RUNS', '3')))
 
 # the tests' options: 20 ms samples, 5 of them minimum observation time, 20 sufficient
 QUICK = ['--period', '20', '--min-obs', '0.1', '--sufficient', '0.4']
-# program, consult options, the bottleneck (hypothesis, focus, phase) that counts as isolated
+# program, its arguments (the tests' scales: locks 2, probes 3, long enough for the search's
+# levels on a fast machine), consult options, the bottleneck (hypothesis, focus, phase) that
+# counts as isolated
 PROGRAMS = [
-    ('consult_cpu', QUICK, ('CPUBound', '/Code/consult_cpu.c/hot_loop', None)),
-    ('consult_phases', QUICK, ('CPUBound', '/Code/consult_phases.c/solve', 'solve')),
-    ('consult_locks', QUICK, ('ExcessiveSyncWaitingTime',
+    ('consult_cpu', [], QUICK, ('CPUBound', '/Code/consult_cpu.c/hot_loop', None)),
+    ('consult_phases', [], QUICK, ('CPUBound', '/Code/consult_phases.c/solve', 'solve')),
+    ('consult_locks', ['2'], QUICK, ('ExcessiveSyncWaitingTime',
                            '/Code/consult_locks.c/update_shared,/SyncObject/mutex/hot_lock', None)),
-    ('consult_probes', ['--period', '2', '--min-obs', '0.01', '--sufficient', '0.04',
-                        '--budget', '1', '--priority', 'InstrumentationOverhead'],
+    ('consult_probes', ['3'], ['--period', '2', '--min-obs', '0.01', '--sufficient', '0.04',
+                               '--budget', '1', '--priority', 'InstrumentationOverhead'],
      ('InstrumentationOverhead', '/Code/consult_probes.c/step', None)),
 ]
 
@@ -69,12 +71,12 @@ def sh(argv, **kw):
     return p.stdout
 
 
-def one(tmp, name, opts, want, i):
+def one(tmp, name, args, opts, want, i):
     exe = os.path.join(tmp, name)
     run = os.path.join(tmp, f'{name}-{i}')
     js = run + '.json'
     sync = ['--sync'] if name == 'consult_locks' else []
-    sh([SONDE, 'run', '--trace'] + sync + ['-o', run, '--', exe])
+    sh([SONDE, 'run', '--trace'] + sync + ['-o', run, '--', exe] + args)
     sh([SONDE, 'consult', run, '-q', '--json', js] + opts)
     with open(js) as f:
         d = json.load(f)
@@ -442,10 +444,10 @@ def main():
           f'{"bytes":>8} {"trace B":>10} {"trace/used":>10} {"full/used":>9}')
     summary = []
     with tempfile.TemporaryDirectory(prefix='sonde-bench-consult-') as tmp:
-        for name, opts, want in PROGRAMS if os.environ.get('BENCH_POST', '1') != '0' else []:
+        for name, args, opts, want in PROGRAMS if os.environ.get('BENCH_POST', '1') != '0' else []:
             sh([SONDE, 'cc', '--', os.environ.get('CC', 'gcc'), '-O1', '-g', '-o',
                 os.path.join(tmp, name), os.path.join('examples', name + '.c'), '-lpthread'])
-            rows = [one(tmp, name, opts, want, i) for i in range(RUNS)]
+            rows = [one(tmp, name, args, opts, want, i) for i in range(RUNS)]
             hits = sum(r['found'] is not None for r in rows)
             f = med(rows, 'found')
             print(f'{name:16} {med(rows, "run"):7.2f} {f if f is not None else float("nan"):10.2f} '
