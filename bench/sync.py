@@ -18,8 +18,10 @@ def pair_variants():
     prog = [os.path.join(B, "sync_pair")]
     return [benchlib.Variant("alone", prog),
             benchlib.Variant("sonde run", [SONDE, "run", "-o", RUN_DIR + "-p1", "--"] + prog),
+            # every probe measured, as before --sync implied --insitu
             benchlib.Variant("sonde run --sync",
-                             [SONDE, "run", "--sync", "-o", RUN_DIR + "-p2", "--"] + prog)]
+                             [SONDE, "run", "--sync", "--no-insitu", "-o", RUN_DIR + "-p2", "--"]
+                             + prog)]
 
 
 def pair_costs():
@@ -342,8 +344,10 @@ def rules():
 
 
 def sync_variant(name, args, env, run_dir):
+    """`--sync` at the calibrated prices (--no-insitu: --sync alone prices in situ since
+    2026-11-22, 22:20; the "insitu" variant is that default)."""
     return benchlib.Variant(
-        name, [SONDE, "run", "--sync", "--throttle", "off", "-o", run_dir, "--",
+        name, [SONDE, "run", "--sync", "--no-insitu", "--throttle", "off", "-o", run_dir, "--",
                os.path.join(B, "sync_comp.inst")] + args,
         env=env, after=lambda out: compensated(out, run_dir))
 
@@ -504,16 +508,17 @@ if figs:
         figs["sonde run --sync"][1] - figs["alone"][1],
         figs["sonde run"][0] - figs["alone"][0]))
 for p, out in results:
-    print("sync, compensation error (%s; rule %s): %s" % (PLACEMENTS[p], RULES[0],
-                                                          summary(out["sync"])))
+    print("sync --no-insitu, compensation error (%s; rule %s): %s" % (
+        PLACEMENTS[p], RULES[0], summary(out["sync"])))
 for p, rows in INSITU_RESULTS:
-    print("sync --insitu, compensation error (%s): %s" % (PLACEMENTS[p], summary(rows)))
+    print("sync (in situ, --sync's default), compensation error (%s): %s" % (
+        PLACEMENTS[p], summary(rows)))
 for p, out in results:
     for n, rule in zip(["sync"] + ["sync:" + r for r in RULES[1:]], RULES):
-        print("sync, verdict (%s; rule %s):" % (PLACEMENTS[p], rule))
+        print("sync --no-insitu, verdict (%s; rule %s):" % (PLACEMENTS[p], rule))
         for r in out[n]:
             print("  " + verdict(r))
 for p, rows in INSITU_RESULTS:
-    print("sync --insitu, verdict (%s):" % PLACEMENTS[p])
+    print("sync (in situ, --sync's default), verdict (%s):" % PLACEMENTS[p])
     for r in rows:
         print("  " + verdict(r))

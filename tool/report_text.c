@@ -135,7 +135,7 @@ static void print_insitu(FILE *out, const struct model *m)
 			continue;
 		}
 		term_text(out, "  probes in situ, pid %u thread %u, in %s: %.1f ± %.1f ns a pair, "
-			       "median of %u pairs of %u-call windows (%u preempted, %u "
+			       "interquartile mean of %u pairs of %u-call windows (%u preempted, %u "
 			       "rejected); calibrated %.1f at start-up, %.1f in CALIB; %s (%.1f ns "
 			       "charged); %llu of its %llu calls left unmeasured (1 window in %u)",
 			  th->pid, th->index, m->funcs[s->func].name, s->rec.price_ns,

@@ -192,7 +192,9 @@ def t_sync_join_late(o):
     b = build('sync_join', o)
     ordered = None
     for attempt in range(5):
-        p, d = srun(b, opts=['--sync', '--throttle', 'off'], tag='syncjoin')
+        # one calibrated price for every thread (--no-insitu): the delays compared are counts
+        # of calls at that price
+        p, d = srun(b, opts=['--sync', '--no-insitu', '--throttle', 'off'], tag='syncjoin')
         with check(f'{name}: output as a direct run'):
             same_output(p, direct(b), stderr=False)
         rep = report(d)['sync']
@@ -273,7 +275,9 @@ def t_sync_inherit(o):
     name = 'sync_inherit'
     b = build('sync_inherit', o)
     for attempt in range(5):
-        p, d = srun(b, opts=['--sync', '--throttle', 'off'], tag='syncinherit')
+        # one calibrated price for every thread (--no-insitu): the overheads compared are
+        # counts of calls at that price
+        p, d = srun(b, opts=['--sync', '--no-insitu', '--throttle', 'off'], tag='syncinherit')
         with check(f'{name}: output as a direct run'):
             same_output(p, direct(b), stderr=False)
         rep = report(d)['sync']
@@ -304,6 +308,19 @@ def t_sync_inherit(o):
         _, w, rel = kinds[2]
         expect(w['delay_ns'] - w['delay0_ns'] > 0.75 * (rel['delay_ns'] - rel['delay0_ns']),
                f'cond waiter delay {w["delay_ns"]} ns, releaser {rel["delay_ns"]} ns')
+
+
+@test()
+def t_sync_insitu_default(o):
+    """--sync turns --insitu on (a priced record per thread), but with --no-insitu (or --trace:
+    t_sync_trace records with --trace --sync, which --insitu would refuse)."""
+    b = build('threads', '-O0')
+    for opts, has in ((['--sync'], True), (['--sync', '--no-insitu'], False), ([], False)):
+        with check(f'sync insitu default: {" ".join(opts)}: in-situ records {has}'):
+            p, d = srun(b, opts=opts, tag='sync-insitu')
+            same_output(p, direct(b))
+            ths = proc(report(d))['threads']
+            eq([('insitu' in t) for t in ths], [has] * 5, 'threads with an in-situ record')
 
 
 @test()
