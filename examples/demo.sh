@@ -16,11 +16,12 @@ $sonde report $out/run --depth 4
 echo "== sonde report --html $out/run -o $out/report.html"
 $sonde report --html $out/run -o $out/report.html
 echo "$out/report.html: $(wc -c < $out/report.html) bytes, one self-contained page (open it in a browser)"
-# The bottleneck search over a trace: a planted bottleneck that changes mid-run (about 1.5 s).
+# The bottleneck search over a trace: a planted bottleneck that changes mid-run (at 2, about
+# 2.3 s: each phase long enough for the search to reach its procedure).
 echo "== sonde cc -- gcc -O1 -g -o $out/phases examples/consult_phases.c"
 $sonde cc -- gcc -O1 -g -o $out/phases examples/consult_phases.c
-echo "== sonde run --trace -o $out/traced -- $out/phases"
-$sonde run --trace -o $out/traced -- $out/phases
+echo "== sonde run --trace -o $out/traced -- $out/phases 2"
+$sonde run --trace -o $out/traced -- $out/phases 2
 echo "== sonde consult $out/traced"
 $sonde consult $out/traced > $out/consult.txt
 sed -n '/^Bottlenecks/,$p' $out/consult.txt
