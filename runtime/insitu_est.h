@@ -69,22 +69,36 @@ static inline double insitu_median_sorted(const float *v, uint32_t n)
  * The median of v[0..n) and its robust spread, 1.4826 times the median absolute deviation (the
  * standard deviation for normal noise, untouched by a few wild pairs). tmp holds n floats.
  */
-static inline void insitu_median(const float *v, uint32_t n, float *tmp, double *med,
-				 double *spread)
+/* v[0..n) sorted into tmp (n > 0). */
+static inline void insitu_sorted_copy(const float *v, uint32_t n, float *tmp)
 {
 	uint32_t i;
 
-	*med = *spread = 0;
-	if (!n)
-		return;
 	for (i = 0; i < n; i++)
 		tmp[i] = v[i];
 	insitu_sort(tmp, n);
-	*med = insitu_median_sorted(tmp, n);
+}
+
+/* The robust spread of v[0..n) about its median med (n > 0); tmp is overwritten. */
+static inline double insitu_spread(const float *v, uint32_t n, double med, float *tmp)
+{
+	uint32_t i;
+
 	for (i = 0; i < n; i++)
-		tmp[i] = (float)((double)v[i] > *med ? (double)v[i] - *med : *med - (double)v[i]);
+		tmp[i] = (float)((double)v[i] > med ? (double)v[i] - med : med - (double)v[i]);
 	insitu_sort(tmp, n);
-	*spread = 1.4826 * insitu_median_sorted(tmp, n);
+	return 1.4826 * insitu_median_sorted(tmp, n);
+}
+
+static inline void insitu_median(const float *v, uint32_t n, float *tmp, double *med,
+				 double *spread)
+{
+	*med = *spread = 0;
+	if (!n)
+		return;
+	insitu_sorted_copy(v, n, tmp);
+	*med = insitu_median_sorted(tmp, n);
+	*spread = insitu_spread(v, n, *med, tmp);
 }
 
 /*
@@ -105,15 +119,14 @@ static inline void insitu_estimate(const float *v, uint32_t n, float *tmp, doubl
 	uint32_t i, cut = n / 4;
 	double sum = 0;
 
-	insitu_median(v, n, tmp, est, spread);
+	*est = *spread = 0;
 	if (!n)
 		return;
-	for (i = 0; i < n; i++)
-		tmp[i] = v[i];
-	insitu_sort(tmp, n);
+	insitu_sorted_copy(v, n, tmp);
 	for (i = cut; i < n - cut; i++)
 		sum += (double)tmp[i];
 	*est = sum / (double)(n - 2 * cut);
+	*spread = insitu_spread(v, n, insitu_median_sorted(tmp, n), tmp);
 }
 
 /*

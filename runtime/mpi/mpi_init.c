@@ -138,6 +138,8 @@ MPI_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provi
 	return ret;
 }
 
+/* s, then v in decimal (libsonde's rt_utoa is hidden in libsonde.so: this library links only
+ * to its sonde_rt_mpi_ exports) */
 static char *put(char *p, const char *s, uint64_t v)
 {
 	char d[24];
