@@ -175,6 +175,20 @@ static void insitu_of(struct m_insitu *mi, const struct sprof_file *f, uint32_t 
 				 .func = r->func == SPROF_INSITU_NO_FUNC ? UINT32_MAX : fmap[r->func] };
 }
 
+/*
+ * How far off a thread's T_a may be, in ns: priced by its calibration, M_COMP_UNCERTAINTY of
+ * what was removed; priced in situ, comp_insitu_err (the unmeasured pair's own cost in situ
+ * varied from 0.2 to 7 ns against an o_skip of 2.5 to 5.3 in one binary).
+ */
+static double model_thread_err(const struct m_thread *t, double o_skip)
+{
+	const struct sprof_insitu *r = &t->insitu.rec;
+
+	if (!t->insitu.has || r->status != SPROF_INSITU_USED)
+		return M_COMP_UNCERTAINTY * t->overhead;
+	return comp_insitu_err(t->probes, t->unmeasured, o_skip, r->spread_ns, r->pairs);
+}
+
 /* Compensate one thread's tree with its process's probe costs (the thread's in-situ price of a
  * measured pair with --insitu), then merge it into the model. */
 static double merge_thread(struct model *m, const struct sprof_file *f,
@@ -220,9 +234,35 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 				 .probes = cn[0].desc_calls, .unmeasured = cn[0].desc_skipped,
 				 .depth_skips = t->depth_skips, .lost_calls = t->lost_calls };
 	insitu_of(&mt->insitu, f, t->index, fmap, costs.o_full);
+	mt->t_a_err = model_thread_err(mt, f->calib.o_skip);
 	free(cn);
 	free(where);
 	return overhead;
+}
+
+/*
+ * A process's T_a error, as comp_total takes its threads: the main thread's and that of the
+ * other thread with the largest overhead (its threads are m->threads[first...]; other_oh the
+ * others' overheads in their order there).
+ */
+static double process_err(const struct model *m, uint32_t first, const double *other_oh,
+			  uint32_t nother)
+{
+	double main_err = 0, max_oh = 0, max_err = 0;
+	uint32_t i, k = 0;
+
+	for (i = first; i < m->nthreads; i++) {
+		if (m->threads[i].index == 0) {
+			main_err = m->threads[i].t_a_err;
+			continue;
+		}
+		if (k < nother && other_oh[k] > max_oh) {
+			max_oh = other_oh[k];
+			max_err = m->threads[i].t_a_err;
+		}
+		k++;
+	}
+	return main_err + max_err;
 }
 
 static void add_process(struct model *m, const struct sprof_file *f, double main_oh,
@@ -251,6 +291,7 @@ static void add_process(struct model *m, const struct sprof_file *f, double main
 		p->probes += m->threads[i].probes;
 		p->unmeasured += m->threads[i].unmeasured;
 	}
+	p->t_a_err = process_err(m, first_thread, other_oh, nother);
 }
 
 static void add_user_data(struct model *m, const struct sprof_file *f, const struct model_filter *flt)
@@ -470,6 +511,20 @@ static int load_files(struct model *m, char **paths, uint32_t n, const struct mo
 	return ret;
 }
 
+/* How far off a compensated value may be per ns removed from it: the processes' T_a errors over
+ * what was removed from them (M_COMP_UNCERTAINTY when nothing was). */
+static double err_ratio(const struct model *m)
+{
+	double err = 0, removed = 0;
+	uint32_t i;
+
+	for (i = 0; i < m->nprocs; i++) {
+		err += m->procs[i].t_a_err;
+		removed += m->procs[i].t_m - m->procs[i].t_a;
+	}
+	return removed > 0 ? err / removed : M_COMP_UNCERTAINTY;
+}
+
 int model_load(struct model *m, const char *dir, const struct model_filter *flt)
 {
 	uint32_t n, i;
@@ -491,6 +546,7 @@ int model_load(struct model *m, const char *dir, const struct model_filter *flt)
 	if (!m->nprocs)
 		return error("%s: no process matches the selection", dir);
 	flatten(m);
+	m->err_ratio = err_ratio(m);
 	flag_unreliable(m);
 	model_mpi_sort(m);
 	return 0;

@@ -26,9 +26,10 @@ struct m_func {
 };
 
 /*
- * How far off a compensated value may be: the in-situ cost of a probe pair differs from its
- * in-vitro calibration by up to this fraction (docs/benchmarks.md), so that fraction of what
- * was removed is uncertain.
+ * How far off a compensated value may be (docs/measurement.md, "Uncertainty"). A thread priced
+ * by its calibration: the in-situ cost of a probe pair differs from it by about this fraction in
+ * ordinary code (docs/benchmarks.md), so that fraction of what was removed. A thread priced in
+ * situ: comp_insitu_err (analysis/compensate.h).
  */
 #define M_COMP_UNCERTAINTY 0.10
 
@@ -51,6 +52,7 @@ struct m_thread {
 	uint32_t proc; /* index in procs: two images of one exec'ing process share a pid */
 	uint32_t pid, index, tid;
 	double t_m, t_a, overhead; /* ns */
+	double t_a_err;            /* ns: how far off t_a may be (model_thread_err) */
 	uint64_t probes, unmeasured, depth_skips, lost_calls;
 	struct m_insitu insitu;
 };
@@ -59,6 +61,7 @@ struct m_process {
 	uint32_t pid, ppid, end_reason, end_signal;
 	char *exe, *cmdline;
 	double t_m, t_a; /* ns: measured wall time and its approximation without probes */
+	double t_a_err;  /* ns: how far off t_a may be, its threads' as comp_total takes them */
 	uint64_t probes, unmeasured;
 	struct sprof_calib calib;
 	uint64_t throttle_calls, throttle_ns;
@@ -97,6 +100,7 @@ struct model {
 	struct m_ext *ext;
 	struct m_samples *samples; /* statistical samples (sample_model.h); NULL when none */
 	struct model_mpi *mpi;     /* MPI ranks (model_mpi.h); NULL when the run had no MPI */
+	double err_ratio; /* how far off a compensated value may be, per ns removed from it */
 };
 
 /* Which threads to read: a pid (0 = all) and a thread index (-1 = all). */

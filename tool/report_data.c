@@ -85,10 +85,11 @@ static void json_threads(FILE *out, const struct model *m, uint32_t proc)
 		if (t->proc != proc)
 			continue;
 		fprintf(out,
-			"%s{\"index\":%u,\"tid\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"overhead_ns\":%llu,"
-			"\"probes\":%llu,\"unmeasured_probes\":%llu,\"depth_skips\":%llu,"
-			"\"lost_calls\":%llu",
-			first ? "" : ",", t->index, t->tid, ns(t->t_m), ns(t->t_a), ns(t->overhead),
+			"%s{\"index\":%u,\"tid\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"T_a_err_ns\":%llu,"
+			"\"overhead_ns\":%llu,\"probes\":%llu,\"unmeasured_probes\":%llu,"
+			"\"depth_skips\":%llu,\"lost_calls\":%llu",
+			first ? "" : ",", t->index, t->tid, ns(t->t_m), ns(t->t_a), ns(t->t_a_err),
+			ns(t->overhead),
 			(unsigned long long)t->probes, (unsigned long long)t->unmeasured,
 			(unsigned long long)t->depth_skips, (unsigned long long)t->lost_calls);
 		if (t->insitu.has)
@@ -117,7 +118,7 @@ static void json_processes(FILE *out, const struct model *m)
 			"\"unmeasured_probes\":%llu,\"depth_limit\":%u,\"throttle_calls\":%llu,"
 			"\"throttle_ns\":%llu,\"calibration\":",
 			end_names[p->end_reason < 4 ? p->end_reason : 0], p->end_signal, ns(p->t_m),
-			ns(p->t_a), ns(M_COMP_UNCERTAINTY * (p->t_m - p->t_a)),
+			ns(p->t_a), ns(p->t_a_err),
 			(unsigned long long)p->probes,
 			(unsigned long long)p->unmeasured, p->depth,
 			(unsigned long long)p->throttle_calls, (unsigned long long)p->throttle_ns);
@@ -129,7 +130,7 @@ static void json_processes(FILE *out, const struct model *m)
 	fputc(']', out);
 }
 
-static void json_func(FILE *out, const struct m_func *f, int cpu)
+static void json_func(FILE *out, const struct m_func *f, int cpu, double err_ratio)
 {
 	fprintf(out, "{\"name\":");
 	json_str(out, f->name);
@@ -143,8 +144,8 @@ static void json_func(FILE *out, const struct m_func *f, int cpu)
 		"\"excl_c_err_ns\":%llu,",
 		f->kind == SPROF_REGION ? "region" : "function", (unsigned long long)f->calls,
 		(unsigned long long)f->child_calls, ns(f->incl), ns(f->excl), ns(f->incl_c),
-		ns(f->excl_c), ns(M_COMP_UNCERTAINTY * (f->incl - f->incl_c)),
-		ns(M_COMP_UNCERTAINTY * (f->excl - f->excl_c)));
+		ns(f->excl_c), ns(err_ratio * (f->incl - f->incl_c)),
+		ns(err_ratio * (f->excl - f->excl_c)));
 	if (cpu)
 		fprintf(out, "\"cpu_incl_ns\":%llu,\"cpu_excl_ns\":%llu,", ns(f->cpu_incl),
 			ns(f->cpu_excl));
@@ -227,7 +228,7 @@ void report_json(FILE *out, const struct model *m, const struct report_opts *o)
 	for (i = 0; i < m->nfuncs && (!o->limit || shown < (uint32_t)o->limit); i++, shown++) {
 		if (shown)
 			fputc(',', out);
-		json_func(out, &m->funcs[idx[i]], m->has_cpu);
+		json_func(out, &m->funcs[idx[i]], m->has_cpu, m->err_ratio);
 	}
 	fprintf(out, "],\"callpath\":");
 	json_node(out, m, 0, 0, o->depth);

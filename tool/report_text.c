@@ -79,7 +79,7 @@ static void print_process(FILE *out, const struct m_process *p)
 	term_text(out, "  T_m %s   T_a %s ± %s   (%llu probe pairs, %llu unmeasured; removed %s = "
 		       "%.1f %%)",
 		  fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
-		  fmt_time(e, sizeof(e), M_COMP_UNCERTAINTY * removed),
+		  fmt_time(e, sizeof(e), p->t_a_err),
 		  (unsigned long long)p->probes, (unsigned long long)p->unmeasured,
 		  fmt_time(d, sizeof(d), removed), p->t_m > 0 ? 100.0 * removed / p->t_m : 0.0);
 }
@@ -206,6 +206,21 @@ static void print_flat_row(struct term_table *t, const struct m_func *f, double 
 	term_row(t);
 }
 
+/* What the uncertainty of compensated values is made of, in a few words. */
+static const char *comp_err_why(const struct model *m)
+{
+	uint32_t i, in_situ = 0;
+
+	for (i = 0; i < m->nthreads; i++)
+		in_situ += m->threads[i].insitu.has &&
+			   m->threads[i].insitu.rec.status == SPROF_INSITU_USED;
+	if (!in_situ)
+		return "in-situ vs calibrated probe cost";
+	return in_situ == m->nthreads ? "in situ: the unmeasured pair's own cost, not observable"
+				      : "in situ: the unmeasured pair's own cost; calibrated: in-situ "
+					"vs calibrated probe cost";
+}
+
 static void print_notes(FILE *out, const struct model *m)
 {
 	char t[32];
@@ -224,8 +239,8 @@ static void print_notes(FILE *out, const struct model *m)
 	}
 	term_text(out, "  ~ not reliably measurable: time per call below the probe's cost or the "
 		       "clock period, or mostly probe cost");
-	term_text(out, "  (c) values are uncertain by about %.0f %% of what was removed (in-situ vs "
-		       "calibrated probe cost)", 100 * M_COMP_UNCERTAINTY);
+	term_text(out, "  (c) values are uncertain by about %.0f %% of what was removed (%s)",
+		  100 * m->err_ratio, comp_err_why(m));
 }
 
 /* The flat table's columns without CPU times (a run without --cpu). */

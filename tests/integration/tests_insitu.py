@@ -45,6 +45,24 @@ def t_insitu(o):
         eq(f['warm']['calls'] + m['unmeasured_calls'], 1500000, 'warm measured + unmeasured')
         eq(f['mid']['calls'], 1500000, 'mid (never a B window: not a leaf)')
         eq(w['calls'], f['hot']['calls'], 'INSITU calls = the node\'s measured calls')
+    with check(f'insitu_hot{o} --insitu: T_a\'s uncertainty from what the windows cannot see'):
+        pr = proc(js)
+        o_skip = pr['calibration']['o_skip_ns']
+        for t in th.values():
+            s = t['insitu']
+            if s['status'] == 'used':  # o_skip a pair and a skip, 2 standard errors a pair
+                se = 1.2533 * s['spread_ns'] / s['pairs'] ** 0.5
+                want = t['probes'] * (o_skip + 2 * se) + t['unmeasured_probes'] * o_skip
+            else:
+                want = 0.1 * t['overhead_ns']
+            near(t['T_a_err_ns'], want, 3 + 2e-3 * want, f'thread {t["index"]} T_a_err_ns')
+        # as T_a takes them: the main thread's and the other thread's (the only one)
+        near(pr['T_a_err_ns'], th[0]['T_a_err_ns'] + th[1]['T_a_err_ns'], 3,
+             'process T_a_err_ns')
+        removed = pr['T_m_ns'] - pr['T_a_ns']
+        hot = funcs(js)['hot']
+        near(hot['incl_c_err_ns'], (hot['incl_ns'] - hot['incl_c_ns']) * pr['T_a_err_ns'] /
+             removed, 3 + 2e-3 * hot['incl_c_err_ns'], 'hot incl_c_err_ns (the same ratio)')
     p = run([SONDE, 'report', d])
     with check(f'insitu_hot{o} --insitu: the text report shows the price'):
         eq(p.returncode, 0, 'sonde report status')
@@ -58,6 +76,10 @@ def t_insitu(o):
         for t in insitu_threads(js).values():
             expect('insitu' not in t, f'thread {t["index"]} has "insitu" without --insitu')
         eq(funcs(js)['hot']['calls'], 2000000, 'hot calls')
+        # calibrated prices: a tenth of what was removed from each thread, taken as T_a takes
+        # the threads (the main one and the other); T_a itself may have been clamped at 0
+        oh = sum(t['overhead_ns'] for t in proc(js)['threads'])
+        near(proc(js)['T_a_err_ns'], 0.1 * oh, 3, 'T_a_err_ns')
         expect(b'probes in situ' not in run([SONDE, 'report', d]).stdout, 'text shows in situ')
     p = run([SONDE, 'run', '--insitu', '--trace', '-o', d + '-t', '--', b])
     with check(f'insitu_hot{o} --insitu --trace: refused'):

@@ -207,6 +207,23 @@ static void test_total_from_tree(void **state)
 	assert_float_equal(comp_total(5000, comp_thread_overhead(&main_t[0], &costs), &other, 1),
 			   5000 - 210 - 775, EPS);
 }
+/*
+ * The uncertainty of an in-situ price: o_skip for every measured pair and every unmeasured
+ * call (their own cost in situ is not observable), plus twice the standard error per measured
+ * pair; the standard error shrinks with the pairs as a median's.
+ */
+static void test_insitu_err(void **state)
+{
+	double se16 = 1.2533 * 2.0 / 4.0; /* spread 2 ns over sqrt(16) pairs */
+
+	(void)state;
+	assert_float_equal(comp_insitu_err(1000, 0, 3.0, 0, 16), 3000, EPS);
+	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 0, 16), 3150, EPS);
+	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 2.0, 16), (3150 + 2000 * se16), EPS);
+	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 2.0, 64), (3150 + 1000 * se16), EPS);
+	assert_float_equal(comp_insitu_err(0, 0, 3.0, 2.0, 0), 0, EPS);
+	assert_float_equal(comp_insitu_err(10, 0, 0, 2.0, 0), (10 * 2 * 1.2533 * 2.0), EPS);
+}
 
 int main(void)
 {
@@ -220,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_thread_overhead),
 		cmocka_unit_test(test_total),
 		cmocka_unit_test(test_total_from_tree),
+		cmocka_unit_test(test_insitu_err),
 	};
 
 	return cmocka_run_group_tests_name("compensate", tests, NULL, NULL);

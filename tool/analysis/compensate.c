@@ -2,6 +2,8 @@
 /* Local overhead compensation; see compensate.h and docs/measurement.md §2.2–2.3. */
 #include "compensate.h"
 
+#include <math.h>
+
 static double clamp0(double v)
 {
 	return v > 0 ? v : 0;
@@ -64,4 +66,12 @@ double comp_total(double t_m, double main_overhead, const double *other_overhead
 		if (other_overheads[i] > max)
 			max = other_overheads[i];
 	return clamp0(t_m - main_overhead - max);
+}
+
+double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double o_skip, double spread,
+		       uint32_t pairs)
+{
+	double se = 1.2533 * spread / sqrt(pairs ? (double)pairs : 1.0);
+
+	return (double)probes * (o_skip + 2 * se) + (double)unmeasured * o_skip;
 }

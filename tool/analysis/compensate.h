@@ -40,4 +40,14 @@ double comp_thread_overhead(const struct comp_node *root, const struct comp_cost
 double comp_total(double t_m, double main_overhead, const double *other_overheads,
 		  uint32_t nother);
 
+/*
+ * How far off a thread's T_a may be when its measured pairs were priced in situ (`--insitu`),
+ * in ns: the unmeasured pair's own cost in situ, which no window can observe and the price adds
+ * back as a guess (docs/measurement.md, "What it cannot see"), taken as up to o_skip for each
+ * measured pair and each unmeasured call; plus twice the price's standard error (that of a
+ * median of `pairs` with robust spread `spread`) for each measured pair.
+ */
+double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double o_skip, double spread,
+		       uint32_t pairs);
+
 #endif

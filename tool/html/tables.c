@@ -149,9 +149,10 @@ void html_profile(FILE *out, const struct model *m, const struct html_opts *o)
 {
 	html_section(out, "profile", "Profile: functions, all threads merged");
 	if (measured_funcs(m)) {
-		fputs("<p class=\"note\">Sorted by compensated exclusive time; click a header to sort "
-		      "by it. <b>(c)</b>: compensated, uncertain by about 10 % of what was removed. "
-		      "<span class=\"unrel\">~</span>: not reliably measurable.</p>\n", out);
+		fprintf(out, "<p class=\"note\">Sorted by compensated exclusive time; click a header "
+			     "to sort by it. <b>(c)</b>: compensated, uncertain by about %.0f %% of "
+			     "what was removed. <span class=\"unrel\">~</span>: not reliably "
+			     "measurable.</p>\n", 100 * m->err_ratio);
 		html_func_table(out, m, "functions", o->limit);
 	} else {
 		fputs("<p class=\"note\">No function was measured by probes in this run.</p>\n",
