@@ -38,6 +38,7 @@ enum sprof_rec {
 	SPROF_REC_MPI_PEER = 16, /* reserved (MPI): messages and bytes per peer, communicator, tag */
 	SPROF_REC_MPI_COMP = 17, /* reserved (MPI): the rank's local and parallel compensation */
 	SPROF_REC_INSITU = 18,  /* per thread: a probe pair's price in situ (--insitu) */
+	SPROF_REC_OVERLAP = 19, /* a probe pair's cost around a chain of dependent work */
 	SPROF_REC_END = 0xffff,
 };
 
@@ -76,6 +77,20 @@ struct sprof_calib {
 	double o_in, o_in_sd;     /* part of an enter+exit pair inside its own interval */
 	double o_full, o_full_sd; /* whole enter+exit pair as seen from an enclosing interval */
 	double o_skip, o_skip_sd; /* enter+exit pair of an unmeasured (excluded) function */
+};
+
+/*
+ * The OVERLAP record (19): what a probe pair costs around a chain of `steps` dependent
+ * multiply-adds (`work_ns` per call without probes), against o_full around nothing: how much of a
+ * pair a program's own work can hide on this machine (docs/measurement.md, "Uncertainty";
+ * docs/format-profile.md). At most one per file; none when it was not measured (--dynamic,
+ * --trace).
+ */
+#define SPROF_OVERLAP_SIZE 32
+struct sprof_overlap {
+	uint32_t steps, batches;
+	double work_ns;
+	double o_pair, o_pair_sd; /* ns a pair around the work (never below 0) */
 };
 
 /* Byte cursor used by both writer and reader: all bounds are checked here. */

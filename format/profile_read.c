@@ -364,6 +364,31 @@ static void free_samples(struct sprof_samples *s)
 	free(s);
 }
 
+static int ns_ok(double v)
+{
+	return v >= 0 && v < 1e9;
+}
+
+/* The OVERLAP record (19): at most one, after CALIB. */
+static int read_overlap(struct reader *r, struct sprof_buf *b)
+{
+	struct sprof_overlap *o = &r->f->overlap;
+
+	if (o->batches)
+		return fail(r, "two OVERLAP records");
+	o->steps = sprof_get_u32(b);
+	o->batches = sprof_get_u32(b);
+	o->work_ns = sprof_get_f64(b);
+	o->o_pair = sprof_get_f64(b);
+	o->o_pair_sd = sprof_get_f64(b);
+	if (b->error)
+		return 0; /* the caller reports the size */
+	if (!o->steps || !o->batches || !ns_ok(o->work_ns) || !ns_ok(o->o_pair) ||
+	    !ns_ok(o->o_pair_sd))
+		return fail(r, "OVERLAP values out of range");
+	return 0;
+}
+
 static const char *rec_name(uint32_t type)
 {
 	static const char *names[] = { "?", "RUN", "CALIB", "MODULE", "FUNC", "THREAD", "COUNTER",
@@ -373,8 +398,8 @@ static const char *rec_name(uint32_t type)
 		return type == SPROF_REC_SYNC ? "SYNC" : "SYNC_COMP";
 	if (type == SPROF_REC_SAMPLES)
 		return "SAMPLES";
-	if (type == SPROF_REC_INSITU)
-		return "INSITU";
+	if (type == SPROF_REC_INSITU || type == SPROF_REC_OVERLAP)
+		return type == SPROF_REC_INSITU ? "INSITU" : "OVERLAP";
 	if (type >= SPROF_REC_MPI_CALL && type <= SPROF_REC_MPI_COMP)
 		return type == SPROF_REC_MPI_CALL ? "MPI_CALL"
 		       : type == SPROF_REC_MPI_PEER ? "MPI_PEER" : "MPI_COMP";
@@ -398,6 +423,7 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_SYNC_COMP: ret = sprof_read_sync_comp(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SAMPLES: ret = size < SAMPLE_HEAD ? -2 : read_samples(r, b, size); break;
 	case SPROF_REC_INSITU: ret = sprof_read_insitu(r->f, b, r->err, r->errlen); break;
+	case SPROF_REC_OVERLAP: ret = read_overlap(r, b); break;
 	case SPROF_REC_END: r->seen_end = 1; sprof_get_u64(b); break;
 	case SPROF_REC_MPI_CALL:
 	case SPROF_REC_MPI_PEER:

@@ -147,6 +147,7 @@ struct sprof_file {
 	uint32_t func_id_cap;
 	struct sprof_insitu *insitu; /* INSITU records (profile_read_insitu.c, --insitu) */
 	uint32_t ninsitu;
+	struct sprof_overlap overlap; /* the OVERLAP record; overlap.batches 0 when absent */
 };
 
 /* 0 on success; -1 with a one-line reason in err. */

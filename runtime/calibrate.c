@@ -156,6 +156,77 @@ int rt_calib_sample(struct rt_thread *scratch, double *full, double *in)
 	return 0;
 }
 
+struct sprof_overlap rt_overlap;
+
+double rt_calib_chain(double x);
+double rt_calib_chain_plain(double x);
+typedef double (*chain_fn)(double);
+static chain_fn volatile chain_measured = rt_calib_chain;
+static chain_fn volatile chain_plain = rt_calib_chain_plain;
+static volatile double chain_sink;
+
+#define CHAIN_BATCHES 100
+
+/* ns per call of PER_BATCH chained calls of fn, starting from x. */
+static double chain_batch(chain_fn volatile *fn, double x)
+{
+	uint64_t s = rt_now();
+	int i;
+
+	for (i = 0; i < PER_BATCH; i++)
+		x = (*fn)(x);
+	chain_sink = x;
+	return (double)(rt_now() - s) / PER_BATCH / rt_ticks_per_ns();
+}
+
+/*
+ * The pair's cost next to latency-bound work (rt_overlap): batches of the instrumented chain and
+ * of its plain copy taking turns, the difference per call; on t, the caller's scratch thread.
+ * An out-of-order core runs the probes' instructions while the chain waits, so this can be far
+ * below o_full (AMD EPYC, 2026-11-22) or close to it (where the clock read stalls the front end).
+ */
+static void overlap_cost(struct rt_thread *t, struct sprof_overlap *o)
+{
+	double d[CHAIN_BATCHES], w[CHAIN_BATCHES], unused;
+	struct rt_func *f;
+	int b;
+
+	chain_measured(1.0); /* its node */
+	f = rt_func_get((uintptr_t)rt_calib_chain, SPROF_FUNC, NULL);
+	if (!f || !t->root->first_child)
+		return;
+	f->kind = 0xff; /* calibration entries are not written */
+	for (b = 0; b < CHAIN_BATCHES; b++) {
+		w[b] = chain_batch(&chain_plain, 1.0 + b);
+		d[b] = chain_batch(&chain_measured, 1.0 + b) - w[b];
+	}
+	rt_trimmed_stats(d, CHAIN_BATCHES, &o->o_pair, &o->o_pair_sd);
+	rt_trimmed_stats(w, CHAIN_BATCHES, &o->work_ns, &unused);
+	if (o->o_pair < 0)
+		o->o_pair = 0;
+	o->steps = RT_CALIB_CHAIN_STEPS;
+	o->batches = CHAIN_BATCHES;
+}
+
+/* The overlap measurement of a profile run (not with the trampolines of --dynamic, whose
+ * stand-ins are empty, nor with --trace, whose analysis models no price). */
+void rt_calibrate_overlap(struct sprof_overlap *o)
+{
+	struct rt_thread *saved = rt_self, *t;
+
+	if (rt_calib_dyn || rt_trace_on || rt_mode != RT_MODE_PROFILE)
+		return;
+	t = rt_thread_new(0);
+	if (!t)
+		return;
+	t->scratch = 1;
+	atomic_fetch_and(&t->slow, ~RT_SLOW_CPU);
+	rt_self = t;
+	overlap_cost(t, o);
+	rt_self = saved;
+	rt_thread_release(t);
+}
+
 /* Measure everything with a private, unpublished thread state standing in for the caller's. */
 /* The clock's part alone: all a program without probes needs (sampled only). */
 void rt_calibrate_clock(struct sprof_calib *c)

@@ -306,6 +306,8 @@ __attribute__((constructor(101))) static void rt_init(void)
 		rt_calibrate_clock(&rt_calib);
 	else
 		rt_calibrate(&rt_calib, rt_cfg.cpu);
+	if (!rt_sample_only())
+		rt_calibrate_overlap(&rt_overlap);
 	rt_sync_init(); /* after the probes' costs: the compensation uses them */
 	rt_insitu_init();
 	pthread_atfork(NULL, NULL, after_fork_child);

@@ -375,6 +375,9 @@ void rt_attached_exit(void);
 
 /* ---- calibration (calibrate.c) ---- */
 extern struct sprof_calib rt_calib;
+/* A pair's cost around latency-bound work (calibrate.c; batches 0 when not measured) */
+#define RT_CALIB_CHAIN_STEPS 16
+extern struct sprof_overlap rt_overlap;
 /* rt_calib was measured through dynamic instrumentation's trampolines (sonde run --dynamic) */
 extern int rt_calib_dyn;
 /* calibrate.c's stand-ins through trampolines with PROFILE points (calib_dyn.c). */
@@ -386,6 +389,7 @@ struct rt_calib_dyn_fns {
 int rt_calib_dyn_standins(struct rt_calib_dyn_fns *out); /* 0, or -1 */
 void rt_calibrate(struct sprof_calib *out, int cpu);
 void rt_calibrate_clock(struct sprof_calib *out);
+void rt_calibrate_overlap(struct sprof_overlap *out);
 void rt_trimmed_stats(double *v, int n, double *mean, double *sd);
 int rt_calib_sample(struct rt_thread *scratch, double *full, double *in);
 

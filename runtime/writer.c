@@ -332,6 +332,22 @@ struct sprof_buf *rt_writer_room(struct writer *w, size_t n)
 	return w_room(w, n);
 }
 
+/* The OVERLAP record (19), when the start-up calibration measured it. */
+static void write_overlap(struct writer *w)
+{
+	struct sprof_buf *b;
+
+	if (!rt_overlap.batches)
+		return;
+	w_record(w, SPROF_REC_OVERLAP, SPROF_OVERLAP_SIZE);
+	b = w_room(w, SPROF_OVERLAP_SIZE);
+	sprof_put_u32(b, rt_overlap.steps);
+	sprof_put_u32(b, rt_overlap.batches);
+	sprof_put_f64(b, rt_overlap.work_ns);
+	sprof_put_f64(b, rt_overlap.o_pair);
+	sprof_put_f64(b, rt_overlap.o_pair_sd);
+}
+
 static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 {
 	struct rt_thread *t;
@@ -341,6 +357,7 @@ static void write_all(struct writer *w, int reason, int signo, uint64_t now)
 	write_run(w, reason, signo, now, count_threads());
 	w_record(w, SPROF_REC_CALIB, 88);
 	sprof_put_calib(w_room(w, 88), &rt_calib);
+	write_overlap(w);
 	write_modules(w);
 	write_funcs(w);
 	for (t = atomic_load(&rt_threads); t; t = t->next) {

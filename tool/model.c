@@ -176,17 +176,20 @@ static void insitu_of(struct m_insitu *mi, const struct sprof_file *f, uint32_t 
 }
 
 /*
- * How far off a thread's T_a may be, in ns: priced by its calibration, M_COMP_UNCERTAINTY of
- * what was removed; priced in situ, comp_insitu_err (the unmeasured pair's own cost in situ
- * varied from 0.2 to 7 ns against an o_skip of 2.5 to 5.3 in one binary).
+ * How far off a thread's T_a may be, in ns: priced by its calibration, comp_calib_err (what
+ * the program's own work may hide of each pair, by the OVERLAP record; M_COMP_UNCERTAINTY of
+ * what was removed at least); priced in situ, comp_insitu_err (the unmeasured pair's own cost in
+ * situ varied from 0.2 to 7 ns against an o_skip of 2.5 to 5.3 in one binary).
  */
-static double model_thread_err(const struct m_thread *t, double o_skip)
+static double model_thread_err(const struct m_thread *t, const struct sprof_file *f)
 {
 	const struct sprof_insitu *r = &t->insitu.rec;
 
 	if (!t->insitu.has || r->status != SPROF_INSITU_USED)
-		return M_COMP_UNCERTAINTY * t->overhead;
-	return comp_insitu_err(t->probes, t->unmeasured, o_skip, r->spread_ns, r->pairs);
+		return comp_calib_err(t->probes, t->unmeasured, f->calib.o_full, f->calib.o_skip,
+				      f->overlap.batches ? f->overlap.o_pair : -1,
+				      M_COMP_UNCERTAINTY * t->overhead);
+	return comp_insitu_err(t->probes, t->unmeasured, f->calib.o_skip, r->spread_ns, r->pairs);
 }
 
 /* Compensate one thread's tree with its process's probe costs (the thread's in-situ price of a
@@ -234,7 +237,7 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 				 .probes = cn[0].desc_calls, .unmeasured = cn[0].desc_skipped,
 				 .depth_skips = t->depth_skips, .lost_calls = t->lost_calls };
 	insitu_of(&mt->insitu, f, t->index, fmap, costs.o_full);
-	mt->t_a_err = model_thread_err(mt, f->calib.o_skip);
+	mt->t_a_err = model_thread_err(mt, f);
 	free(cn);
 	free(where);
 	return overhead;
@@ -281,6 +284,7 @@ static void add_process(struct model *m, const struct sprof_file *f, double main
 	p->exe = xstrdup(f->run.exe);
 	p->cmdline = xstrdup(f->run.cmdline);
 	p->calib = f->calib;
+	p->overlap = f->overlap;
 	p->run_flags = f->run.flags;
 	p->throttle_calls = f->run.throttle_calls;
 	p->throttle_ns = f->run.throttle_ns;

@@ -28,8 +28,9 @@ struct m_func {
 /*
  * How far off a compensated value may be (docs/measurement.md, "Uncertainty"). A thread priced
  * by its calibration: the in-situ cost of a probe pair differs from it by about this fraction in
- * ordinary code (docs/benchmarks.md), so that fraction of what was removed. A thread priced in
- * situ: comp_insitu_err (analysis/compensate.h).
+ * ordinary code (docs/benchmarks.md), so that fraction of what was removed at least, more where
+ * the machine lets a program's work hide the probes (comp_calib_err). A thread priced in situ:
+ * comp_insitu_err (analysis/compensate.h).
  */
 #define M_COMP_UNCERTAINTY 0.10
 
@@ -64,6 +65,7 @@ struct m_process {
 	double t_a_err;  /* ns: how far off t_a may be, its threads' as comp_total takes them */
 	uint64_t probes, unmeasured;
 	struct sprof_calib calib;
+	struct sprof_overlap overlap; /* overlap.batches 0 when not measured */
 	uint64_t throttle_calls, throttle_ns;
 	uint32_t run_flags;     /* RUN's flags (SPROF_RUN_*) */
 	uint32_t depth;

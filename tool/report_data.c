@@ -51,6 +51,19 @@ static void json_calib(FILE *out, const struct sprof_calib *c, uint32_t run_flag
 		c->o_skip, c->o_skip_sd, c->samples);
 }
 
+/* The OVERLAP record: a probe pair's cost next to latency-bound work; null when not measured. */
+static void json_overlap(FILE *out, const struct sprof_overlap *o)
+{
+	if (!o->batches) {
+		fprintf(out, ",\"overlap\":null");
+		return;
+	}
+	fprintf(out,
+		",\"overlap\":{\"steps\":%u,\"batches\":%u,\"work_ns\":%.3f,\"pair_ns\":%.3f,"
+		"\"pair_sd_ns\":%.3f}",
+		o->steps, o->batches, o->work_ns, o->o_pair, o->o_pair_sd);
+}
+
 /* `sonde run --insitu`: the thread's INSITU record, and the price its compensation used. */
 static void json_insitu(FILE *out, const struct model *m, const struct m_insitu *s)
 {
@@ -123,6 +136,7 @@ static void json_processes(FILE *out, const struct model *m)
 			(unsigned long long)p->unmeasured, p->depth,
 			(unsigned long long)p->throttle_calls, (unsigned long long)p->throttle_ns);
 		json_calib(out, &p->calib, p->run_flags);
+		json_overlap(out, &p->overlap);
 		fprintf(out, ",\"threads\":");
 		json_threads(out, m, i);
 		fputc('}', out);

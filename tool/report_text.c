@@ -76,6 +76,12 @@ static void print_process(FILE *out, const struct m_process *p)
 		  c->clock_kind == SPROF_CLOCK_TSC ? "tsc" : "monotonic", c->clock_ns, c->dt_ns,
 		  p->run_flags & SPROF_RUN_DYNAMIC ? ", through the trampolines" : "", c->o_in,
 		  c->o_in_sd, c->o_full, c->o_full_sd, c->o_skip, c->o_skip_sd);
+	if (p->overlap.batches)
+		term_text(out, "  next to %.1f ns of dependent work (%u multiply-adds) a pair costs "
+			       "%.1f±%.1f ns: up to %.1f ns of a pair can hide in a program's own work",
+			  p->overlap.work_ns, p->overlap.steps, p->overlap.o_pair,
+			  p->overlap.o_pair_sd,
+			  c->o_full > p->overlap.o_pair ? c->o_full - p->overlap.o_pair : 0.0);
 	term_text(out, "  T_m %s   T_a %s ± %s   (%llu probe pairs, %llu unmeasured; removed %s = "
 		       "%.1f %%)",
 		  fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
@@ -215,10 +221,10 @@ static const char *comp_err_why(const struct model *m)
 		in_situ += m->threads[i].insitu.has &&
 			   m->threads[i].insitu.rec.status == SPROF_INSITU_USED;
 	if (!in_situ)
-		return "in-situ vs calibrated probe cost";
+		return "calibrated: what the program's own work may hide of each probe pair";
 	return in_situ == m->nthreads ? "in situ: the unmeasured pair's own cost, not observable"
-				      : "in situ: the unmeasured pair's own cost; calibrated: in-situ "
-					"vs calibrated probe cost";
+				      : "in situ: the unmeasured pair's own cost; calibrated: what the "
+					"program's work may hide of each pair";
 }
 
 static void print_notes(FILE *out, const struct model *m)

@@ -5,6 +5,16 @@
 # the report's text and JSON; without --insitu no record; the program's output unchanged.
 
 
+def calib_err(pr, t):
+    """A thread priced by calibration: what the program's work may hide of each pair (the
+    OVERLAP record's pair next to a chain, against o_full), a tenth of its removal at least."""
+    c, o = pr['calibration'], pr['overlap']
+    hidden = (c['o_full_ns'] - o['pair_ns']) / c['o_full_ns'] if o['pair_ns'] < c['o_full_ns'] \
+        else 0
+    err = hidden * (t['probes'] * c['o_full_ns'] + t['unmeasured_probes'] * c['o_skip_ns'])
+    return max(err, 0.1 * t['overhead_ns'])
+
+
 def insitu_threads(js):
     """The report's threads by index (one process)."""
     return {t['index']: t for t in proc(js)['threads']}
@@ -54,7 +64,7 @@ def t_insitu(o):
                 se = 1.2533 * s['spread_ns'] / s['pairs'] ** 0.5
                 want = t['probes'] * (o_skip + 2 * se) + t['unmeasured_probes'] * o_skip
             else:
-                want = 0.1 * t['overhead_ns']
+                want = calib_err(pr, t)
             near(t['T_a_err_ns'], want, 3 + 2e-3 * want, f'thread {t["index"]} T_a_err_ns')
         # as T_a takes them: the main thread's and the other thread's (the only one)
         near(pr['T_a_err_ns'], th[0]['T_a_err_ns'] + th[1]['T_a_err_ns'], 3,
@@ -76,10 +86,17 @@ def t_insitu(o):
         for t in insitu_threads(js).values():
             expect('insitu' not in t, f'thread {t["index"]} has "insitu" without --insitu')
         eq(funcs(js)['hot']['calls'], 2000000, 'hot calls')
-        # calibrated prices: a tenth of what was removed from each thread, taken as T_a takes
-        # the threads (the main one and the other); T_a itself may have been clamped at 0
-        oh = sum(t['overhead_ns'] for t in proc(js)['threads'])
-        near(proc(js)['T_a_err_ns'], 0.1 * oh, 3, 'T_a_err_ns')
+    with check(f'insitu_hot{o} without --insitu: T_a\'s uncertainty from what work can hide'):
+        pr = proc(js)
+        ov = pr['overlap']
+        expect(ov is not None, 'no OVERLAP figures')
+        eq((ov['steps'], ov['batches']), (16, 100), 'chain steps, batches')
+        expect(ov['work_ns'] > 0 and ov['pair_ns'] >= 0, f'overlap {ov}')
+        for t in pr['threads']:
+            want = calib_err(pr, t)
+            near(t['T_a_err_ns'], want, 3 + 2e-3 * want, f'thread {t["index"]} T_a_err_ns')
+        # as T_a takes the threads (the main one and the other); T_a may be clamped at 0
+        near(pr['T_a_err_ns'], sum(t['T_a_err_ns'] for t in pr['threads']), 3, 'T_a_err_ns')
         expect(b'probes in situ' not in run([SONDE, 'report', d]).stdout, 'text shows in situ')
     p = run([SONDE, 'run', '--insitu', '--trace', '-o', d + '-t', '--', b])
     with check(f'insitu_hot{o} --insitu --trace: refused'):

@@ -225,6 +225,24 @@ static void test_insitu_err(void **state)
 	assert_float_equal(comp_insitu_err(10, 0, 0, 2.0, 0), (10 * 2 * 1.2533 * 2.0), EPS);
 }
 
+/*
+ * Priced by calibration: the share of each pair that work like the program's can hide (o_full
+ * 20 against 5 next to a chain: three quarters), of the measured pairs' and the unmeasured
+ * ones' prices; never less than the floor given; the floor alone when nothing hides or the
+ * overlap was not measured.
+ */
+static void test_calib_err(void **state)
+{
+	(void)state;
+	assert_float_equal(comp_calib_err(1000, 0, 20, 4, 5, 0), 15000, EPS);
+	assert_float_equal(comp_calib_err(1000, 100, 20, 4, 5, 0), (15000 + 0.75 * 400), EPS);
+	assert_float_equal(comp_calib_err(1000, 100, 20, 4, 5, 20000), 20000, EPS);
+	assert_float_equal(comp_calib_err(1000, 100, 20, 4, 20, 2000), 2000, EPS);
+	assert_float_equal(comp_calib_err(1000, 100, 20, 4, 25, 2000), 2000, EPS);
+	assert_float_equal(comp_calib_err(1000, 100, 20, 4, -1, 2000), 2000, EPS);
+	assert_float_equal(comp_calib_err(1000, 100, 20, 4, 0, 0), (20000 + 400), EPS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_total),
 		cmocka_unit_test(test_total_from_tree),
 		cmocka_unit_test(test_insitu_err),
+		cmocka_unit_test(test_calib_err),
 	};
 
 	return cmocka_run_group_tests_name("compensate", tests, NULL, NULL);

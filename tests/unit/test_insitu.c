@@ -244,6 +244,26 @@ static void put_insitu(struct enc *e, const struct sprof_insitu *s, uint32_t siz
 		sprof_put_u64(&e->b, 0);
 }
 
+/* OVERLAP records (19) that encode() writes after CALIB, with their declared size. */
+static const struct sprof_overlap *enc_overlap;
+static uint32_t enc_noverlap, enc_overlap_size = SPROF_OVERLAP_SIZE;
+
+static void put_overlaps(struct enc *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < enc_noverlap; i++) {
+		rec(e, SPROF_REC_OVERLAP, enc_overlap_size);
+		sprof_put_u32(&e->b, enc_overlap[i].steps);
+		sprof_put_u32(&e->b, enc_overlap[i].batches);
+		sprof_put_f64(&e->b, enc_overlap[i].work_ns);
+		sprof_put_f64(&e->b, enc_overlap[i].o_pair);
+		sprof_put_f64(&e->b, enc_overlap[i].o_pair_sd);
+		if (enc_overlap_size > SPROF_OVERLAP_SIZE)
+			sprof_put_u64(&e->b, 0);
+	}
+}
+
 /* A file of one function (id 3), threads 0 and 1, and the INSITU records given. */
 static size_t encode(struct enc *e, const struct sprof_insitu *s, uint32_t n, uint32_t size)
 {
@@ -259,6 +279,7 @@ static size_t encode(struct enc *e, const struct sprof_insitu *s, uint32_t n, ui
 		sprof_put_u64(&e->b, 0);
 	rec(e, SPROF_REC_CALIB, 88);
 	sprof_put_calib(&e->b, &c);
+	put_overlaps(e);
 	rec(e, SPROF_REC_FUNC, 52);
 	sprof_put_u32(&e->b, 3);
 	sprof_put_u32(&e->b, SPROF_FUNC);
@@ -386,6 +407,53 @@ static void test_read_bad(void **state)
 	refused(v, 1, SPROF_INSITU_SIZE + 8, "INSITU record of 88 bytes is malformed");
 }
 
+/* The OVERLAP record read back, or absent, or refused for its values, repetition and size. */
+static void overlap_refused(const struct sprof_overlap *o, uint32_t n, uint32_t size,
+			    const char *why)
+{
+	enc_overlap = o;
+	enc_noverlap = n;
+	enc_overlap_size = size;
+	refused(&none, 1, SPROF_INSITU_SIZE, why);
+}
+
+static void test_read_overlap(void **state)
+{
+	const struct sprof_overlap good = { .steps = 16, .batches = 100, .work_ns = 24.7,
+					    .o_pair = 5.0, .o_pair_sd = 0.1 };
+	struct sprof_overlap v[2] = { good, good };
+	struct sprof_file *f;
+	char err[256] = "";
+
+	(void)state;
+	enc_overlap = v;
+	enc_noverlap = 1;
+	assert_int_equal(read_enc(&none, 1, SPROF_INSITU_SIZE, &f, err), 0);
+	assert_int_equal(f->overlap.steps, 16);
+	assert_int_equal(f->overlap.batches, 100);
+	near(f->overlap.work_ns, 24.7, 1e-12);
+	near(f->overlap.o_pair, 5.0, 1e-12);
+	near(f->overlap.o_pair_sd, 0.1, 1e-12);
+	sprof_free(f);
+	enc_noverlap = 0; /* not measured (--dynamic): absent, batches 0 */
+	assert_int_equal(read_enc(&none, 1, SPROF_INSITU_SIZE, &f, err), 0);
+	assert_int_equal(f->overlap.batches, 0);
+	sprof_free(f);
+	overlap_refused(v, 2, SPROF_OVERLAP_SIZE, "two OVERLAP records");
+	v[0].steps = 0;
+	overlap_refused(v, 1, SPROF_OVERLAP_SIZE, "OVERLAP values out of range");
+	v[0] = good;
+	v[0].o_pair = -0.5;
+	overlap_refused(v, 1, SPROF_OVERLAP_SIZE, "OVERLAP values out of range");
+	v[0] = good;
+	v[0].work_ns = __builtin_nan("");
+	overlap_refused(v, 1, SPROF_OVERLAP_SIZE, "OVERLAP values out of range");
+	v[0] = good;
+	overlap_refused(v, 1, SPROF_OVERLAP_SIZE + 8, "OVERLAP record of 40 bytes is malformed");
+	enc_noverlap = 0;
+	enc_overlap_size = SPROF_OVERLAP_SIZE;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_judge_overlapped), cmocka_unit_test(test_estimate_modes),
 		cmocka_unit_test(test_price_per_thread),
 		cmocka_unit_test(test_read_good), cmocka_unit_test(test_read_bad),
+		cmocka_unit_test(test_read_overlap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,3 +75,12 @@ double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double o_skip, doub
 
 	return (double)probes * (o_skip + 2 * se) + (double)unmeasured * o_skip;
 }
+
+double comp_calib_err(uint64_t probes, uint64_t unmeasured, double o_full, double o_skip,
+		      double o_overlap, double least)
+{
+	double hidden = o_overlap >= 0 && o_full > o_overlap ? (o_full - o_overlap) / o_full : 0;
+	double err = hidden * ((double)probes * o_full + (double)unmeasured * o_skip);
+
+	return err > least ? err : least;
+}

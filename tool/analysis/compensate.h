@@ -50,4 +50,14 @@ double comp_total(double t_m, double main_overhead, const double *other_overhead
 double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double o_skip, double spread,
 		       uint32_t pairs);
 
+/*
+ * The same when the pairs were priced by their calibration, in ns: what work like the
+ * program's may hide of each pair on this machine and so was removed too much — o_full less
+ * o_overlap (a pair's cost next to latency-bound work: the OVERLAP record; below 0 when not
+ * measured) for each measured pair, the same share of o_skip for each unmeasured one — and no
+ * less than `least` (a set fraction of what was removed).
+ */
+double comp_calib_err(uint64_t probes, uint64_t unmeasured, double o_full, double o_skip,
+		      double o_overlap, double least);
+
 #endif
