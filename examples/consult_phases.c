@@ -8,8 +8,8 @@
  *   sonde run --trace -o run -- ./consult_phases && sonde consult run
  * An argument scales the work (default 1.0): as many more calls, each as long (a live search
  * sees a procedure's time from its next call on: calls stay short).
- * The calls are many and short, as a real program's phase is (10,000 of each procedure at 1.0,
- * about 60 us each on the 2026 EPYC): 10 calls of 60 ms each before 2026-11-23 made a 2.4 KB
+ * The calls are many and short, as a real program's phase is (2,000 of each procedure at 1.0,
+ * about 0.3 ms each on the 2026 EPYC): 10 calls of 60 ms each before 2026-11-23 made a 2.4 KB
  * trace that no search could be 100x smaller than (docs/benchmarks.md, "Consultant").
  */
 #include <stdio.h>
@@ -20,7 +20,7 @@
 static volatile double sink;
 
 /* calls of each procedure at scale 1.0; each spins 375,000,000 / CALLS rounds */
-#define CALLS 10000L
+#define CALLS 2000L
 
 /* n rounds of floating-point work; inlined, never instrumented: its time is its caller's (in a
  * trace and live alike). */
