@@ -668,6 +668,58 @@ static int dec_keyed(struct rd *r, struct sproto_sample *s, uint32_t max, char *
 	return 0;
 }
 
+/* The code of kept delta j (version 11): 0 (an svarint follows), 1, 2 or 3 (0, +1, -1). */
+static unsigned delta_code(uint64_t codes, uint32_t j)
+{
+	return j < SPROTO_CODED ? (unsigned)(codes >> 2 * j & 3) : 0;
+}
+
+static int64_t code_delta(unsigned code)
+{
+	return code == 1 ? 0 : code == 2 ? 1 : -1;
+}
+
+/* Version 11: the previous SAMPLE's metrics (modes same and kept), a delta each, no key: a
+ * uvarint of SPROTO_CODED 2-bit codes, then an svarint for each delta whose code is 0 (those
+ * past SPROTO_CODED included), to the payload's end. As many deltas as codes not 0 and
+ * svarints: the codes past the last one not 0 are 0. An svarint of 0, 1 or -1 where a code
+ * could say it is refused (one delta, one encoding). */
+static int dec_unkeyed(struct rd *r, struct sproto_sample *s, char *err, size_t cap)
+{
+	uint32_t j, top;
+
+	s->codes = rd_uvar(r);
+	if (r->bad)
+		return fail(err, cap, "SAMPLE: entries cut short", NULL);
+	for (top = 0; top < SPROTO_CODED && s->codes >> 2 * top; top++)
+		; /* the codes past `top` are 0 */
+	for (j = 0;; j++) {
+		int64_t d;
+
+		if (!delta_code(s->codes, j) && j >= top && r->off == r->len)
+			return 0;
+		if (s->n >= SPROTO_MAX_METRICS)
+			return fail(err, cap, "SAMPLE: bad entry", NULL);
+		s->off[s->n++] = (uint16_t)(r->p + r->off - s->entries);
+		if (delta_code(s->codes, j))
+			continue;
+		d = rd_svar(r);
+		if (r->bad)
+			return fail(err, cap, "SAMPLE: entries cut short", NULL);
+		if (j < SPROTO_CODED && d >= -1 && d <= 1)
+			return fail(err, cap, "SAMPLE: a delta a code says written whole", NULL);
+	}
+}
+
+/* Kept delta i of s (i >= s->keyed), as written: from its code, or its svarint. */
+static int64_t unkeyed_d(const struct sproto_sample *s, uint32_t i)
+{
+	struct rd r = { s->entries, s->entries_size, s->off[i], 0 };
+	unsigned code = delta_code(s->codes, i - s->keyed);
+
+	return code ? code_delta(code) : rd_svar(&r);
+}
+
 /*
  * Version 10: a head `lost << 4 | last << 3 | mode << 1 | start given` (none in a BUCKET_SAME:
  * `same` alone), the start (when given: as version 9's, else the previous end), the width in
@@ -707,7 +759,7 @@ static int dec_sample(struct rd *r, uint16_t type, struct sproto_sample *s, char
 	s->units = width;
 	s->end_ns = s->start_ns + (width << SPROTO_WIDTH_SHIFT);
 	if (r->bad || mode == 3 || width >> (64 - SPROTO_WIDTH_SHIFT) || s->end_ns < s->start_ns ||
-	    (s->same && r->off == r->len) || keyed > SPROTO_MAX_METRICS)
+	    keyed > SPROTO_MAX_METRICS)
 		return fail(err, cap, "SAMPLE: bad header", NULL);
 	s->n = 0;
 	s->size = (uint32_t)r->len;
@@ -716,14 +768,11 @@ static int dec_sample(struct rd *r, uint16_t type, struct sproto_sample *s, char
 	if (dec_keyed(r, s, s->same ? 0 : s->kept ? (uint32_t)keyed : UINT32_MAX, err, cap) != 0)
 		return -1;
 	s->keyed = s->n;
-	while (r->off < r->len) { /* the previous SAMPLE's metrics: a delta each, no key */
-		if (s->n >= SPROTO_MAX_METRICS)
-			return fail(err, cap, "SAMPLE: bad entry", NULL);
-		s->off[s->n++] = (uint16_t)(r->p + r->off - s->entries);
-		rd_svar(r);
-		if (r->bad)
-			return fail(err, cap, "SAMPLE: entries cut short", NULL);
-	}
+	s->codes = 0;
+	if ((s->same || s->kept) && dec_unkeyed(r, s, err, cap) != 0)
+		return -1;
+	if (s->same && !s->n)
+		return fail(err, cap, "SAMPLE: bad header", NULL);
 	return 0;
 }
 
@@ -930,10 +979,9 @@ void sproto_sample_entry(const struct sproto_sample *s, uint32_t i, struct sprot
 		return;
 	}
 	if (i >= s->keyed) { /* unresolved: the delta as written, no metric */
-		r.off = s->off[i];
 		e->metric = SPROTO_MAX_METRICS;
 		e->flags = s->last ? SPROTO_S_LAST : 0;
-		e->delta = rd_svar(&r);
+		e->delta = unkeyed_d(s, i);
 		return;
 	}
 	for (k = 0; k <= i; k++) { /* the ids are gaps: walk from the start */
@@ -1048,14 +1096,13 @@ static int resolve_kept(struct sproto_sample *s, struct sproto_sctx *c, char *er
 		bad = c->mark[c->e[i].metric] != 0;
 	}
 	for (j = 0; j < c->nprev && i < s->n && !bad; j++) {
-		struct rd r = { s->entries, s->entries_size, s->off[i], 0 };
-
 		if (!c->mark[c->prev[j]])
 			continue;
 		memset(&c->e[i], 0, sizeof(c->e[i]));
 		c->e[i].metric = c->prev[j];
 		c->e[i].flags = s->last ? SPROTO_S_LAST : 0;
-		c->e[i++].delta = rd_svar(&r);
+		c->e[i].delta = unkeyed_d(s, i);
+		i++;
 	}
 	unmark(c);
 	if (bad)
@@ -1703,6 +1750,48 @@ static uint32_t find_kept(struct sproto_sctx *c, uint32_t last, uint64_t *droppe
 	return kept;
 }
 
+/* The first of the previous SAMPLE's entries at or after index `from` that is kept (find_kept's
+ * mark); c->nprev when none is. */
+static uint32_t next_kept(const struct sproto_sctx *c, uint32_t from)
+{
+	while (from < c->nprev && !(c->mark[c->prev[from]] & 0x8000))
+		from++;
+	return from;
+}
+
+/* The code of a delta written (version 11): 1, 2, 3 for 0, +1, -1, else 0 (an svarint). */
+static unsigned code_of(int64_t d)
+{
+	return d == 0 ? 1 : d == 1 ? 2 : d == -1 ? 3 : 0;
+}
+
+/* Modes same and kept: the kept entries' deltas, in the previous SAMPLE's order, after the
+ * k keyed ones (version 11): their codes first (SPROTO_CODED), then the svarints of those
+ * coded 0. Two passes: the first puts each entry in c->next and c->pend (the prediction of an
+ * entry reads those before it only, so the second computes the same deltas). */
+static void emit_kept(struct sproto_buf *b, uint32_t k)
+{
+	struct sproto_sctx *c = b->ctx;
+	uint64_t codes = 0;
+	uint32_t i, j, k0 = k;
+
+	for (i = next_kept(c, 0), j = 0; i < c->nprev; i = next_kept(c, i + 1), j++) {
+		const struct sproto_sample_entry *e = &c->e[(c->mark[c->prev[i]] & 0x7fff) - 1];
+
+		if (j < SPROTO_CODED)
+			codes |= (uint64_t)code_of(entry_d(b, e, k)) << 2 * j;
+		c->next[k] = (uint16_t)e->metric;
+		c->pend[k++] = e->delta;
+	}
+	put_uvar(b, codes);
+	for (i = next_kept(c, 0), j = 0, k = k0; i < c->nprev; i = next_kept(c, i + 1), j++, k++) {
+		int64_t d = entry_d(b, &c->e[(c->mark[c->prev[i]] & 0x7fff) - 1], k);
+
+		if (j >= SPROTO_CODED || !code_of(d))
+			put_svar(b, d);
+	}
+}
+
 /* Version 10: the entries added in a context, written at the end in the shortest of the three
  * modes; the context's order becomes the order written. */
 static void emit_entries(struct sproto_buf *b)
@@ -1731,17 +1820,8 @@ static void emit_entries(struct sproto_buf *b)
 			c->next[k] = (uint16_t)c->e[i].metric;
 			c->pend[k++] = c->e[i].delta;
 		}
-	for (i = 0; i < c->nprev && mode; i++) { /* kept: a delta each, in the previous order */
-		uint16_t m = c->mark[c->prev[i]];
-		const struct sproto_sample_entry *e;
-
-		if (!(m & 0x8000))
-			continue;
-		e = &c->e[(m & 0x7fff) - 1];
-		put_svar(b, entry_d(b, e, k));
-		c->next[k] = (uint16_t)e->metric;
-		c->pend[k++] = e->delta;
-	}
+	if (mode)
+		emit_kept(b, k);
 	for (i = 0; i < n; i++)
 		c->mark[c->e[i].metric] = 0;
 	b->p[b->head_at] |= (uint8_t)(mode << 1 | (last ? 1 << 3 : 0));

@@ -26,9 +26,10 @@
  * 9: short frames from the runtime after its HELLO_REPLY, a SAMPLE without its count and its
  * width in units of 1024 ns (the live MPI search's data volume); 10: a SAMPLE's start, lost and
  * `same` in one head, its entries kept from the previous one named by a mask, a compact
- * HELLO_REPLY in a short frame, a COSTS_REPLY in varints, an empty OK (the same volume) */
-#define SPROTO_VERSION 10
-#define SPROTO_VERSION_TEXT "10"
+ * HELLO_REPLY in a short frame, a COSTS_REPLY in varints, an empty OK (the same volume); 11: the
+ * deltas of a SAMPLE's kept entries led by 2-bit codes, 0 and +-1 in a code alone (the same) */
+#define SPROTO_VERSION 11
+#define SPROTO_VERSION_TEXT "11"
 #define SPROTO_HEADER_SIZE 12
 /* version 9: what the runtime sends after its HELLO_REPLY is a short frame, {u8 type, uvarint
  * length}: 2 to 4 bytes */
@@ -40,6 +41,10 @@
 #define SPROTO_BUCKET_QUANTUM 64
 /* version 10: an entry's delta may be predicted from one of the entries this far before it */
 #define SPROTO_LOOK_BACK 8
+/* version 11: the first this many kept deltas of a SAMPLE (modes same and kept) have a 2-bit
+ * code each, in one uvarint before them: 1 the delta is 0, 2 it is +1, 3 it is -1 (no byte of
+ * its own), 0 an svarint follows */
+#define SPROTO_CODED 32
 #define SPROTO_MAX_PAYLOAD (1u << 20)
 #define SPROTO_MAX_MESSAGE (SPROTO_HEADER_SIZE + SPROTO_MAX_PAYLOAD)
 
@@ -312,6 +317,7 @@ struct sproto_sample {
 	int rel;                   /* version 10, a BUCKET_REPLY: its width is wdiff quanta from
 				    * its BUCKET's (sproto_sample_asked); units, end_ns not known */
 	int64_t wdiff;
+	uint64_t codes;            /* version 11: the kept deltas' codes (SPROTO_CODED) */
 	const struct sproto_sample_entry *resolved; /* set by sproto_sample_resolve */
 	uint32_t n;
 	uint32_t size;             /* the payload's bytes, entries_size of them the entries' */

@@ -512,9 +512,9 @@ static void test_hello_first(void **state)
 	expect_error(sproto_put_point_set(msg, sizeof(msg), &ps), SPROTO_POINT_SET, "HELLO first");
 	assert_null(atomic_load(&dyn_points[P_ADD]));
 	expect_error(sproto_put_hello(msg, sizeof(msg), &h), SPROTO_HELLO, "version");
-	h = (struct sproto_hello){ 9, 9, "sonde 9" }; /* a version 9 tool: told which one */
+	h = (struct sproto_hello){ 10, 10, "sonde 10" }; /* a version 10 tool: told which one */
 	expect_error(sproto_put_hello(msg, sizeof(msg), &h), SPROTO_HELLO,
-		     "unsupported protocol version (this runtime speaks 10)");
+		     "unsupported protocol version (this runtime speaks 11)");
 	hello();
 }
 

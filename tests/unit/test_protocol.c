@@ -803,9 +803,9 @@ static void test_bad_headers(void **state)
 	buf[0] ^= 1; /* magic */
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	memcpy(buf, save, sizeof(save));
-	buf[4] = 9; /* version 9 of a versioned message: this codec speaks 10 only */
+	buf[4] = 10; /* version 10 of a versioned message: this codec speaks 11 only */
 	assert_int_equal(read_msg(buf, n, &m), -1);
-	buf[4] = 11;
+	buf[4] = 12;
 	assert_int_equal(read_msg(buf, n, &m), -1);
 	buf[4] = 0;
 	assert_int_equal(read_msg(buf, n, &m), -1);
@@ -1312,8 +1312,13 @@ static void test_sample_kept(void **state)
 	f[3].delta = 1004 + 5; /* 5 more than predicted */
 	n = ctx_sample(&w, t + 2 * u, t + 3 * u, f, 5);
 	/* head 1 (mode 2), width 3, dropped 1 (bit 1: the second entry), keyed 1, the new entry
-	 * 3 (id 20 whole: 161 in 2 bytes; 7 in 1), the four kept deltas 1 each (5 keys fewer) */
-	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + 1 + 3 + 4);
+	 * 3 (id 20 whole: 161 in 2 bytes; 7 in 1), the four kept deltas (each predicted from the
+	 * one before it, near: 10 1000, 12 1002 - 1000, 13 1003 - 1002, 14 1009 - 1003): version
+	 * 11, their codes in 1 byte (10's 0 code 1, 13's +1 code 2, 12 and 14 code 0), then 12's 2
+	 * and 14's 6 in 1 each: 3 bytes (4 in version 10: 1 each) */
+	assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3 + 1 + 1 + 3 + 1 + 2);
+	assert_int_equal(buf[SPROTO_HEADER_SIZE + 9], 1 | 2 << 4);
+	assert_true(buf[SPROTO_HEADER_SIZE + 10] == 2 * 2 && buf[SPROTO_HEADER_SIZE + 11] == 2 * 6);
 	assert_int_equal(buf[SPROTO_HEADER_SIZE], 2 << 1);
 	assert_true(buf[SPROTO_HEADER_SIZE + 4] == 2 && buf[SPROTO_HEADER_SIZE + 5] == 1);
 	memcpy(whole, buf, n);
@@ -1359,30 +1364,185 @@ static void test_sample_kept(void **state)
 	raw[2] = 2; /* width */
 	raw[3] = 4; /* dropped: bit 2, an entry the previous SAMPLE had not */
 	raw[4] = 0; /* keyed 0 */
-	raw[5] = 0;
-	raw[6] = 0;
-	assert_int_equal(read_msg(buf, raw_sample(raw, 7), &m), 1);
+	raw[5] = 1 | 1 << 2; /* version 11: two deltas of 0, said by their codes */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 6), &m), 1);
+	assert_int_equal(m.u.sample.n, 2);
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "previous one's metrics"));
 	raw[3] = 0; /* none dropped, but a keyed entry of 10: also kept */
 	raw[4] = 1;
 	raw[5] = 10 << 3;
 	raw[6] = 0;
-	raw[7] = 0;
-	raw[8] = 0;
-	assert_int_equal(read_msg(buf, raw_sample(raw, 9), &m), 1);
+	raw[7] = 1 | 1 << 2; /* two kept deltas of 0 */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 8), &m), 1);
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
 	raw[5] = 12 << 3; /* 12: new; then two kept deltas, then a third: more than kept */
-	assert_int_equal(read_msg(buf, raw_sample(raw, 9), &m), 1);
+	assert_int_equal(read_msg(buf, raw_sample(raw, 8), &m), 1);
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), 0);
 	r2.nprev = 2;
 	r2.prev[0] = 10;
 	r2.prev[1] = 11;
-	raw[9] = 0;
-	assert_int_equal(read_msg(buf, raw_sample(raw, 10), &m), 1);
+	raw[7] = 1 | 1 << 2 | 1 << 4;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 8), &m), 1);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
+	raw[7] = 1 | 1 << 2; /* two by codes and a third written whole (0: refused below) */
+	raw[8] = 2 * 5;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 9), &m), 1);
 	assert_int_equal(sproto_sample_resolve(&m.u.sample, &r2, err, sizeof(err)), -1);
 	raw[4] = 3; /* three keyed, one there: cut short */
 	assert_int_equal(read_msg(buf, raw_sample(raw, 8), &m), -1);
+}
+
+/* The uvarint at p: its value, its length in *len. */
+static uint64_t get_uvar(const uint8_t *p, size_t *len)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	do
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+	while (p[i++] & 0x80);
+	*len = i;
+	return v;
+}
+
+static size_t svar_len(int64_t d)
+{
+	uint64_t z = ((uint64_t)d << 1) ^ (uint64_t)-(int64_t)((uint64_t)d >> 63);
+	size_t k = 1;
+
+	while (z >>= 7)
+		k++;
+	return k;
+}
+
+/* Version 11: the kept deltas' 2-bit codes. 40 metrics, then the same 40 each off its
+ * prediction by one of 0, +1, -1, 2, -2, 64, -100000 in turn: the codes say the first 32's
+ * 0 and +-1 (no byte), an svarint each for the others and for every one past the 32nd; the
+ * exact bytes, every delta read back in context; every cut refused (by the reader or in
+ * context); 3000 random bit flips read or refused, never past the message; by hand: codes
+ * alone (three 0s, no byte), an svarint of 0, 1 or -1 where a code could say it refused
+ * (accepted past the 32nd), a code 0 before the last code not 0 without its svarint cut short,
+ * a `same` of no delta (codes 0, nothing after) refused. */
+static void test_sample_codes(void **state)
+{
+	static const int64_t off[7] = { 0, 1, -1, 2, -2, 64, -100000 };
+	static struct sproto_sctx w, r, before, c;
+	struct sproto_sample_entry e[40], got;
+	const uint64_t t = 1024 * 1000, u = 100000 * 1024;
+	uint64_t codes = 0;
+	struct sproto_msg m;
+	uint8_t whole[256], copy[256], raw[16];
+	size_t n, want = SPROTO_HEADER_SIZE + 1 + 3, len, cut;
+	unsigned seed = 11, round;
+	char err[200];
+	uint32_t i;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&r, 0, sizeof(r));
+	/* signs alternate: no two entries within SPROTO_LOOK_BACK moved together */
+	for (i = 0; i < 40; i++)
+		e[i] = (struct sproto_sample_entry){ 100 + i, SPROTO_S_FIRST, 0,
+						     (i % 2 ? -1 : 1) * 1000 * (int64_t)(i + 1) };
+	ctx_read(&r, ctx_sample(&w, t, t + u, e, 40), e, 40, 0);
+	for (i = 0; i < 40; i++) {
+		int64_t d = off[i % 7];
+		unsigned code = d == 0 ? 1 : d == 1 ? 2 : d == -1 ? 3 : 0;
+
+		e[i].flags = 0;
+		e[i].delta += d;
+		if (i < SPROTO_CODED)
+			codes |= (uint64_t)code << 2 * i;
+		if (i >= SPROTO_CODED || !code)
+			want += svar_len(d);
+	}
+	before = r;
+	n = ctx_sample(&w, t + u, t + 2 * u, e, 40);
+	assert_int_equal(get_uvar(buf + SPROTO_HEADER_SIZE + 1 + 3, &len), codes);
+	assert_int_equal(n, want + len);
+	memcpy(whole, buf, n);
+	assert_int_equal(ctx_read(&r, n, e, 40, 1), 1);
+	for (cut = SPROTO_HEADER_SIZE; cut < n; cut++) {
+		memcpy(buf, whole, cut);
+		put_le32(buf + 8, (uint32_t)(cut - SPROTO_HEADER_SIZE));
+		c = before;
+		if (read_msg(buf, cut, &m) == 1)
+			assert_int_equal(sproto_sample_resolve(&m.u.sample, &c, err, sizeof(err)), -1);
+	}
+	for (round = 0; round < 3000; round++) {
+		unsigned k, flips = 1 + rand_r(&seed) % 3;
+
+		memcpy(copy, whole, n);
+		for (k = 0; k < flips; k++)
+			copy[SPROTO_HEADER_SIZE + rand_r(&seed) % (n - SPROTO_HEADER_SIZE)] ^=
+				(uint8_t)(1u << (rand_r(&seed) % 8));
+		if (read_msg(copy, n, &m) != 1)
+			continue;
+		for (i = 0; i < m.u.sample.n; i++) /* without the context: as written */
+			sproto_sample_entry(&m.u.sample, i, &got);
+		memcpy(&c, &before, sizeof(c));
+		if (sproto_sample_resolve(&m.u.sample, &c, err, sizeof(err)) == 0)
+			assert_true(m.u.sample.n == 40);
+	}
+	/* by hand, after a SAMPLE of three metrics: head `same` (the start given), start 1,
+	 * width 2, codes */
+	memset(&c, 0, sizeof(c));
+	c.nprev = 3;
+	raw[0] = 1 | 1 << 1;
+	raw[1] = 3;
+	raw[2] = 2;
+	raw[3] = 1 | 1 << 2 | 1 << 4; /* three 0s, no byte */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 4), &m), 1);
+	assert_int_equal(m.u.sample.n, 3);
+	sproto_sample_entry(&m.u.sample, 2, &got);
+	assert_true(got.metric == SPROTO_MAX_METRICS && got.delta == 0);
+	raw[3] = 1 | 3 << 2 | 2 << 4; /* 0, -1, +1 */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 4), &m), 1);
+	assert_int_equal(sproto_sample_resolve(&m.u.sample, &c, err, sizeof(err)), 0);
+	sproto_sample_entry(&m.u.sample, 1, &got);
+	assert_int_equal(got.delta, -1);
+	sproto_sample_entry(&m.u.sample, 2, &got);
+	assert_int_equal(got.delta, 1);
+	for (i = 0; i < 3; i++) { /* code 0 then an svarint of 0, -1, 1: one delta, one way */
+		raw[3] = 1 | 1 << 2;
+		raw[4] = (uint8_t)i;
+		assert_int_equal(read_msg(buf, raw_sample(raw, 5), &m), -1);
+	}
+	raw[4] = 2 * 2; /* 2: accepted */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 5), &m), 1);
+	assert_int_equal(m.u.sample.n, 3);
+	raw[3] = 1 << 4; /* the third's code 1, the first two's 0: their svarints missing */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 4), &m), -1);
+	raw[4] = 2 * 5;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 5), &m), -1); /* one of the two */
+	raw[5] = 2 * 9;
+	assert_int_equal(read_msg(buf, raw_sample(raw, 6), &m), 1);
+	assert_int_equal(m.u.sample.n, 3);
+	raw[3] = 0; /* `same` with no delta */
+	assert_int_equal(read_msg(buf, raw_sample(raw, 4), &m), -1);
+	assert_int_equal(read_msg(buf, raw_sample(raw, 3), &m), -1); /* no codes */
+	/* past the 32nd, 0 is an svarint: 32 codes of 0 (ten bytes of 0x55 ... 0x01 ... ), then
+	 * the 33rd's 0 */
+	{
+		uint8_t big[32];
+		size_t k = 3, l;
+		uint64_t all = 0;
+
+		memcpy(big, raw, 3);
+		for (i = 0; i < SPROTO_CODED; i++)
+			all |= 1ull << 2 * i;
+		do {
+			big[k++] = (uint8_t)((all & 0x7f) | (all > 0x7f ? 0x80 : 0));
+			all >>= 7;
+		} while (all);
+		l = k;
+		big[k++] = 0;
+		assert_int_equal(read_msg(buf, raw_sample(big, k), &m), 1);
+		assert_int_equal(m.u.sample.n, SPROTO_CODED + 1);
+		assert_int_equal(read_msg(buf, raw_sample(big, l), &m), 1);
+		assert_int_equal(m.u.sample.n, SPROTO_CODED);
+	}
 }
 
 /* Version 10: BUCKET_REPLYs in context: the first keyed (BUCKET_REPLY, its head), then one of
@@ -1420,10 +1580,11 @@ static void test_bucket_types(void **state)
 		assert_int_equal(read_msg(buf, n, &m), 1);
 		assert_int_equal(m.h.type, round == 0 ? SPROTO_BUCKET_REPLY
 					 : round == 1 ? SPROTO_BUCKET_KEPT : SPROTO_BUCKET_SAME);
+		/* version 11: the codes 1 byte (none applies: each d is 10, an svarint) */
 		if (round == 1) /* no head; width 1 (47 quanta past the ask), dropped, keyed 0, 3 d */
-			assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 1 + 1 + 3);
+			assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 1 + 1 + 1 + 3);
 		if (round == 2) /* width, 3 d */
-			assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 3);
+			assert_int_equal(n, SPROTO_HEADER_SIZE + 1 + 1 + 3);
 		memcpy(whole, buf, n);
 		before = r;
 		assert_int_equal(sproto_sample_asked(&m.u.sample, asked), 0);
@@ -2341,6 +2502,7 @@ int main(void)
 		cmocka_unit_test(test_short_frames),
 		cmocka_unit_test(test_sample_context),
 		cmocka_unit_test(test_sample_kept),
+		cmocka_unit_test(test_sample_codes),
 		cmocka_unit_test(test_sample_moved_with),
 		cmocka_unit_test(test_bucket_types),
 		cmocka_unit_test(test_sample_context_random),
