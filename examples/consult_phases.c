@@ -8,9 +8,10 @@
  *   sonde run --trace -o run -- ./consult_phases && sonde consult run
  * An argument scales the work (default 1.0): as many more calls, each as long (a live search
  * sees a procedure's time from its next call on: calls stay short).
- * The calls are many and short, as a real program's phase is (2,000 of each procedure at 1.0,
- * about 0.3 ms each on the 2026 EPYC): 10 calls of 60 ms each before 2026-11-23 made a 2.4 KB
- * trace that no search could be 100x smaller than (docs/benchmarks.md, "Consultant").
+ * The calls are many and short, as a real program's phase is: 2,000 of each procedure at 1.0,
+ * about 0.3 ms each on the 2026 EPYC. Until 2026-11-22 it made 10 of each, 60 ms each: a
+ * 2.4 KB trace at 2, which no search could receive 100x less than (docs/consult.md, "Every
+ * byte received": the ratio to a trace depends on the program's call rate).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -3483,9 +3483,11 @@ def live_checks(js, ended=True):
     eq(w['own_entries'] + w['request_entries'] + w['point_entries'] + w['stale_entries'],
        w['entries'], 'every entry received is the runtime\'s own, a request\'s, a point\'s '
        'or one of a metric disabled while it travelled')
-    # protocol version 9: an entry of the previous sample's metrics is its delta alone (1 byte+)
-    expect(0 < w['entry_bytes'] and w['entries'] <= w['entry_bytes'] <= w['entries'] * 22,
-           f'1 to 22 bytes an entry {w}')
+    # protocol version 9: an entry of the previous sample's metrics is its delta alone (1 byte+);
+    # version 11: a delta of 0 or +-1 its 2-bit code alone (7 bits of codes a byte), so 2 bits
+    # an entry at least
+    expect(0 < w['entry_bytes'] and w['entries'] <= 4 * w['entry_bytes'] <= w['entries'] * 88,
+           f'2 bits to 22 bytes an entry {w}')
     # protocol version 10: a short frame (2 bytes at least) and a header of 1 byte at least
     # (a BUCKET_SAME's: its width from the BUCKET's; 3 bytes in version 9)
     expect(dv['wire_bytes'] >= w['entry_bytes'] + 3 * w['messages'], f'wire bytes {dv}')
