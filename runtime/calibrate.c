@@ -7,7 +7,10 @@
  */
 #include "rt.h"
 
+#include <string.h>
+
 int sonde__calibrate(struct sprof_calib *out, unsigned size, int cpu);
+int sonde__calibrate_overlap(struct sprof_overlap *out, unsigned size);
 
 
 #define BATCHES 200
@@ -286,4 +289,17 @@ RT_EXPORT int sonde__calibrate(struct sprof_calib *out, unsigned size, int cpu)
 	rt_calibrate(out, cpu);
 	rt_busy = 0;
 	return 0;
+}
+
+/* For `sonde calibrate`: a fresh measurement of a pair next to latency-bound work; -1 when it
+ * cannot be made here. */
+RT_EXPORT int sonde__calibrate_overlap(struct sprof_overlap *out, unsigned size)
+{
+	if (size != sizeof(*out) || !atomic_load(&rt_ready))
+		return -1;
+	memset(out, 0, sizeof(*out));
+	rt_busy = 1;
+	rt_calibrate_overlap(out);
+	rt_busy = 0;
+	return out->batches ? 0 : -1;
 }

@@ -19,7 +19,24 @@
 #define RUNS 5
 
 typedef int (*calibrate_fn)(struct sprof_calib *out, unsigned size, int cpu);
+typedef int (*overlap_fn)(struct sprof_overlap *out, unsigned size);
 
+
+/* How much of a pair a program's own work can hide here (the OVERLAP record's measurement). */
+static double hidden_ns(const struct sprof_calib *c, const struct sprof_overlap *o)
+{
+	return o->batches && c->o_full > o->o_pair ? c->o_full - o->o_pair : 0;
+}
+
+static void print_overlap(const struct sprof_calib *c, const struct sprof_overlap *o)
+{
+	if (!o->batches)
+		return;
+	printf("overlap    next to %.1f ns of dependent work a pair adds %.1f ± %.1f ns: up to %.1f "
+	       "of its %.1f ns\n           can hide in a program's own work, and compensation "
+	       "may remove that much too much\n",
+	       o->work_ns, o->o_pair, o->o_pair_sd, hidden_ns(c, o), c->o_full);
+}
 
 static void print_text(const struct sprof_calib *c, int n, int cpu)
 {
@@ -49,9 +66,14 @@ static void print_text(const struct sprof_calib *c, int n, int cpu)
 	       c->o_full, 1 + c->o_full / 100.0, c->o_full_sd);
 }
 
-static void print_json(const struct sprof_calib *c)
+static void print_json(const struct sprof_calib *c, const struct sprof_overlap *o)
 {
-	printf("{\"clock\":\"%s\",\"ticks_per_ns\":%.6f,\"clock_ns\":%.3f,\"clock_sd_ns\":%.3f,"
+	if (o->batches)
+		printf("{\"overlap_work_ns\":%.3f,\"overlap_pair_ns\":%.3f,\"overlap_hidden_ns\":%.3f,",
+		       o->work_ns, o->o_pair, hidden_ns(c, o));
+	else
+		printf("{\"overlap_work_ns\":null,\"overlap_pair_ns\":null,\"overlap_hidden_ns\":null,");
+	printf("\"clock\":\"%s\",\"ticks_per_ns\":%.6f,\"clock_ns\":%.3f,\"clock_sd_ns\":%.3f,"
 	       "\"dt_ns\":%.3f,\"o_in_ns\":%.3f,\"o_in_sd_ns\":%.3f,\"o_full_ns\":%.3f,"
 	       "\"o_full_sd_ns\":%.3f,\"o_skip_ns\":%.3f,\"o_skip_sd_ns\":%.3f,"
 	       "\"min_interval_1pct_ns\":%.1f,\"min_interval_5pct_ns\":%.1f}\n",
@@ -82,8 +104,10 @@ static void usage(FILE *out)
 int cmd_calibrate(int argc, char **argv)
 {
 	struct sprof_calib runs[RUNS];
+	struct sprof_overlap ov = { 0 };
 	char rt[PATH_MAX];
 	calibrate_fn calibrate;
+	overlap_fn overlap;
 	void *h;
 	int i, json = 0, cpu = 0;
 
@@ -113,9 +137,14 @@ int cmd_calibrate(int argc, char **argv)
 		if (calibrate(&runs[i], sizeof(runs[i]), cpu) != 0)
 			return error("calibrate: the runtime did not start"), 1;
 	qsort(runs, RUNS, sizeof(runs[0]), cmp_full);
-	if (json)
-		print_json(&runs[RUNS / 2]);
-	else
-		print_text(&runs[RUNS / 2], RUNS, cpu);
+	overlap = (overlap_fn)dlsym(h, "sonde__calibrate_overlap");
+	if (!overlap || overlap(&ov, sizeof(ov)) != 0)
+		ov.batches = 0;
+	if (json) {
+		print_json(&runs[RUNS / 2], &ov);
+		return 0;
+	}
+	print_text(&runs[RUNS / 2], RUNS, cpu);
+	print_overlap(&runs[RUNS / 2], &ov);
 	return 0;
 }

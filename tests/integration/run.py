@@ -1091,6 +1091,11 @@ def t_options(o):
         # itself for an injected one, and measured nothing: 0.0 ns)
         expect(cj['o_full_ns'] > 0 and cj['o_in_ns'] > 0 and cj['o_full_ns'] >= cj['o_in_ns'],
                f'probe costs {cj}')
+        # a pair next to latency-bound work: measured, and what of o_full it leaves hideable
+        expect(cj['overlap_work_ns'] > 0 and cj['overlap_pair_ns'] >= 0, f'overlap {cj}')
+        near(cj['overlap_hidden_ns'], max(0.0, cj['o_full_ns'] - cj['overlap_pair_ns']), 0.002,
+             'overlap_hidden_ns')
+        expect('can hide in a program\'s own work' in pc.stdout.decode(), 'text: the overlap line')
 
 
 def expect_error(p, what, status=None):
