@@ -27,6 +27,12 @@ enum sprof_mpi_routine {
 	SPROF_MPI_SCAN,
 	SPROF_MPI_START, SPROF_MPI_STARTALL, SPROF_MPI_MPROBE, SPROF_MPI_IMPROBE, SPROF_MPI_MRECV,
 	SPROF_MPI_IMRECV,
+	/* 44-59: the non-blocking collectives (MPI-3), in the order of the blocking ones */
+	SPROF_MPI_IBARRIER, SPROF_MPI_IBCAST, SPROF_MPI_IGATHER, SPROF_MPI_IGATHERV,
+	SPROF_MPI_ISCATTER, SPROF_MPI_ISCATTERV, SPROF_MPI_IALLGATHER, SPROF_MPI_IALLGATHERV,
+	SPROF_MPI_IREDUCE, SPROF_MPI_IALLREDUCE, SPROF_MPI_IALLTOALL, SPROF_MPI_IALLTOALLV,
+	SPROF_MPI_ISCAN, SPROF_MPI_IEXSCAN, SPROF_MPI_IREDUCE_SCATTER,
+	SPROF_MPI_IREDUCE_SCATTER_BLOCK,
 	SPROF_MPI_ROUTINES
 };
 
@@ -38,7 +44,11 @@ enum sprof_mpi_routine {
 	"MPI_Testany", "MPI_Testsome", "MPI_Barrier", "MPI_Bcast", "MPI_Gather", "MPI_Gatherv", \
 	"MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Reduce",         \
 	"MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Scan", "MPI_Start",              \
-	"MPI_Startall", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv"
+	"MPI_Startall", "MPI_Mprobe", "MPI_Improbe", "MPI_Mrecv", "MPI_Imrecv", "MPI_Ibarrier", \
+	"MPI_Ibcast", "MPI_Igather", "MPI_Igatherv", "MPI_Iscatter", "MPI_Iscatterv",           \
+	"MPI_Iallgather", "MPI_Iallgatherv", "MPI_Ireduce", "MPI_Iallreduce", "MPI_Ialltoall",  \
+	"MPI_Ialltoallv", "MPI_Iscan", "MPI_Iexscan", "MPI_Ireduce_scatter",                     \
+	"MPI_Ireduce_scatter_block"
 
 #define SPROF_MPI_CALL_SIZE 56
 #define SPROF_MPI_PEER_SIZE 40

@@ -88,6 +88,20 @@ enum strc_coll_op {
 	STRC_COLL_REDUCE_SCATTER,
 	STRC_COLL_OPS /* one past the last */
 };
+/* A flag of op: a non-blocking collective (MPI_Ibarrier... : the operation of its blocking
+ * counterpart, MPI_Ireduce_scatter_block's being REDUCE_SCATTER), recorded when the Wait or Test
+ * that completed it returns; its wait counts from that call's start. */
+#define STRC_COLL_NB 0x100u
+
+static inline unsigned strc_coll_base(uint32_t op)
+{
+	return op & ~STRC_COLL_NB;
+}
+
+static inline int strc_coll_op_valid(uint32_t op)
+{
+	return strc_coll_base(op) > 0 && strc_coll_base(op) < STRC_COLL_OPS;
+}
 
 /* DEF_COMM flags */
 #define STRC_COMM_WORLD 0x1u  /* MPI_COMM_WORLD: its ranks are the world ranks */

@@ -19,7 +19,15 @@ const char *strc_coll_name(unsigned op)
 		"Scan", "Exscan", "Reduce_scatter",
 	};
 
-	return op < STRC_COLL_OPS ? names[op] : "?";
+	static const char *inames[STRC_COLL_OPS] = {
+		"?", "Ibarrier", "Ibcast", "Igather", "Igatherv", "Iscatter", "Iscatterv",
+		"Iallgather", "Iallgatherv", "Ireduce", "Iallreduce", "Ialltoall", "Ialltoallv",
+		"Iscan", "Iexscan", "Ireduce_scatter",
+	};
+
+	if (!strc_coll_op_valid(op))
+		return "?";
+	return (op & STRC_COLL_NB ? inames : names)[strc_coll_base(op)];
 }
 
 static uint64_t ld64(const uint8_t *p)
@@ -154,7 +162,7 @@ int strc_mpi_check(const struct strc_file *f, const struct strc_event *e, char *
 
 	if (!c)
 		snprintf(why, whylen, "names communicator %u, defined nowhere", e->id);
-	else if (e->type == STRC_MPI_COLL && (m->op == 0 || m->op >= STRC_COLL_OPS))
+	else if (e->type == STRC_MPI_COLL && !strc_coll_op_valid(m->op))
 		snprintf(why, whylen, "has an unknown collective operation %u", m->op);
 	else if (e->type == STRC_MPI_COLL && (m->peer < STRC_NO_ROOT || m->peer >= (int64_t)c->size))
 		snprintf(why, whylen, "has root %d, not in communicator %u of %u ranks", m->peer,

@@ -100,7 +100,7 @@ RT_EXPORT void rt_mpi_trace_coll(int op, uint32_t comm, int root, uint64_t sent,
 	uint64_t w[4], now;
 	int saved = errno;
 
-	if (!t || comm >= STRC_ID_NONE || op <= 0 || op >= STRC_COLL_OPS || root < STRC_NO_ROOT)
+	if (!t || comm >= STRC_ID_NONE || !strc_coll_op_valid((uint32_t)op) || root < STRC_NO_ROOT)
 		return;
 	now = rt_now();
 	w[0] = (uint32_t)op | (uint64_t)(uint32_t)root << 32;

@@ -51,6 +51,7 @@ struct otf2 {
 	const struct strc_thread *t;
 	uint32_t proc, loc, self, nlocs;
 	int mpi;              /* every rank of an MPI run is here: MPI events and definitions */
+	uint64_t nb_requests;  /* non-blocking collectives written (their OTF2 request ids) */
 	char host[256];
 	OTF2_ErrorCode err;
 	char msg[256];        /* the first error libotf2 reported */
@@ -291,6 +292,16 @@ static void mpi_collective(struct otf2 *o, const struct strc_event *e, const str
 
 	if (e > o->t->ev && begin < e[-1].t)
 		begin = e[-1].t;
+	if (m->op & STRC_COLL_NB) { /* its request at the completing call's start (format-trace.md) */
+		uint64_t id = o->nb_requests++;
+
+		counted(o, OTF2_EvtWriter_NonBlockingCollectiveRequest(o->w, NULL, begin, id));
+		counted(o, OTF2_EvtWriter_NonBlockingCollectiveComplete(
+				   o->w, NULL, e->t, coll_op(strc_coll_base(m->op)), comm,
+				   m->peer < 0 ? OTF2_UNDEFINED_UINT32 : (uint32_t)m->peer, m->bytes,
+				   m->recvd, id));
+		return;
+	}
 	counted(o, OTF2_EvtWriter_MpiCollectiveBegin(o->w, NULL, begin));
 	counted(o, OTF2_EvtWriter_MpiCollectiveEnd(o->w, NULL, e->t, coll_op(m->op), comm,
 						   m->peer < 0 ? OTF2_UNDEFINED_UINT32

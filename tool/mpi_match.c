@@ -332,7 +332,9 @@ static size_t collect_colls(struct mm_run *run, uint32_t p, struct citem **v, si
 			const struct strc_event *e = &f->threads[k].ev[i];
 			uint32_t c;
 
-			if (e->type != STRC_MPI_COLL)
+			/* a non-blocking one is recorded at its completion, whose order among the
+			 * communicator's collectives may differ from member to member: not matched */
+			if (e->type != STRC_MPI_COLL || (strc_mpi_of(f, e)->op & STRC_COLL_NB))
 				continue;
 			run->coll_events++;
 			c = mm_comm_index(run, p, e->id);

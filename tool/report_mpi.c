@@ -72,7 +72,7 @@ static void ranks_text(FILE *out, const struct model_mpi *mm)
 }
 
 static const struct term_col routine_cols[] = {
-	{ "routine", 22, 0, TC_NAME, 0 }, { "calls", 9, 1, 0, 0 },	 { "min", 12, 1, 0, 3 },
+	{ "routine", 25, 0, TC_NAME, 0 }, { "calls", 9, 1, 0, 0 },	 { "min", 12, 1, 0, 3 },
 	{ "mean", 12, 1, 0, 0 },	  { "max", 12, 1, 0, 4 },	 { "mean(c)", 12, 1, 0, 0 },
 	{ "bytes sent", 12, 1, 0, 2 },	  { "bytes recv", 12, 1, 0, 1 },
 };

@@ -25,6 +25,9 @@ int64_t mpi_overhead_ns(void)
 
 int64_t mpi_delay(void)
 {
+	/* rules of non-blocking collectives whose exchanges came late: before the delay goes on */
+	if (munlikely(mpi_icoll_pending) && mpi_icoll_poll(0))
+		mpi.icoll_stale++;
 	return mpi_overhead_ns() - mpi.shift_ns;
 }
 
@@ -97,7 +100,15 @@ int64_t mpi_sender_delay(const struct mpi_pb *pb, int64_t recv_begin)
 
 void mpi_rule(int rid, uint64_t w_ns, int64_t x_r, int64_t x_s)
 {
-	int64_t w_c, x_new = sync_rule_wait(x_r, w_ns, x_s, &w_c);
+	int64_t w_c;
+
+	mpi_rule_to(rid, w_ns, x_r, sync_rule_wait(x_r, w_ns, x_s, &w_c));
+}
+
+/* A wait of w_ns that a rule found should leave the rank with delay x_new. */
+void mpi_rule_to(int rid, uint64_t w_ns, int64_t x_r, int64_t x_new)
+{
+	int64_t w_c = (int64_t)w_ns + x_r - x_new;
 
 	mpi.shift_ns += x_r - x_new;
 	mpi.waits++;

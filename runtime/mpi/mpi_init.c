@@ -171,18 +171,37 @@ static void log_types(void)
 	sonde_rt_mpi_log(line);
 }
 
+/* The non-blocking collectives' rules (mpi_icoll.c), when there were any: how many came late,
+ * and how often a delay was read (handed on, or the start of a rule) before a late one. */
+static void log_icoll(void)
+{
+	char line[256], *p = line;
+
+	if (!mpi.icoll_rules)
+		return;
+	p = put(p, "mpi: non-blocking collective rules: ", mpi.icoll_rules);
+	p = put(p, ", late ", mpi.icoll_late);
+	p = put(p, ", delays read before a late one ", mpi.icoll_stale);
+	*p = 0;
+	sonde_rt_mpi_log(line);
+}
+
 MPI_EXPORT int MPI_Finalize(void)
 {
 	uint64_t t0;
 	int ret;
 
 	if (mpi.on) {
+		if (mpi_icoll_pending && !mpi.multiple) /* every member waits for its own: no stall */
+			mpi_icoll_poll(1);
 		mpi.fin_ticks = mpi_now();
 		mpi.o_fin_ns = mpi_overhead_ns();
 		mpi.x_fin_ns = mpi.comp ? mpi_delay() : mpi.o_fin_ns;
 		mpi.finalized = 1;
-		if (mpi.comp)
+		if (mpi.comp) {
 			log_types();
+			log_icoll();
+		}
 	}
 	t0 = mpi_now();
 	ret = PMPI_Finalize();

@@ -84,10 +84,12 @@ struct mpi_req_ent *mpi_req_put(MPI_Request req, int recv, int src, struct mpi_c
 	}
 	e = tomb;
 set:
-	if (e->req == req)
+	if (e->req == req && e->coll_shape)
+		mpi_icoll_drop(e); /* its delay exchange may still use its slot */
+	else if (e->req == req)
 		mpi_slot_put(e->slot);
 	*e = (struct mpi_req_ent){ .req = req, .recv = (uint8_t)recv, .pb = slot != NULL,
-				   .src = src, .comm = c, .slot = slot };
+				   .src = src, .comm = c, .slot = slot, .dreq = MPI_REQUEST_NULL };
 	return e;
 }
 
@@ -109,13 +111,6 @@ struct mpi_req_ent *mpi_req_find(MPI_Request req)
 	return NULL;
 }
 
-/* One round of completions: the least sender delay among the receives it completed. */
-struct round {
-	int rid, any_pb;
-	int64_t x_s;
-	uint64_t t0; /* the completing call's start: the receive's begin, for the rule */
-};
-
 /* A cancelled operation transferred nothing: its status says so (asked only when cancelled). */
 static int was_cancelled(const struct mpi_req_ent *e, const MPI_Status *st)
 {
@@ -124,12 +119,18 @@ static int was_cancelled(const struct mpi_req_ent *e, const MPI_Status *st)
 	return e->cancelled && PMPI_Test_cancelled(st, &flag) == MPI_SUCCESS && flag;
 }
 
-static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
+static void complete(struct mpi_round *r, struct mpi_req_ent *e, MPI_Status *st)
 {
 	uint64_t bytes;
 
 	if (!e || (e->persist && !e->active))
 		return; /* an inactive persistent request completes at once, with nothing */
+	if (e->coll_shape) { /* a non-blocking collective (mpi_icoll.c) */
+		mpi_icoll_complete(r, e);
+		e->req = MPI_REQUEST_NULL;
+		e->tomb = 1;
+		return;
+	}
 	if (e->recv && st->MPI_SOURCE != MPI_PROC_NULL && !was_cancelled(e, st)) {
 		bytes = e->pb ? mpi_pb_status(st, 1) : mpi_status_bytes(st);
 		mpi.stat[r->rid].bytes_recv += bytes;
@@ -157,11 +158,22 @@ static void complete(struct round *r, struct mpi_req_ent *e, MPI_Status *st)
 	e->tomb = 1;
 }
 
-static void finish(struct round *r, uint64_t t0, uint64_t t1, int64_t x_r)
+/* The round's rule: the call ended when the last of what it completed was there, so the least
+ * of the new delays that its receives (sync_rule_wait) and collectives (mpi_rule_icoll) give. */
+static void finish(struct mpi_round *r, uint64_t t0, uint64_t t1, int64_t x_r)
 {
+	uint64_t w = mpi_ns(t1 - t0);
+	int64_t x_new = x_r + (int64_t)w;
+
 	mpi_count(r->rid, t0, t1, 0, 0);
-	if (r->any_pb)
-		mpi_rule(r->rid, mpi_ns(t1 - t0), x_r, r->x_s);
+	if (r->any_pb && r->x_s < x_new)
+		x_new = r->x_s;
+	if (r->any_coll && r->x_coll < x_new)
+		x_new = r->x_coll;
+	if (r->any_pb || r->any_coll)
+		mpi_rule_to(r->rid, w, x_r, x_new);
+	if (munlikely(mpi_icoll_pending))
+		mpi_icoll_settle(r->any_pb || r->any_coll, x_new, w);
 }
 
 /* Before the call: the requests' entries (the call sets completed handles to NULL). */
@@ -179,14 +191,23 @@ static int followed(void)
 	return mlikely(mpi.on) && !mpi.multiple;
 }
 
-#define START()                                              \
-	uint64_t t0 = mpi_now();                             \
-	int64_t x_r = mpi.comp && followed() ? mpi_delay() : 0
+/* Delay exchanges of non-blocking collectives that completed since are applied first. */
+#define START()                                                          \
+	uint64_t t0 = poll_pending();                                    \
+	int64_t x_r = mpi.comp && followed() ? mpi_delay() : 0;          \
+	r.x_r = x_r
+
+static uint64_t poll_pending(void)
+{
+	if (munlikely(mpi_icoll_pending) && followed())
+		mpi_icoll_poll(0);
+	return mpi_now();
+}
 
 MPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct round r = { SPROF_MPI_WAIT, 0, 0, 0 };
+	struct mpi_round r = { .rid = SPROF_MPI_WAIT };
 	struct mpi_req_ent *e = followed() ? mpi_req_find(*req) : NULL;
 	START();
 	r.t0 = t0;
@@ -203,7 +224,7 @@ MPI_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *status)
 MPI_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct round r = { SPROF_MPI_TEST, 0, 0, 0 };
+	struct mpi_round r = { .rid = SPROF_MPI_TEST };
 	struct mpi_req_ent *e = followed() ? mpi_req_find(*req) : NULL;
 	START();
 	r.t0 = t0;
@@ -227,7 +248,7 @@ static MPI_Status *statuses(int n, MPI_Status *given, int any)
 
 MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs_[], MPI_Status sts[])
 {
-	struct round r = { SPROF_MPI_WAITALL, 0, 0, 0 };
+	struct mpi_round r = { .rid = SPROF_MPI_WAITALL };
 	int any = followed() && look_up(n, reqs_), i, ret;
 	MPI_Status *st = statuses(n, sts, any);
 	START();
@@ -245,7 +266,7 @@ MPI_EXPORT int MPI_Waitall(int n, MPI_Request reqs_[], MPI_Status sts[])
 
 MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs_[], int *flag, MPI_Status sts[])
 {
-	struct round r = { SPROF_MPI_TESTALL, 0, 0, 0 };
+	struct mpi_round r = { .rid = SPROF_MPI_TESTALL };
 	int any = followed() && look_up(n, reqs_), i, ret;
 	MPI_Status *st = statuses(n, sts, any);
 	START();
@@ -264,7 +285,7 @@ MPI_EXPORT int MPI_Testall(int n, MPI_Request reqs_[], int *flag, MPI_Status sts
 static int any_one(int rid, int n, MPI_Request reqs_[], int *idx, int *flag, MPI_Status *status)
 {
 	MPI_Status local, *st = status == MPI_STATUS_IGNORE ? &local : status;
-	struct round r = { rid, 0, 0, 0 };
+	struct mpi_round r = { .rid = rid };
 	int any = followed() && look_up(n, reqs_), ret;
 	START();
 	r.t0 = t0;
@@ -292,7 +313,7 @@ MPI_EXPORT int MPI_Testany(int n, MPI_Request reqs_[], int *idx, int *flag, MPI_
 
 static int some(int rid, int n, MPI_Request reqs_[], int *outcount, int idx[], MPI_Status sts[])
 {
-	struct round r = { rid, 0, 0, 0 };
+	struct mpi_round r = { .rid = rid };
 	int any = followed() && look_up(n, reqs_), k, ret;
 	MPI_Status *st = statuses(n, sts, any);
 	START();
@@ -342,7 +363,9 @@ MPI_EXPORT int MPI_Request_free(MPI_Request *req)
 	int ret = PMPI_Request_free(req);
 
 	if (e && ret == MPI_SUCCESS) {
-		if (e->persist && !e->active)
+		if (e->coll_shape)
+			mpi_icoll_drop(e);
+		else if (e->persist && !e->active)
 			mpi_slot_put(e->slot);
 		e->req = MPI_REQUEST_NULL;
 		e->tomb = 1;

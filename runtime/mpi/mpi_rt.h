@@ -62,6 +62,9 @@ struct mpi_state {
 	int64_t wait_c_ns;
 	uint64_t wildcard, reorders;
 	uint64_t probe_wait_ns;           /* a blocking probe's wait, added to the next receive */
+	/* non-blocking collectives' rules (mpi_icoll.c): applied, of which late (their exchange
+	 * came after the completing call), and delays read while a late one was still due */
+	uint64_t icoll_rules, icoll_late, icoll_stale;
 	uint64_t init_ticks, fin_ticks;
 	int64_t o_init_ns, o_fin_ns, x_init_ns, x_fin_ns;
 	int64_t real_base_ns;             /* CLOCK_REALTIME at real_base_ticks */
@@ -186,6 +189,14 @@ struct mpi_req_ent {
 	uint64_t bytes;      /* persistent send: the program's bytes per start */
 	struct mpi_comm_ent *comm;
 	struct mpi_pb *slot; /* where the piggyback goes or comes from; NULL without */
+	/* a non-blocking collective (mpi_icoll.c): its routine (0: not one), its root (src), the
+	 * bytes at its initiation for the trace, and its delay exchange (slot: the exchange's
+	 * buffer; MPI_REQUEST_NULL: none) */
+	uint8_t coll_shape;  /* enum mpi_shape + 1 */
+	uint8_t coll_root;   /* this rank applies the rule at completion */
+	uint16_t coll_rid;
+	uint64_t coll_recv;  /* bytes received (bytes: sent) */
+	MPI_Request dreq;
 };
 int mpi_req_init(void);
 /* The slots of blocking calls: a blocking call's piggyback is done when it returns, and the
@@ -199,6 +210,29 @@ void mpi_slot_put(struct mpi_pb *s);
 struct mpi_req_ent *mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c,
 				struct mpi_pb *slot);
 struct mpi_req_ent *mpi_req_find(MPI_Request req);
+
+/* ---- non-blocking collectives (mpi_icoll.c) ---- */
+/* The shapes of the collective rules (docs/mpi.md, "Collectives"). */
+enum mpi_shape { MPI_SHAPE_ALL, MPI_SHAPE_SCAN, MPI_SHAPE_FROM_ROOT, MPI_SHAPE_TO_ROOT };
+/* A round of completions (mpi_req.c): the least sender delay among the receives it completed,
+ * the least new delay among the collectives it completed. */
+struct mpi_round {
+	int rid, any_pb, any_coll;
+	int64_t x_s, x_coll, x_r;
+	uint64_t t0; /* the completing call's start: the receive's begin, for the rule */
+};
+/* A non-blocking collective completed in round r (its entry e is released by the caller). */
+void mpi_icoll_complete(struct mpi_round *r, struct mpi_req_ent *e);
+/* Apply the rules whose delay exchanges have completed since; wait: wait for all of them
+ * (MPI_Finalize). */
+int mpi_icoll_poll(int wait); /* how many rules are still due */
+/* The end of a round that may have deferred some: its wait, and the delay it left (ruled). */
+void mpi_icoll_settle(int ruled, int64_t x_new, uint64_t w_ns);
+/* The program freed the request of a collective in flight (erroneous in MPI, handled): its
+ * delay exchange completes without applying any rule. */
+void mpi_icoll_drop(struct mpi_req_ent *e);
+void mpi_rule_to(int rid, uint64_t w_ns, int64_t x_r, int64_t x_new);
+extern int mpi_icoll_pending;
 
 /* ---- calibration (mpi_init.c) ---- */
 int mpi_send_core(int rid, const void *buf, int count, MPI_Datatype dt, int dest, int tag,

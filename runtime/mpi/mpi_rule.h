@@ -45,4 +45,25 @@ static inline int64_t mpi_rule_sender(int64_t x_s, int64_t t_s, int64_t recv_beg
 	return before > x_s ? before : x_s;
 }
 
+/*
+ * A non-blocking collective, at the Wait or Test that completed it (docs/mpi.md). Every member
+ * handed on at its initiation its start s_j and approximated start s_j - x_j (CLOCK_REALTIME
+ * ns); S and T are their maxima over the members this rank's completion depends on. The
+ * completing call began at rb with delay x_r and waited w. Without measurement the collective
+ * could not complete before T, nor the call begin before rb - x_r; what the call waited after
+ * both the last start and its own begin (max(rb, S) on the measured clock) is the collective's
+ * own time, kept. So the call would have ended at max(rb - x_r, T) + (end - max(rb, S)), and
+ *     x' = max(rb, S) - max(rb - x_r, T),   at most x_r + w.
+ * When every member waits from its start (a blocking collective: rb = s_i), x' = S - T, which
+ * is mpi_rule_collective's min_i(x_i + w_i) - min_i(w_i).
+ */
+static inline int64_t mpi_rule_icoll(int64_t x_r, uint64_t w, int64_t rb, int64_t s_last,
+				     int64_t t_last)
+{
+	int64_t a = rb > s_last ? rb : s_last, b = rb - x_r > t_last ? rb - x_r : t_last;
+	int64_t x = a - b;
+
+	return x > x_r + (int64_t)w ? x_r + (int64_t)w : x;
+}
+
 #endif
