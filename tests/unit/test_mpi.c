@@ -121,6 +121,73 @@ static void test_barrier(void **state)
 	check_barrier(t3, x3, 4, 0); /* the late rank was barely delayed: the others' delays vanish */
 }
 
+/*
+ * A non-blocking collective (mpi_rule_icoll) on a synthetic timeline: member j starts it at
+ * true time t[j] with delay x[j] (measured s_j = t_j + x_j); the result is there c after the last
+ * start. Rank i begins its completing Wait at true time tb[i] with delay xr[i]. Measured, it
+ * ends at max(rb, S + c); without measurement at max(tb, T + c). The rule's new delay must be
+ * the difference exactly when the rank would have waited for the last start (tb < T), and
+ * within c otherwise (the rule cannot tell the collective's own time after the last start,
+ * which it keeps whole, from a wait).
+ */
+static void check_icoll(const int64_t *t, const int64_t *x, const int64_t *tb,
+			const int64_t *xr, int n, int64_t c)
+{
+	int64_t S = INT64_MIN, T = INT64_MIN;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		S = t[i] + x[i] > S ? t[i] + x[i] : S;
+		T = t[i] > T ? t[i] : T;
+	}
+	for (i = 0; i < n; i++) {
+		int64_t rb = tb[i] + xr[i], e = rb > S + c ? rb : S + c;
+		int64_t e_true = tb[i] > T + c ? tb[i] : T + c;
+		int64_t got = mpi_rule_icoll(xr[i], (uint64_t)(e - rb), rb, S, T);
+
+		if (tb[i] < T)
+			assert_int_equal(got, e - e_true);
+		else
+			assert_true(got <= e - e_true + c && got >= e - e_true - c);
+		assert_true(got <= xr[i] + (e - rb)); /* never leaves later than it did */
+	}
+}
+
+static void test_icoll(void **state)
+{
+	/* rank 1 starts late, delayed by 40; the others wait for it in their Wait */
+	static const int64_t t1[] = { 100, 120, 90, 110 }, x1[] = { 0, 40, 5, 0 };
+	static const int64_t tb1[] = { 101, 121, 95, 112 }, xr1[] = { 2, 41, 6, 1 };
+	/* the result is there before rank 3 comes to its Wait (true and measured) */
+	static const int64_t tb2[] = { 101, 121, 95, 400 }, xr2[] = { 2, 41, 6, 30 };
+	/* blocking-like: each waits from its start; the rule is then mpi_rule_collective's */
+	static const int64_t t3[] = { 10, 300, 20, 30 }, x3[] = { 50, 1, 70, 0 };
+	int64_t S = INT64_MIN, T = INT64_MIN, min_xw = INT64_MAX, min_w = INT64_MAX, e, c = 7;
+	int i;
+
+	(void)state;
+	check_icoll(t1, x1, tb1, xr1, 4, 7);
+	check_icoll(t1, x1, tb1, xr1, 4, 0);
+	check_icoll(t1, x1, tb2, xr2, 4, 7);
+	check_icoll(t3, x3, t3, x3, 4, 3);
+	for (i = 0; i < 4; i++) {
+		S = t3[i] + x3[i] > S ? t3[i] + x3[i] : S;
+		T = t3[i] > T ? t3[i] : T;
+	}
+	e = S + c;
+	for (i = 0; i < 4; i++) {
+		int64_t w = e - (t3[i] + x3[i]);
+
+		min_xw = x3[i] + w < min_xw ? x3[i] + w : min_xw;
+		min_w = w < min_w ? w : min_w;
+	}
+	for (i = 0; i < 4; i++)
+		assert_int_equal(mpi_rule_icoll(x3[i], (uint64_t)(e - t3[i] - x3[i]), t3[i] + x3[i],
+						S, T),
+				 mpi_rule_collective(min_xw, min_w, x3[i],
+						     (uint64_t)(e - t3[i] - x3[i])));
+}
+
 /* ---- the records ---- */
 
 struct enc {
@@ -297,7 +364,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_master_worker), cmocka_unit_test(test_no_wait),
 		cmocka_unit_test(test_pipeline),      cmocka_unit_test(test_queued_message),
-		cmocka_unit_test(test_barrier),
+		cmocka_unit_test(test_barrier),       cmocka_unit_test(test_icoll),
 		cmocka_unit_test(test_read_good),     cmocka_unit_test(test_read_bad),
 		cmocka_unit_test(test_read_truncated),
 	};
