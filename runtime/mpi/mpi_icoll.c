@@ -125,21 +125,22 @@ void mpi_icoll_settle(int ruled, int64_t x_new, uint64_t w_ns)
 	round_serial++;
 }
 
-static void defer(struct mpi_req_ent *e, struct mpi_round *r, int apply)
+/* An exchange that has not completed: pending, its rule (apply, with round r's values) later. */
+static void defer(MPI_Request dreq, struct mpi_pb *slot, struct mpi_round *r, int apply)
 {
 	struct pending *p;
 
 	if (mpi_icoll_pending == PENDING) {
 		/* full: this one is waited for now (every member has started it) */
-		PMPI_Wait(&e->dreq, MPI_STATUS_IGNORE);
+		PMPI_Wait(&dreq, MPI_STATUS_IGNORE);
 		if (apply && r)
-			offer(r, candidate(e->slot, r->x_r, mpi_ns(mpi_now() - r->t0),
+			offer(r, candidate(slot, r->x_r, mpi_ns(mpi_now() - r->t0),
 					   mpi_real_at(r->t0)));
-		mpi_slot_put(e->slot);
+		mpi_slot_put(slot);
 		return;
 	}
 	p = &pend[mpi_icoll_pending++];
-	*p = (struct pending){ .dreq = e->dreq, .slot = e->slot, .apply = apply,
+	*p = (struct pending){ .dreq = dreq, .slot = slot, .apply = apply,
 			       .settled = !r, .serial = r ? round_serial : 0,
 			       .rid = r ? r->rid : 0, .x_r = r ? r->x_r : 0,
 			       .x_base = r ? r->x_r : 0, .rb = r ? mpi_real_at(r->t0) : 0 };
@@ -171,7 +172,7 @@ void mpi_icoll_complete(struct mpi_round *r, struct mpi_req_ent *e)
 	while (!flag && mpi_ns(mpi_now() - t) < SPIN_NS);
 	mpi.extra_ticks += mpi_now() - t;
 	if (!flag) {
-		defer(e, r, e->coll_root);
+		defer(e->dreq, e->slot, r, e->coll_root);
 		return;
 	}
 	if (e->coll_root) /* the round's end caps it again by its whole wait (mpi_req.c) */
@@ -182,7 +183,7 @@ void mpi_icoll_complete(struct mpi_round *r, struct mpi_req_ent *e)
 void mpi_icoll_drop(struct mpi_req_ent *e)
 {
 	if (e->dreq != MPI_REQUEST_NULL)
-		defer(e, NULL, 0);
+		defer(e->dreq, e->slot, NULL, 0);
 	else
 		mpi_slot_put(e->slot);
 	e->dreq = MPI_REQUEST_NULL;
@@ -219,9 +220,10 @@ static int my_rank(MPI_Comm comm)
 	return r;
 }
 
-/* The delay exchange of the rule (mpi_rule_icoll): this rank's start and approximated start. */
-static void exchange(struct mpi_req_ent *e, const struct icoll *c, MPI_Comm comm,
-		     enum mpi_shape s, int root)
+/* The delay exchange of the rule (mpi_rule_icoll): this rank's start and approximated start,
+ * into a slot (NULL: it could not be started). *applies: this rank applies the rule. */
+static struct mpi_pb *exchange(const struct icoll *c, MPI_Comm comm, enum mpi_shape s,
+			       int root, MPI_Request *dreq, int *applies)
 {
 	uint64_t t = mpi_now();
 	struct mpi_pb *b = mpi_slot_get();
@@ -229,50 +231,72 @@ static void exchange(struct mpi_req_ent *e, const struct icoll *c, MPI_Comm comm
 
 	b->x = mpi_real_at(c->t0);
 	b->t = b->x - c->x;
-	e->coll_root = 1;
+	*applies = 1;
 	if (s == MPI_SHAPE_ALL)
-		r = PMPI_Iallreduce(MPI_IN_PLACE, b, 2, MPI_INT64_T, MPI_MAX, comm, &e->dreq);
+		r = PMPI_Iallreduce(MPI_IN_PLACE, b, 2, MPI_INT64_T, MPI_MAX, comm, dreq);
 	else if (s == MPI_SHAPE_SCAN) /* an exclusive scan too: a member's own start is harmless */
-		r = PMPI_Iscan(MPI_IN_PLACE, b, 2, MPI_INT64_T, MPI_MAX, comm, &e->dreq);
+		r = PMPI_Iscan(MPI_IN_PLACE, b, 2, MPI_INT64_T, MPI_MAX, comm, dreq);
 	else if (s == MPI_SHAPE_FROM_ROOT) {
-		e->coll_root = me != root;
-		r = PMPI_Ibcast(b, 2, MPI_INT64_T, root, comm, &e->dreq);
+		*applies = me != root;
+		r = PMPI_Ibcast(b, 2, MPI_INT64_T, root, comm, dreq);
 	} else if (me == root) { /* TO_ROOT: the others' starts, at the root */
 		b->x = b->t = INT64_MIN;
-		r = PMPI_Ireduce(MPI_IN_PLACE, b, 2, MPI_INT64_T, MPI_MAX, root, comm, &e->dreq);
+		r = PMPI_Ireduce(MPI_IN_PLACE, b, 2, MPI_INT64_T, MPI_MAX, root, comm, dreq);
 	} else {
-		e->coll_root = 0;
-		r = PMPI_Ireduce(b, NULL, 2, MPI_INT64_T, MPI_MAX, root, comm, &e->dreq);
+		*applies = 0;
+		r = PMPI_Ireduce(b, NULL, 2, MPI_INT64_T, MPI_MAX, root, comm, dreq);
 	}
 	if (r != MPI_SUCCESS) {
-		e->dreq = MPI_REQUEST_NULL;
+		*dreq = MPI_REQUEST_NULL;
 		mpi_slot_put(b);
 		b = NULL;
 	}
-	e->slot = b;
 	mpi.extra_ticks += mpi_now() - t;
 	mpi.pb_calls++;
+	return b;
+}
+
+/* An intercommunicator: no rule. Asked of MPI when the table could not keep the communicator. */
+static int inter(MPI_Comm comm, const struct mpi_comm_ent *ce)
+{
+	int f = 0;
+
+	if (ce != mpi_comm_unknown())
+		return ce->inter;
+	PMPI_Comm_test_inter(comm, &f);
+	return f;
 }
 
 static void ic_end(const struct icoll *c, int ret, MPI_Comm comm, MPI_Request *req,
 		   enum mpi_shape s, int root, uint64_t sent, uint64_t recvd)
 {
+	MPI_Request dreq = MPI_REQUEST_NULL;
+	struct mpi_pb *slot = NULL;
 	struct mpi_comm_ent *ce;
 	struct mpi_req_ent *e;
+	int applies = 0;
 
 	mpi_count(c->rid, c->t0, mpi_now(), sent, recvd);
 	if (ret != MPI_SUCCESS || mpi.multiple)
 		return;
 	ce = mpi_comm(comm);
+	/* every member starts its exchange, whether or not its request map has room: the order
+	 * of collectives on the communicator must be the same on all */
+	if (mpi.comp && !inter(comm, ce))
+		slot = exchange(c, comm, s, root, &dreq, &applies);
 	e = mpi_req_put(*req, 0, root, ce, NULL);
-	if (!e)
+	if (!e) { /* not followed: its exchange completes apart, no rule */
+		if (slot)
+			defer(dreq, slot, NULL, 0);
 		return;
+	}
 	e->coll_rid = (uint16_t)c->rid;
 	e->coll_shape = (uint8_t)(s + 1);
+	e->coll_root = (uint8_t)applies;
 	e->bytes = sent;
 	e->coll_recv = recvd;
-	if (mpi.comp && !ce->inter)
-		exchange(e, c, comm, s, root);
+	e->dreq = dreq;
+	e->slot = slot;
 }
 
 static int comm_size(MPI_Comm comm)
