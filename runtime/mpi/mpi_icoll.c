@@ -86,18 +86,27 @@ static void release(int i)
 	pend[i] = pend[--mpi_icoll_pending];
 }
 
+/* Whether a pending exchange is over (waiting for it: wait). Not before its round has ended. */
+static int over(struct pending *p, int wait)
+{
+	int flag = 0;
+
+	if (!p->settled)
+		return 0;
+	if (wait)
+		return PMPI_Wait(&p->dreq, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+	return PMPI_Test(&p->dreq, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag;
+}
+
 int mpi_icoll_poll(int wait)
 {
 	uint64_t t0 = mpi_now();
-	int i = 0, flag, due = 0;
+	int i = 0, due = 0;
 
 	while (i < mpi_icoll_pending) {
 		struct pending *p = &pend[i];
 
-		flag = 0;
-		if (!p->settled ||
-		    (wait ? PMPI_Wait(&p->dreq, MPI_STATUS_IGNORE) == MPI_SUCCESS
-			  : PMPI_Test(&p->dreq, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) == 0) {
+		if (!over(p, wait)) {
 			due += p->settled && p->apply;
 			i++;
 			continue;
