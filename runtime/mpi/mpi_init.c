@@ -172,7 +172,8 @@ static void log_types(void)
 }
 
 /* The non-blocking collectives' rules (mpi_icoll.c), when there were any: how many came late,
- * and how often a delay was read (handed on, or the start of a rule) before a late one. */
+ * how often a delay was read (handed on, or the start of a rule) before a late one, and the
+ * slots still out of the pool at the end (a leak, in a program that completed its requests). */
 static void log_icoll(void)
 {
 	char line[256], *p = line;
@@ -182,6 +183,7 @@ static void log_icoll(void)
 	p = put(p, "mpi: non-blocking collective rules: ", mpi.icoll_rules);
 	p = put(p, ", late ", mpi.icoll_late);
 	p = put(p, ", delays read before a late one ", mpi.icoll_stale);
+	p = put(p, "; piggyback slots out ", mpi_slots_out());
 	*p = 0;
 	sonde_rt_mpi_log(line);
 }

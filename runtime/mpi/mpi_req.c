@@ -46,6 +46,12 @@ struct mpi_pb *mpi_slot_get(void)
 	return nfree ? &slots[free_slots[--nfree]] : &spare;
 }
 
+/* Slots not in the pool (requests in flight, or given up by MPI_Request_free): a diagnostic. */
+uint32_t mpi_slots_out(void)
+{
+	return SLOTS - nfree;
+}
+
 void mpi_slot_put(struct mpi_pb *s)
 {
 	if (s && s != &spare && nfree < SLOTS)

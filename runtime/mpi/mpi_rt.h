@@ -207,6 +207,7 @@ enum { PB_SLOT_SEND, PB_SLOT_RECV };
 extern struct mpi_pb mpi_blocking_slot[2];
 struct mpi_pb *mpi_slot_get(void);
 void mpi_slot_put(struct mpi_pb *s);
+uint32_t mpi_slots_out(void);
 struct mpi_req_ent *mpi_req_put(MPI_Request req, int recv, int src, struct mpi_comm_ent *c,
 				struct mpi_pb *slot);
 struct mpi_req_ent *mpi_req_find(MPI_Request req);

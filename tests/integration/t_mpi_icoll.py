@@ -62,6 +62,60 @@ def t_mpi_icoll(o):
                    b'MPI_Iallreduce' in t.stdout, describe(t))
 
 
+def icoll_log(d):
+    """runtime.log's lines of the non-blocking collectives' rules (one per rank, --mpi-comp):
+    (rules, late, delays read before a late one, piggyback slots out at the end)."""
+    log = os.path.join(d, 'runtime.log')
+    text = open(log).read() if os.path.exists(log) else ''
+    return [tuple(int(v) for v in m) for m in re.findall(
+        r'mpi: non-blocking collective rules: (\d+), late (\d+), delays read before a late one '
+        r'(\d+); piggyback slots out (\d+)', text)]
+
+
+@test('')
+def t_mpi_icoll_many(o):
+    """mpi_icoll many: 3000 Iallreduce completed one by one, 300 Ibcast in flight at once, an
+    Ibarrier by Testsome. Every request is followed to its completion (the map and the slots give
+    their entries back): exact counts, one rule per completion that applies one (the Ibcast's root
+    applies none), no slot left out, one trace event per collective."""
+    plain = mpi_build('mpi_icoll', instrument=False)
+    pd = run(MPIRUN + [plain, 'many'], env=MPI_ENV, timeout=300)
+    with check('mpi_icoll many: runs under mpirun'):
+        expect(pd.returncode == 0 and b'checksum' in pd.stdout, describe(pd))
+    for mode, opts in (('piggyback', ['--mpi-comp']), ('trace', ['--trace'])):
+        n = f'mpi_icoll many ({mode})'
+        d = new_dir(f'mpi-icoll-many-{mode}')
+        p = run(MPIRUN + [SONDE, 'run', '-o', d] + opts + ['--', plain, 'many'], env=MPI_ENV,
+                timeout=300)
+        with check(f'{n}: output as a plain run'):
+            eq(p.returncode, 0, 'exit status')
+            eq(p.stdout, pd.stdout, 'stdout (the checksums)')
+        if mode == 'trace':
+            with check(f'{n}: one MPI_COLL event per collective, each rank'):
+                eq(len(traces(d)), 4, 'traces')
+                for t in traces(d):
+                    _, cnt, events, _ = dump(os.path.join(d, t))
+                    names = {}
+                    for x in events:
+                        if x[2] == 'MPI_COLL':
+                            k = x[3].split(' ', 1)[0]
+                            names[k] = names.get(k, 0) + 1
+                    eq(names, {'Iallreduce': 3000, 'Ibcast': 300, 'Ibarrier': 1, 'Gather': 1},
+                       f'{t}: MPI_COLL events per operation')
+            continue
+        with check(f'{n}: exact calls; one rule per completion; no slot left out'):
+            rk = ranks(report(d))
+            for r, x in rk.items():
+                eq([routine(x, k)['calls'] for k in ('MPI_Iallreduce', 'MPI_Ibcast',
+                                                     'MPI_Ibarrier', 'MPI_Wait', 'MPI_Waitall')],
+                   [3000, 300, 1, 3000, 1], f'rank {r} calls')
+                eq(routine(x, 'MPI_Ibcast')['bytes_recv'], 0 if r == 0 else 1200,
+                   f'rank {r} Ibcast bytes received')
+            got = sorted(icoll_log(d))
+            eq([(a, c) for a, _, _, c in got], [(3001, 0)] + [(3301, 0)] * 3,
+               'rules (the root of the Ibcasts applies none), slots out at the end')
+
+
 @test('')
 def t_mpi_icoll_comp(o):
     """--mpi-comp at the completion of a non-blocking collective: rank 1 computes 2000000
@@ -105,10 +159,10 @@ def t_mpi_icoll_comp(o):
                        f'{rk[r]["t_local_ns"]}')
         with check(f'{n}: runtime.log counts the rules per rank'):
             text = open(os.path.join(d, 'runtime.log')).read()
-            got = re.findall(r'mpi: non-blocking collective rules: (\d+), late (\d+), delays '
-                             r'read before a late one (\d+)', text)
+            got = icoll_log(d)
             eq(len(got), 4, f'ranks that logged their rules: {text}')
-            expect(all(int(a) >= int(b) > -1 for a, b, _ in got), f'rules, late: {got}')
+            expect(all(a >= b for a, b, _, _ in got), f'rules, late: {got}')
+            eq([x[3] for x in got], [0] * 4, 'piggyback slots out of the pool at the end')
 
 
 @test()

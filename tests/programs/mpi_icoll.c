@@ -6,7 +6,8 @@
  * so that a run under sonde (with or without --mpi-comp, --trace) can be compared with a plain
  * one. Then a known delay: rank 1 runs 2000000 calls of work() before its MPI_Ibarrier, which the
  * others started at once and wait for in MPI_Wait (with --mpi-comp they inherit rank 1's delay
- * there). Run with 4 ranks; sizes below are per rank r (the expectations in t_mpi.py).
+ * there). Run with 4 ranks; sizes below are per rank r (the expectations in
+ * t_mpi_icoll.py). With the argument "many", many() alone.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -205,6 +206,33 @@ static void delayed(int rank)
 	MPI_Wait(&rq, MPI_STATUS_IGNORE);
 }
 
+/* "many": 3000 Iallreduce each completed at once, then 300 Ibcast in flight at once (the
+ * request map and the piggyback slots must give every entry back), one Ibarrier by Testsome. */
+static void many(int rank)
+{
+	static MPI_Request rq[300];
+	static int b[300];
+	int i, x, y, n, idx;
+
+	for (i = 0; i < 3000; i++) {
+		x = rank + i;
+		MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq[0]);
+		MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+		mix(&y, sizeof(y));
+	}
+	for (i = 0; i < 300; i++) {
+		b[i] = rank == 0 ? i * 7 : -1;
+		MPI_Ibcast(&b[i], 1, MPI_INT, 0, MPI_COMM_WORLD, &rq[i]);
+	}
+	MPI_Waitall(300, rq, MPI_STATUSES_IGNORE);
+	mix(b, sizeof(b));
+	MPI_Ibarrier(MPI_COMM_WORLD, &rq[0]);
+	for (n = 0; n < 1;) {
+		MPI_Testsome(1, rq, &n, &idx, MPI_STATUSES_IGNORE);
+		n = n == MPI_UNDEFINED ? 0 : n;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -219,15 +247,20 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	barriers_bcasts(rank);
-	rooted(rank);
-	all(rank);
-	reductions(rank);
+	if (argc > 1 && !strcmp(argv[1], "many")) {
+		many(rank);
+	} else {
+		barriers_bcasts(rank);
+		rooted(rank);
+		all(rank);
+		reductions(rank);
+	}
 	MPI_Gather(&sum, 1, MPI_UNSIGNED_LONG, all_sums, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
 	if (rank == 0)
 		printf("checksum %lx %lx %lx %lx\n", all_sums[0], all_sums[1], all_sums[2],
 		       all_sums[3]);
-	delayed(rank); /* last: nothing hands the delays on after it but MPI_Finalize */
+	if (argc == 1)
+		delayed(rank); /* last: nothing hands the delays on after it but MPI_Finalize */
 	MPI_Finalize();
 	return 0;
 }
