@@ -199,6 +199,7 @@ static void delayed(int rank)
 	MPI_Request rq;
 	long i;
 
+	MPI_Barrier(MPI_COMM_WORLD); /* all start together: the others wait the whole of work() */
 	if (rank == 1)
 		for (i = 0; i < 2000000; i++)
 			work(i);
