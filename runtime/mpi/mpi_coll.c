@@ -53,30 +53,9 @@ static void coll_end(struct coll *c, int ret, MPI_Comm comm, enum shape s, int r
 		mpi_coll_to_root(c->rid, comm, root, w, c->x_r);
 }
 
-static int comm_size(MPI_Comm comm)
-{
-	int n = 0;
-
-	PMPI_Comm_size(comm, &n);
-	return n;
-}
-
 static int is_root(MPI_Comm comm, int root)
 {
-	int r = -1;
-
-	PMPI_Comm_rank(comm, &r);
-	return r == root;
-}
-
-static uint64_t sum_counts(const int *counts, int n, MPI_Datatype dt)
-{
-	uint64_t s = 0;
-	int i;
-
-	for (i = 0; counts && i < n; i++)
-		s += mpi_bytes(counts[i], dt);
-	return s;
+	return mpi_comm_rank(comm) == root;
 }
 
 MPI_EXPORT int MPI_Barrier(MPI_Comm comm)
@@ -115,7 +94,7 @@ MPI_EXPORT int MPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void
 
 		coll_end(&c, ret, comm, TO_ROOT, root,
 			 sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-			 me ? mpi_bytes(rcount, rtype) * (uint64_t)comm_size(comm) : 0);
+			 me ? mpi_bytes(rcount, rtype) * (uint64_t)mpi_comm_size(comm) : 0);
 	}
 	return ret;
 }
@@ -133,7 +112,7 @@ MPI_EXPORT int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, voi
 
 		coll_end(&c, ret, comm, TO_ROOT, root,
 			 sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-			 me ? sum_counts(rcounts, comm_size(comm), rtype) : 0);
+			 me ? mpi_sum_counts(rcounts, mpi_comm_size(comm), rtype) : 0);
 	}
 	return ret;
 }
@@ -149,7 +128,7 @@ MPI_EXPORT int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, voi
 		int me = is_root(comm, root);
 
 		coll_end(&c, ret, comm, FROM_ROOT, root,
-			 me ? mpi_bytes(scount, stype) * (uint64_t)comm_size(comm) : 0,
+			 me ? mpi_bytes(scount, stype) * (uint64_t)mpi_comm_size(comm) : 0,
 			 rbuf == MPI_IN_PLACE ? 0 : mpi_bytes(rcount, rtype));
 	}
 	return ret;
@@ -167,7 +146,7 @@ MPI_EXPORT int MPI_Scatterv(const void *sbuf, const int scounts[], const int dis
 		int me = is_root(comm, root);
 
 		coll_end(&c, ret, comm, FROM_ROOT, root,
-			 me ? sum_counts(scounts, comm_size(comm), stype) : 0,
+			 me ? mpi_sum_counts(scounts, mpi_comm_size(comm), stype) : 0,
 			 rbuf == MPI_IN_PLACE ? 0 : mpi_bytes(rcount, rtype));
 	}
 	return ret;
@@ -182,7 +161,7 @@ MPI_EXPORT int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, v
 
 	if (on)
 		coll_end(&c, ret, comm, ALL, 0, sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-			 mpi_bytes(rcount, rtype) * (uint64_t)comm_size(comm));
+			 mpi_bytes(rcount, rtype) * (uint64_t)mpi_comm_size(comm));
 	return ret;
 }
 
@@ -196,7 +175,7 @@ MPI_EXPORT int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, 
 
 	if (on)
 		coll_end(&c, ret, comm, ALL, 0, sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-			 sum_counts(rcounts, comm_size(comm), rtype));
+			 mpi_sum_counts(rcounts, mpi_comm_size(comm), rtype));
 	return ret;
 }
 
@@ -235,7 +214,7 @@ MPI_EXPORT int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, vo
 	    ret = PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 
 	if (on) {
-		uint64_t n = (uint64_t)comm_size(comm);
+		uint64_t n = (uint64_t)mpi_comm_size(comm);
 
 		coll_end(&c, ret, comm, ALL, 0,
 			 sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype) * n,
@@ -254,11 +233,11 @@ MPI_EXPORT int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sd
 				 comm);
 
 	if (on) {
-		int n = comm_size(comm);
+		int n = mpi_comm_size(comm);
 
 		coll_end(&c, ret, comm, ALL, 0,
-			 sbuf == MPI_IN_PLACE ? 0 : sum_counts(scounts, n, stype),
-			 sum_counts(rcounts, n, rtype));
+			 sbuf == MPI_IN_PLACE ? 0 : mpi_sum_counts(scounts, n, stype),
+			 mpi_sum_counts(rcounts, n, rtype));
 	}
 	return ret;
 }

@@ -154,14 +154,6 @@ void mpi_coll_all(int rid, MPI_Comm comm, uint64_t w_ns, int64_t x_r, int scan)
 	mpi.stat[rid].comp_delta_ns += w_c - (int64_t)w_ns;
 }
 
-static int my_rank(MPI_Comm comm)
-{
-	int r = -1;
-
-	PMPI_Comm_rank(comm, &r);
-	return r;
-}
-
 /* Bcast, Scatter(v): one message from the root, whose delay at its call comes along. */
 void mpi_coll_from_root(int rid, MPI_Comm comm, int root, uint64_t w_ns, int64_t x_r)
 {
@@ -171,14 +163,14 @@ void mpi_coll_from_root(int rid, MPI_Comm comm, int root, uint64_t w_ns, int64_t
 
 	extra_done(t0);
 	mpi.pb_calls++;
-	if (r == MPI_SUCCESS && my_rank(comm) != root)
+	if (r == MPI_SUCCESS && mpi_comm_rank(comm) != root)
 		mpi_rule(rid, w_ns, x_r, x_s);
 }
 
 /* Gather(v), Reduce: the root cannot finish before the least delayed contribution (seed 001). */
 void mpi_coll_to_root(int rid, MPI_Comm comm, int root, uint64_t w_ns, int64_t x_r)
 {
-	int me = my_rank(comm), size = 0;
+	int me = mpi_comm_rank(comm), size = 0;
 	int64_t in = me == root ? INT64_MAX : x_r, out = INT64_MAX;
 	uint64_t t0 = mpi_now();
 	int r = PMPI_Reduce(&in, &out, 1, MPI_INT64_T, MPI_MIN, root, comm);

@@ -221,14 +221,6 @@ static int ic_begin(struct icoll *c, int rid)
 	return 1;
 }
 
-static int my_rank(MPI_Comm comm)
-{
-	int r = -1;
-
-	PMPI_Comm_rank(comm, &r);
-	return r;
-}
-
 /* The delay exchange of the rule (mpi_rule_icoll): this rank's start and approximated start,
  * into a slot (NULL: it could not be started). *applies: this rank applies the rule. */
 static struct mpi_pb *exchange(const struct icoll *c, MPI_Comm comm, enum mpi_shape s,
@@ -236,7 +228,7 @@ static struct mpi_pb *exchange(const struct icoll *c, MPI_Comm comm, enum mpi_sh
 {
 	uint64_t t = mpi_now();
 	struct mpi_pb *b = mpi_slot_get();
-	int r = MPI_ERR_OTHER, me = s >= MPI_SHAPE_FROM_ROOT ? my_rank(comm) : -1;
+	int r = MPI_ERR_OTHER, me = s >= MPI_SHAPE_FROM_ROOT ? mpi_comm_rank(comm) : -1;
 
 	b->x = mpi_real_at(c->t0);
 	b->t = b->x - c->x;
@@ -308,24 +300,6 @@ static void ic_end(const struct icoll *c, int ret, MPI_Comm comm, MPI_Request *r
 	e->slot = slot;
 }
 
-static int comm_size(MPI_Comm comm)
-{
-	int n = 0;
-
-	PMPI_Comm_size(comm, &n);
-	return n;
-}
-
-static uint64_t sum_counts(const int *counts, int n, MPI_Datatype dt)
-{
-	uint64_t s = 0;
-	int i;
-
-	for (i = 0; counts && i < n; i++)
-		s += mpi_bytes(counts[i], dt);
-	return s;
-}
-
 /* Bytes: those of the rank's own buffers, as for the blocking collectives (mpi_coll.c). */
 
 MPI_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
@@ -347,7 +321,7 @@ MPI_EXPORT int MPI_Ibcast(void *buf, int count, MPI_Datatype dt, int root, MPI_C
 
 	if (on) {
 		uint64_t b = mpi_bytes(count, dt);
-		int me = my_rank(comm) == root;
+		int me = mpi_comm_rank(comm) == root;
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_FROM_ROOT, root, me ? b : 0, me ? 0 : b);
 	}
@@ -363,11 +337,11 @@ MPI_EXPORT int MPI_Igather(const void *sbuf, int scount, MPI_Datatype stype, voi
 	    ret = PMPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
 
 	if (on) {
-		int me = my_rank(comm) == root;
+		int me = mpi_comm_rank(comm) == root;
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_TO_ROOT, root,
 		       sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-		       me ? mpi_bytes(rcount, rtype) * (uint64_t)comm_size(comm) : 0);
+		       me ? mpi_bytes(rcount, rtype) * (uint64_t)mpi_comm_size(comm) : 0);
 	}
 	return ret;
 }
@@ -382,11 +356,11 @@ MPI_EXPORT int MPI_Igatherv(const void *sbuf, int scount, MPI_Datatype stype, vo
 				req);
 
 	if (on) {
-		int me = my_rank(comm) == root;
+		int me = mpi_comm_rank(comm) == root;
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_TO_ROOT, root,
 		       sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-		       me ? sum_counts(rcounts, comm_size(comm), rtype) : 0);
+		       me ? mpi_sum_counts(rcounts, mpi_comm_size(comm), rtype) : 0);
 	}
 	return ret;
 }
@@ -400,10 +374,10 @@ MPI_EXPORT int MPI_Iscatter(const void *sbuf, int scount, MPI_Datatype stype, vo
 	    ret = PMPI_Iscatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, req);
 
 	if (on) {
-		int me = my_rank(comm) == root;
+		int me = mpi_comm_rank(comm) == root;
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_FROM_ROOT, root,
-		       me ? mpi_bytes(scount, stype) * (uint64_t)comm_size(comm) : 0,
+		       me ? mpi_bytes(scount, stype) * (uint64_t)mpi_comm_size(comm) : 0,
 		       rbuf == MPI_IN_PLACE ? 0 : mpi_bytes(rcount, rtype));
 	}
 	return ret;
@@ -419,10 +393,10 @@ MPI_EXPORT int MPI_Iscatterv(const void *sbuf, const int scounts[], const int di
 				 req);
 
 	if (on) {
-		int me = my_rank(comm) == root;
+		int me = mpi_comm_rank(comm) == root;
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_FROM_ROOT, root,
-		       me ? sum_counts(scounts, comm_size(comm), stype) : 0,
+		       me ? mpi_sum_counts(scounts, mpi_comm_size(comm), stype) : 0,
 		       rbuf == MPI_IN_PLACE ? 0 : mpi_bytes(rcount, rtype));
 	}
 	return ret;
@@ -438,7 +412,7 @@ MPI_EXPORT int MPI_Iallgather(const void *sbuf, int scount, MPI_Datatype stype, 
 	if (on)
 		ic_end(&c, ret, comm, req, MPI_SHAPE_ALL, 0,
 		       sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-		       mpi_bytes(rcount, rtype) * (uint64_t)comm_size(comm));
+		       mpi_bytes(rcount, rtype) * (uint64_t)mpi_comm_size(comm));
 	return ret;
 }
 
@@ -453,7 +427,7 @@ MPI_EXPORT int MPI_Iallgatherv(const void *sbuf, int scount, MPI_Datatype stype,
 	if (on)
 		ic_end(&c, ret, comm, req, MPI_SHAPE_ALL, 0,
 		       sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype),
-		       sum_counts(rcounts, comm_size(comm), rtype));
+		       mpi_sum_counts(rcounts, mpi_comm_size(comm), rtype));
 	return ret;
 }
 
@@ -468,7 +442,7 @@ MPI_EXPORT int MPI_Ireduce(const void *sbuf, void *rbuf, int count, MPI_Datatype
 		uint64_t b = mpi_bytes(count, dt);
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_TO_ROOT, root, b,
-		       my_rank(comm) == root ? b : 0);
+		       mpi_comm_rank(comm) == root ? b : 0);
 	}
 	return ret;
 }
@@ -494,7 +468,7 @@ MPI_EXPORT int MPI_Ialltoall(const void *sbuf, int scount, MPI_Datatype stype, v
 	    ret = PMPI_Ialltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, req);
 
 	if (on) {
-		uint64_t n = (uint64_t)comm_size(comm);
+		uint64_t n = (uint64_t)mpi_comm_size(comm);
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_ALL, 0,
 		       sbuf == MPI_IN_PLACE ? 0 : mpi_bytes(scount, stype) * n,
@@ -514,11 +488,11 @@ MPI_EXPORT int MPI_Ialltoallv(const void *sbuf, const int scounts[], const int s
 				  comm, req);
 
 	if (on) {
-		int n = comm_size(comm);
+		int n = mpi_comm_size(comm);
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_ALL, 0,
-		       sbuf == MPI_IN_PLACE ? 0 : sum_counts(scounts, n, stype),
-		       sum_counts(rcounts, n, rtype));
+		       sbuf == MPI_IN_PLACE ? 0 : mpi_sum_counts(scounts, n, stype),
+		       mpi_sum_counts(rcounts, n, rtype));
 	}
 	return ret;
 }
@@ -558,10 +532,10 @@ MPI_EXPORT int MPI_Ireduce_scatter(const void *sbuf, void *rbuf, const int rcoun
 	    ret = PMPI_Ireduce_scatter(sbuf, rbuf, rcounts, dt, op, comm, req);
 
 	if (on) {
-		int me = my_rank(comm);
+		int me = mpi_comm_rank(comm);
 
 		ic_end(&c, ret, comm, req, MPI_SHAPE_ALL, 0,
-		       sum_counts(rcounts, comm_size(comm), dt),
+		       mpi_sum_counts(rcounts, mpi_comm_size(comm), dt),
 		       rcounts && me >= 0 ? mpi_bytes(rcounts[me], dt) : 0);
 	}
 	return ret;
@@ -578,7 +552,7 @@ MPI_EXPORT int MPI_Ireduce_scatter_block(const void *sbuf, void *rbuf, int rcoun
 	if (on) {
 		uint64_t b = mpi_bytes(rcount, dt);
 
-		ic_end(&c, ret, comm, req, MPI_SHAPE_ALL, 0, b * (uint64_t)comm_size(comm), b);
+		ic_end(&c, ret, comm, req, MPI_SHAPE_ALL, 0, b * (uint64_t)mpi_comm_size(comm), b);
 	}
 	return ret;
 }

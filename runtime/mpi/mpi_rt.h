@@ -172,6 +172,34 @@ static inline uint64_t mpi_bytes(int count, MPI_Datatype dt)
 	return (uint64_t)count * (uint64_t)sz;
 }
 
+/* The rank's number and the size of a communicator (-1 and 0 when MPI says no). */
+static inline int mpi_comm_rank(MPI_Comm comm)
+{
+	int r = -1;
+
+	PMPI_Comm_rank(comm, &r);
+	return r;
+}
+
+static inline int mpi_comm_size(MPI_Comm comm)
+{
+	int n = 0;
+
+	PMPI_Comm_size(comm, &n);
+	return n;
+}
+
+/* The bytes of n counts of type dt (the v-collectives' count arrays; NULL: none). */
+static inline uint64_t mpi_sum_counts(const int *counts, int n, MPI_Datatype dt)
+{
+	uint64_t s = 0;
+	int i;
+
+	for (i = 0; counts && i < n; i++)
+		s += mpi_bytes(counts[i], dt);
+	return s;
+}
+
 /* After a receive that completed (mpi_p2p.c; its call from tick t0 to t1): bytes, peer, trace,
  * and the rule with the sender's delay in pb (pb_on). fix: the program sees the status. */
 void mpi_received(int rid, struct mpi_comm_ent *c, int src, MPI_Status *st, int fix, int pb_on,
