@@ -176,20 +176,26 @@ static void insitu_of(struct m_insitu *mi, const struct sprof_file *f, uint32_t 
 }
 
 /*
- * How far off a thread's T_a may be, in ns: priced by its calibration, comp_calib_err (what
- * the program's own work may hide of each pair, by the OVERLAP record; M_COMP_UNCERTAINTY of
- * what was removed at least); priced in situ, comp_insitu_err (the unmeasured pair's own cost in
- * situ varied from 0.2 to 7 ns against an o_skip of 2.5 to 5.3 in one binary).
+ * How far off a thread's T_a may be, in ns, above (*high) and below (*low). Priced by its
+ * calibration: the truth lies above T_a by what the program's own work may hide of each pair
+ * (comp_calib_err, by the OVERLAP record), below it by M_COMP_UNCERTAINTY of what was removed
+ * (pairs dearer in situ than in vitro). Priced in situ: comp_insitu_err either way (the
+ * unmeasured pair's own cost in situ varied from 0.2 to 7 ns against an o_skip of 2.5 to 5.3 in
+ * one binary).
  */
-static double model_thread_err(const struct m_thread *t, const struct sprof_file *f)
+static void model_thread_err(const struct m_thread *t, const struct sprof_file *f, double *high,
+			     double *low)
 {
 	const struct sprof_insitu *r = &t->insitu.rec;
 
-	if (!t->insitu.has || r->status != SPROF_INSITU_USED)
-		return comp_calib_err(t->probes, t->unmeasured, f->calib.o_full, f->calib.o_skip,
-				      f->overlap.batches ? f->overlap.o_pair : -1,
-				      M_COMP_UNCERTAINTY * t->overhead);
-	return comp_insitu_err(t->probes, t->unmeasured, f->calib.o_skip, r->spread_ns, r->pairs);
+	if (!t->insitu.has || r->status != SPROF_INSITU_USED) {
+		*low = M_COMP_UNCERTAINTY * t->overhead;
+		*high = comp_calib_err(t->probes, t->unmeasured, f->calib.o_full, f->calib.o_skip,
+				       f->overlap.batches ? f->overlap.o_pair : -1, *low);
+		return;
+	}
+	*high = *low = comp_insitu_err(t->probes, t->unmeasured, f->calib.o_skip, r->spread_ns,
+				       r->pairs);
 }
 
 /* Compensate one thread's tree with its process's probe costs (the thread's in-situ price of a
@@ -237,35 +243,37 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 				 .probes = cn[0].desc_calls, .unmeasured = cn[0].desc_skipped,
 				 .depth_skips = t->depth_skips, .lost_calls = t->lost_calls };
 	insitu_of(&mt->insitu, f, t->index, fmap, costs.o_full);
-	mt->t_a_err = model_thread_err(mt, f);
+	model_thread_err(mt, f, &mt->t_a_err, &mt->t_a_err_low);
 	free(cn);
 	free(where);
 	return overhead;
 }
 
 /*
- * A process's T_a error, as comp_total takes its threads: the main thread's and that of the
+ * A process's T_a errors, as comp_total takes its threads: the main thread's and those of the
  * other thread with the largest overhead (its threads are m->threads[first...]; other_oh the
  * others' overheads in their order there).
  */
-static double process_err(const struct model *m, uint32_t first, const double *other_oh,
-			  uint32_t nother)
+static void process_err(struct m_process *p, const struct model *m, uint32_t first,
+			const double *other_oh, uint32_t nother)
 {
-	double main_err = 0, max_oh = 0, max_err = 0;
+	const struct m_thread *main_t = NULL, *max_t = NULL;
+	double max_oh = 0;
 	uint32_t i, k = 0;
 
 	for (i = first; i < m->nthreads; i++) {
 		if (m->threads[i].index == 0) {
-			main_err = m->threads[i].t_a_err;
+			main_t = &m->threads[i];
 			continue;
 		}
 		if (k < nother && other_oh[k] > max_oh) {
 			max_oh = other_oh[k];
-			max_err = m->threads[i].t_a_err;
+			max_t = &m->threads[i];
 		}
 		k++;
 	}
-	return main_err + max_err;
+	p->t_a_err = (main_t ? main_t->t_a_err : 0) + (max_t ? max_t->t_a_err : 0);
+	p->t_a_err_low = (main_t ? main_t->t_a_err_low : 0) + (max_t ? max_t->t_a_err_low : 0);
 }
 
 static void add_process(struct model *m, const struct sprof_file *f, double main_oh,
@@ -295,7 +303,7 @@ static void add_process(struct model *m, const struct sprof_file *f, double main
 		p->probes += m->threads[i].probes;
 		p->unmeasured += m->threads[i].unmeasured;
 	}
-	p->t_a_err = process_err(m, first_thread, other_oh, nother);
+	process_err(p, m, first_thread, other_oh, nother);
 }
 
 static void add_user_data(struct model *m, const struct sprof_file *f, const struct model_filter *flt)

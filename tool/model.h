@@ -53,7 +53,8 @@ struct m_thread {
 	uint32_t proc; /* index in procs: two images of one exec'ing process share a pid */
 	uint32_t pid, index, tid;
 	double t_m, t_a, overhead; /* ns */
-	double t_a_err;            /* ns: how far off t_a may be (model_thread_err) */
+	double t_a_err;            /* ns: how far the truth may lie above t_a (model_thread_err) */
+	double t_a_err_low;        /* ... and below it */
 	uint64_t probes, unmeasured, depth_skips, lost_calls;
 	struct m_insitu insitu;
 };
@@ -62,7 +63,9 @@ struct m_process {
 	uint32_t pid, ppid, end_reason, end_signal;
 	char *exe, *cmdline;
 	double t_m, t_a; /* ns: measured wall time and its approximation without probes */
-	double t_a_err;  /* ns: how far off t_a may be, its threads' as comp_total takes them */
+	double t_a_err;  /* ns: how far the truth may lie above t_a, its threads' as comp_total
+			  * takes them */
+	double t_a_err_low; /* ... and below it */
 	uint64_t probes, unmeasured;
 	struct sprof_calib calib;
 	struct sprof_overlap overlap; /* overlap.batches 0 when not measured */

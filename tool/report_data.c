@@ -99,10 +99,10 @@ static void json_threads(FILE *out, const struct model *m, uint32_t proc)
 			continue;
 		fprintf(out,
 			"%s{\"index\":%u,\"tid\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"T_a_err_ns\":%llu,"
-			"\"overhead_ns\":%llu,\"probes\":%llu,\"unmeasured_probes\":%llu,"
-			"\"depth_skips\":%llu,\"lost_calls\":%llu",
+			"\"T_a_err_low_ns\":%llu,\"overhead_ns\":%llu,\"probes\":%llu,"
+			"\"unmeasured_probes\":%llu,\"depth_skips\":%llu,\"lost_calls\":%llu",
 			first ? "" : ",", t->index, t->tid, ns(t->t_m), ns(t->t_a), ns(t->t_a_err),
-			ns(t->overhead),
+			ns(t->t_a_err_low), ns(t->overhead),
 			(unsigned long long)t->probes, (unsigned long long)t->unmeasured,
 			(unsigned long long)t->depth_skips, (unsigned long long)t->lost_calls);
 		if (t->insitu.has)
@@ -127,11 +127,11 @@ static void json_processes(FILE *out, const struct model *m)
 		json_str(out, p->cmdline);
 		fprintf(out,
 			",\"end\":\"%s\",\"signal\":%u,\"T_m_ns\":%llu,\"T_a_ns\":%llu,\"T_a_err_ns\":%llu,"
-			"\"probes\":%llu,"
+			"\"T_a_err_low_ns\":%llu,\"probes\":%llu,"
 			"\"unmeasured_probes\":%llu,\"depth_limit\":%u,\"throttle_calls\":%llu,"
 			"\"throttle_ns\":%llu,\"calibration\":",
 			end_names[p->end_reason < 4 ? p->end_reason : 0], p->end_signal, ns(p->t_m),
-			ns(p->t_a), ns(p->t_a_err),
+			ns(p->t_a), ns(p->t_a_err), ns(p->t_a_err_low),
 			(unsigned long long)p->probes,
 			(unsigned long long)p->unmeasured, p->depth,
 			(unsigned long long)p->throttle_calls, (unsigned long long)p->throttle_ns);

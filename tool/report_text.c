@@ -55,10 +55,23 @@ uint32_t *report_order(const struct model *m, enum report_sort sort)
 	return idx;
 }
 
+/* "± e" when the truth may lie as far on either side of a value, else "+high −low". */
+static const char *fmt_err(char *buf, size_t n, double high, double low)
+{
+	char h[32], l[32];
+
+	if (high - low < 0.5 && low - high < 0.5)
+		snprintf(buf, n, "± %s", fmt_time(h, sizeof(h), high));
+	else
+		snprintf(buf, n, "+%s −%s", fmt_time(h, sizeof(h), high),
+			 fmt_time(l, sizeof(l), low));
+	return buf;
+}
+
 static void print_process(FILE *out, const struct m_process *p)
 {
 	const struct sprof_calib *c = &p->calib;
-	char a[32], b[32], d[32], e[32], sig[16] = "";
+	char a[32], b[32], d[32], e[64], sig[16] = "";
 	double removed = p->t_m - p->t_a;
 
 	if (p->end_reason == 1)
@@ -82,10 +95,10 @@ static void print_process(FILE *out, const struct m_process *p)
 			  p->overlap.work_ns, p->overlap.steps, p->overlap.o_pair,
 			  p->overlap.o_pair_sd,
 			  c->o_full > p->overlap.o_pair ? c->o_full - p->overlap.o_pair : 0.0);
-	term_text(out, "  T_m %s   T_a %s ± %s   (%llu probe pairs, %llu unmeasured; removed %s = "
+	term_text(out, "  T_m %s   T_a %s %s   (%llu probe pairs, %llu unmeasured; removed %s = "
 		       "%.1f %%)",
 		  fmt_time(a, sizeof(a), p->t_m), fmt_time(b, sizeof(b), p->t_a),
-		  fmt_time(e, sizeof(e), p->t_a_err),
+		  fmt_err(e, sizeof(e), p->t_a_err, p->t_a_err_low),
 		  (unsigned long long)p->probes, (unsigned long long)p->unmeasured,
 		  fmt_time(d, sizeof(d), removed), p->t_m > 0 ? 100.0 * removed / p->t_m : 0.0);
 }

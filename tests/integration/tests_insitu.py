@@ -63,12 +63,14 @@ def t_insitu(o):
             if s['status'] == 'used':  # o_skip a pair and a skip, 2 standard errors a pair
                 se = 1.2533 * s['spread_ns'] / s['pairs'] ** 0.5
                 want = t['probes'] * (o_skip + 2 * se) + t['unmeasured_probes'] * o_skip
+                low = want  # either way
             else:
-                want = calib_err(pr, t)
+                want, low = calib_err(pr, t), 0.1 * t['overhead_ns']
             near(t['T_a_err_ns'], want, 3 + 2e-3 * want, f'thread {t["index"]} T_a_err_ns')
+            near(t['T_a_err_low_ns'], low, 3 + 2e-3 * low, f'thread {t["index"]} T_a_err_low_ns')
         # as T_a takes them: the main thread's and the other thread's (the only one)
-        near(pr['T_a_err_ns'], th[0]['T_a_err_ns'] + th[1]['T_a_err_ns'], 3,
-             'process T_a_err_ns')
+        for k in ('T_a_err_ns', 'T_a_err_low_ns'):
+            near(pr[k], th[0][k] + th[1][k], 3, f'process {k}')
         removed = pr['T_m_ns'] - pr['T_a_ns']
         hot = funcs(js)['hot']
         near(hot['incl_c_err_ns'], (hot['incl_ns'] - hot['incl_c_ns']) * pr['T_a_err_ns'] /
@@ -93,10 +95,19 @@ def t_insitu(o):
         eq((ov['steps'], ov['batches']), (16, 100), 'chain steps, batches')
         expect(ov['work_ns'] > 0 and ov['pair_ns'] >= 0, f'overlap {ov}')
         for t in pr['threads']:
+            # above T_a: what work can hide; below: a tenth of what was removed
             want = calib_err(pr, t)
             near(t['T_a_err_ns'], want, 3 + 2e-3 * want, f'thread {t["index"]} T_a_err_ns')
+            near(t['T_a_err_low_ns'], 0.1 * t['overhead_ns'], 3, f'thread {t["index"]} low')
         # as T_a takes the threads (the main one and the other); T_a may be clamped at 0
-        near(pr['T_a_err_ns'], sum(t['T_a_err_ns'] for t in pr['threads']), 3, 'T_a_err_ns')
+        for k in ('T_a_err_ns', 'T_a_err_low_ns'):
+            near(pr[k], sum(t[k] for t in pr['threads']), 3, k)
+        text = run([SONDE, 'report', d]).stdout.decode()
+        if abs(pr['T_a_err_ns'] - pr['T_a_err_low_ns']) > 1:  # nothing hides: one "±"
+            expect(re.search(r'T_a \S+ \S+ \+\S+ \S+ −\S+ \S+ ', text),
+                   f'T_a +high −low: {text[:400]}')
+        else:
+            expect(re.search(r'T_a \S+ \S+ ± \S+ \S+ ', text), f'T_a ± err: {text[:400]}')
         expect(b'probes in situ' not in run([SONDE, 'report', d]).stdout, 'text shows in situ')
     p = run([SONDE, 'run', '--insitu', '--trace', '-o', d + '-t', '--', b])
     with check(f'insitu_hot{o} --insitu --trace: refused'):
