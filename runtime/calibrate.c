@@ -211,6 +211,22 @@ static void overlap_cost(struct rt_thread *t, struct sprof_overlap *o)
 	o->batches = CHAIN_BATCHES;
 }
 
+/* A private, unpublished thread state to stand in for the caller's while calibrating (the
+ * probes of the stand-ins measure into it); with CPU-time probes when cpu. NULL: none. */
+static struct rt_thread *scratch_thread(int cpu)
+{
+	struct rt_thread *t = rt_thread_new(0);
+
+	if (!t)
+		return NULL;
+	t->scratch = 1;
+	if (cpu) /* `sonde calibrate --cpu` asks for it whatever the configuration */
+		atomic_fetch_or(&t->slow, RT_SLOW_CPU);
+	else
+		atomic_fetch_and(&t->slow, ~RT_SLOW_CPU);
+	return t;
+}
+
 /* The overlap measurement of a profile run (not with the trampolines of --dynamic, whose
  * stand-ins are empty, nor with --trace, whose analysis models no price). */
 void rt_calibrate_overlap(struct sprof_overlap *o)
@@ -219,18 +235,15 @@ void rt_calibrate_overlap(struct sprof_overlap *o)
 
 	if (rt_calib_dyn || rt_trace_on || rt_mode != RT_MODE_PROFILE)
 		return;
-	t = rt_thread_new(0);
+	t = scratch_thread(0);
 	if (!t)
 		return;
-	t->scratch = 1;
-	atomic_fetch_and(&t->slow, ~RT_SLOW_CPU);
 	rt_self = t;
 	overlap_cost(t, o);
 	rt_self = saved;
 	rt_thread_release(t);
 }
 
-/* Measure everything with a private, unpublished thread state standing in for the caller's. */
 /* The clock's part alone: all a program without probes needs (sampled only). */
 void rt_calibrate_clock(struct sprof_calib *c)
 {
@@ -240,6 +253,7 @@ void rt_calibrate_clock(struct sprof_calib *c)
 	clock_cost(c);
 }
 
+/* Everything: the clock, then o_in, o_full and o_skip on a scratch thread (scratch_thread). */
 void rt_calibrate(struct sprof_calib *c, int cpu)
 {
 	struct rt_thread *saved = rt_self, *t;
@@ -249,18 +263,13 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 
 	use_dynamic_standins();
 	rt_calibrate_clock(c);
-	t = rt_thread_new(0);
+	t = scratch_thread(cpu);
 	if (!t)
 		return;
-	t->scratch = 1;
 	if (rt_trace_on && rt_trace_scratch(t) != 0) {
 		rt_thread_release(t);
 		return;
 	}
-	if (cpu) /* `sonde calibrate --cpu` asks for it whatever the configuration */
-		atomic_fetch_or(&t->slow, RT_SLOW_CPU);
-	else
-		atomic_fetch_and(&t->slow, ~RT_SLOW_CPU);
 	rt_self = t;
 	if (rt_calib_dyn)
 		rt_busy = 0; /* the points run only for a thread that is not the runtime's */
