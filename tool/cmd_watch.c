@@ -445,6 +445,10 @@ static void report(struct dyn_session *s, const struct watch_opts *o, struct scr
 	if (s->lost)
 		printf("lost: %llu calls whose return could not be hooked\n",
 		       (unsigned long long)s->lost);
+	if (s->catchup.threads)
+		printf("catch-up: %u call%s already running when the points were set (%u thread%s "
+		       "looked at, %u not hooked)\n", s->catchup.calls, s->catchup.calls == 1 ? "" : "s",
+		       s->catchup.threads, s->catchup.threads == 1 ? "" : "s", s->catchup.refused);
 	printf("attach: pause %.2f ms (every thread stopped: loading the runtime, patching), "
 	       "%.1f ms in all\n", s->attach_pause_ms, s->attach_ms);
 	if (!s->ended)

@@ -43,6 +43,9 @@ RT_EXPORT uint64_t sonde__dyn_exit(struct sonde_retregs *r);
  * (unwind.c, the trampoline's personality routine).
  */
 void dyn_unwound(uint64_t *slot);
+/* A call already running when its point got actions: see entry.c (catch-up). */
+RT_EXPORT int sonde__dyn_catch_up(const struct sproto_point_set *ps, uint64_t *slot,
+				  const uint64_t *args);
 RT_EXPORT void sonde__dyn_ret_tramp(void);
 RT_EXPORT int sonde__attach(const char *ctl_dir);
 
@@ -78,7 +81,7 @@ struct dyn_prog {
 	uint8_t size_class;
 	uint8_t one_add;      /* the whole list is one unconditional ADD at entry */
 	uint8_t one_tadd;     /* ... or one unconditional TADD at entry */
-	uint8_t pad[2];
+	uint16_t gen;         /* which list this is (a count of POINT_SETs): a frame keeps it */
 	struct dyn_prog *next; /* free or retired list (control thread) */
 	uint64_t retired_ns;
 	struct dyn_action act[];
@@ -132,7 +135,8 @@ struct dyn_frame {
 	uint64_t ret;   /* the real return address */
 	uint64_t *slot; /* where it was on the stack, now holding sonde__dyn_ret_tramp */
 	uint32_t point;
-	uint32_t closed; /* its exit actions ran as an unwinder passed it (dyn_unwound) */
+	uint16_t closed; /* its exit actions ran as an unwinder passed it (dyn_unwound) */
+	uint16_t gen;    /* the point's list whose entry actions the call has had (catch-up) */
 };
 
 #define DYN_T_LIVE 1

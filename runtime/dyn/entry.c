@@ -237,7 +237,8 @@ static inline int shadow_room(struct dyn_thread *t, uint64_t *slot)
  * Write the frame, publish it, then check it: a signal handler that ran instrumented code in
  * between used the same slot. Only then is the return address replaced.
  */
-static inline void shadow_push(struct dyn_thread *t, uint32_t point, uint64_t *slot)
+static inline void shadow_push(struct dyn_thread *t, uint32_t point, uint16_t gen,
+			       uint64_t *slot)
 {
 	uint32_t i = t->depth;
 	volatile struct dyn_frame *f = &t->frames[i];
@@ -247,14 +248,17 @@ static inline void shadow_push(struct dyn_thread *t, uint32_t point, uint64_t *s
 	f->slot = slot;
 	f->point = point;
 	f->closed = 0;
+	f->gen = gen;
 	dyn_barrier();
 	t->depth = i + 1;
 	dyn_barrier();
-	if (unlikely(f->ret != ret || f->slot != slot || f->point != point || f->closed)) {
+	if (unlikely(f->ret != ret || f->slot != slot || f->point != point || f->closed ||
+		     f->gen != gen)) {
 		f->ret = ret;
 		f->slot = slot;
 		f->point = point;
 		f->closed = 0;
+		f->gen = gen;
 	}
 	if (t->hiwater <= i)
 		t->hiwater = i + 1;
@@ -338,7 +342,7 @@ entry_active(const struct dyn_prog *p, uint32_t point, const struct sonde_regs *
 	}
 	run_actions(p->act, p->n_entry, t, regs, NULL, 0, caller_of(ret_slot));
 	if (hook && likely(t)) /* exit actions make needs_thread: t is there */
-		shadow_push(t, point, ret_slot);
+		shadow_push(t, point, p->gen, ret_slot);
 }
 
 RT_EXPORT RT_HOT void sonde__dyn_entry(uint32_t point, struct sonde_regs *regs,
@@ -434,6 +438,95 @@ RT_COLD void dyn_unwound(uint64_t *slot)
 	for (j = t->depth; i && j >= i; j--)
 		if (t->frames[j - 1].slot == slot)
 			close_frame(t, &t->frames[j - 1]);
+}
+
+/* ---- catch-up (docs/dynamic.md, "Calls already running") ---- */
+
+/*
+ * Put the frame of a call already running, whose return address is at slot, among the
+ * thread's frames in stack order: older calls (higher slots) below it, newer ones above.
+ */
+static int shadow_insert(struct dyn_thread *t, uint32_t point, uint16_t gen, uint64_t *slot)
+{
+	uint32_t i = 0, j;
+
+	if (t->depth >= DYN_SHADOW)
+		return -1;
+	while (i < t->depth && t->frames[i].slot > slot)
+		i++;
+	if (i < t->depth && t->frames[i].slot == slot)
+		return -1; /* that slot is hooked already, by another point */
+	for (j = t->depth; j > i; j--)
+		t->frames[j] = t->frames[j - 1];
+	t->frames[i] = (struct dyn_frame){ .ret = *slot, .slot = slot, .point = point, .gen = gen };
+	dyn_barrier();
+	t->depth++;
+	if (t->hiwater < t->depth)
+		t->hiwater = t->depth;
+	dyn_barrier();
+	*slot = ret_tramp();
+	return 0;
+}
+
+/* The frame of the hooked call whose return slot is `slot` (not a tail call's), or NULL. */
+static struct dyn_frame *hooked_at(struct dyn_thread *t, const uint64_t *slot)
+{
+	uint32_t i;
+
+	for (i = t->depth; i; i--)
+		if (t->frames[i - 1].slot == slot && t->frames[i - 1].ret != ret_tramp())
+			return &t->frames[i - 1];
+	return NULL;
+}
+
+/*
+ * Paradyn's catch-up, called by the tool on a thread of a stopped world (a remote call,
+ * tool/dyn/catchup.c): the call whose return address is at `slot` began before the point
+ * `ps->point` got the actions in `ps`. Their entry actions run now, as if the call had just
+ * begun, with args[0..5] as its arguments, and its return is hooked (unless it is already,
+ * by this point), so that the point's exit actions end what they began. 0 when done; 1 when
+ * the call began under the point's present actions (its entry ran them: nothing to do); -1
+ * when the thread is inside the runtime, -2 when the call cannot be hooked, -3 bad actions.
+ */
+RT_EXPORT int sonde__dyn_catch_up(const struct sproto_point_set *ps, uint64_t *slot,
+				  const uint64_t *args)
+{
+	_Alignas(struct dyn_prog) unsigned char
+		buf[sizeof(struct dyn_prog) + SPROTO_MAX_ACTIONS * sizeof(struct dyn_action)];
+	struct dyn_prog *p = (struct dyn_prog *)buf;
+	struct sonde_regs regs = { .rdi = args[0], .rsi = args[1], .rdx = args[2],
+				   .rcx = args[3], .r8 = args[4], .r9 = args[5] };
+	uint32_t point = ps->point % DYN_POINT_SLOTS;
+	const struct dyn_prog *live;
+	struct dyn_thread *t;
+	struct dyn_frame *f;
+	uint64_t site = *slot;
+
+	if (ps->n > SPROTO_MAX_ACTIONS)
+		return -3;
+	if (rt_busy)
+		return -1;
+	t = dyn_self;
+	if (!t && !(t = self_slow()))
+		return -2;
+	live = atomic_load_explicit(&dyn_points[point], memory_order_acquire);
+	if (!live || !live->n_exit)
+		return -2; /* nothing would end what the entry actions begin */
+	if (site == ret_tramp()) {
+		f = hooked_at(t, slot);
+		if (!f || f->point != point)
+			return -2;
+		if (f->gen == live->gen)
+			return 1; /* it began under these actions: its entry ran them */
+		f->gen = live->gen;
+		site = f->ret;
+	} else if (shadow_insert(t, point, live->gen, slot) != 0) {
+		t->lost++;
+		return -2;
+	}
+	dyn_prog_fill(p, ps);
+	run_actions(p->act, p->n_entry, t, &regs, NULL, 0, site);
+	return 0;
 }
 
 /* The exit path's own name, hidden, for the return trampoline's direct call. */

@@ -124,6 +124,9 @@ void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
 }
 
 /* Replace a point's actions (the message is validated already). 0, or -1 and why. */
+/* The lists set so far (the control thread sets them): each new one is told apart. */
+static uint16_t list_gen;
+
 int dyn_point_set(const struct sproto_point_set *ps, const char **why)
 {
 	uint64_t now = dyn_mono_ns();
@@ -137,6 +140,9 @@ int dyn_point_set(const struct sproto_point_set *ps, const char **why)
 		return -1;
 	}
 	dyn_prog_fill(p, ps);
+	if (++list_gen == 0) /* never 0: a frame's "none" */
+		list_gen = 1;
+	p->gen = list_gen;
 	if (ps->point % DYN_POINTS >= points_hi)
 		points_hi = ps->point % DYN_POINTS + 1;
 	old = atomic_exchange_explicit(&dyn_points[ps->point % DYN_POINTS], p,

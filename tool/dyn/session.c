@@ -566,6 +566,38 @@ static int set_points(struct dyn_session *s, char *err, size_t n)
 	return 0;
 }
 
+/*
+ * The calls of the points' procedures that are running now (a thread blocked in a wait, a loop
+ * in progress) get their timers started and their returns hooked (catchup.h).
+ */
+static int catch_up(struct dyn_session *s, char *err, size_t n)
+{
+	struct dyn_catchup_proc *cp = xcalloc(s->npt + 1, sizeof(*cp));
+	struct sproto_point_set *ps = xcalloc(s->npt + 1, sizeof(*ps));
+	size_t k = 0;
+	uint32_t i;
+	int r;
+
+	for (i = 0; i < s->npt; i++) {
+		const struct dyn_func *f = &s->set.f[s->pt[i].func];
+
+		if (f->state != DYN_INSTALLED || f->kind != PATCH_ENTRY || s->pt[i].own ||
+		    !dyn_catchup_wanted(&s->pt[i].ps))
+			continue;
+		ps[k] = s->pt[i].ps; /* without its execution counter (act[0]): not an execution */
+		ps[k].n--;
+		memmove(ps[k].act, ps[k].act + 1, ps[k].n * sizeof(ps[k].act[0]));
+		cp[k] = (struct dyn_catchup_proc){ f->addr, f->addr + f->size,
+						   dyn_catchup_obj_size(f->name), &ps[k] };
+		k++;
+	}
+	r = dyn_catch_up(s->pid, s->c.hello.entry_addr, cp, k, &s->catchup, err, n);
+	free(cp);
+	free(ps);
+	s->attach_pause_ms += s->catchup.pause_ms;
+	return r;
+}
+
 /* ---- samples ---- */
 
 static int64_t value_now(const struct dyn_session *s)
@@ -845,6 +877,8 @@ static int instrument(struct dyn_session *s, char *err, size_t n)
 		return -1;
 	if (sampling(s, s->bucket_ns, err, n) != 0 || enable_all(s, err, n) != 0 ||
 	    set_points(s, err, n) != 0)
+		return -1;
+	if (!s->o.launched && catch_up(s, err, n) != 0)
 		return -1;
 	if (s->o.launched)
 		return simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n);

@@ -31,6 +31,7 @@
 #include "callees.h"
 #include "client.h"
 #include "costs.h"
+#include "catchup.h"
 #include "dyn.h"
 
 /* A procedure of the program, beside its struct mdl_proc. */
@@ -123,6 +124,7 @@ struct dyn_session {
 	uint64_t t_resumed; /* a launched program without a plan let go (RESUME), 0: not */
 	/* a /Files focus: its descriptors, read again every DYN_REFRESH_NS (dyn_session_refresh) */
 	uint64_t t_refresh;
+	struct dyn_catchup_stats catchup; /* calls already running when the points were set */
 	uint32_t refocused; /* times the points' predicates were set to new descriptors */
 	/* a session without a plan (metric NULL) whose requests another layer makes (live.h):
 	 * it reads the samples, and removes its own patches when the session ends */

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Paradyn's catch-up (catchup.h): stop the world, unwind each thread with libdw, and for every
+ * frame of a procedure being caught up call the runtime's sonde__dyn_catch_up on that thread
+ * with the frame's return slot and what is known of its arguments.
+ */
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "catchup.h"
+#include "../inject/target.h"
+
+#define MAX_FRAMES 64
+#define DWARF_SP 7 /* x86-64 DWARF register number of rsp */
+
+struct frame {
+	uint64_t pc; /* as unwound: a return address, except an activation's */
+	uint64_t sp; /* the stack pointer in the frame: the callee's CFA */
+	int activation;
+};
+
+struct frames {
+	struct frame f[MAX_FRAMES];
+	int n;
+};
+
+static int on_frame(Dwfl_Frame *state, void *arg)
+{
+	struct frames *fs = arg;
+	struct frame *f = &fs->f[fs->n];
+	Dwarf_Addr pc;
+	Dwarf_Word sp;
+	bool act;
+
+	if (!dwfl_frame_pc(state, &pc, &act) || dwfl_frame_reg(state, DWARF_SP, &sp) != 0)
+		return DWARF_CB_ABORT;
+	f->pc = pc;
+	f->sp = sp;
+	f->activation = act;
+	return ++fs->n < MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static Dwfl *report(pid_t pid, char *err, size_t n)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &debuginfo_path,
+	};
+	Dwfl *d = dwfl_begin(&cb);
+
+	if (!d || dwfl_linux_proc_report(d, pid) != 0 || dwfl_report_end(d, NULL, NULL) != 0) {
+		snprintf(err, n, "catch-up: cannot read the modules of process %d: %s", (int)pid,
+			 dwfl_errmsg(-1));
+		dwfl_end(d);
+		return NULL;
+	}
+	return d;
+}
+
+uint32_t dyn_catchup_obj_size(const char *proc)
+{
+	static const struct {
+		const char *prefix;
+		uint32_t size;
+	} kinds[] = {
+		{ "pthread_mutex_", 40 }, { "pthread_rwlock_", 56 }, { "pthread_cond_", 48 },
+		{ "pthread_barrier_", 32 }, { "sem_", 32 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(proc, kinds[i].prefix, strlen(kinds[i].prefix)))
+			return kinds[i].size;
+	return 0;
+}
+
+int dyn_catchup_wanted(const struct sproto_point_set *ps)
+{
+	uint16_t i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->act[i].when == SPROTO_AT_ENTRY &&
+		    (ps->act[i].prim == SPROTO_START_WALL || ps->act[i].prim == SPROTO_START_WALL_IF ||
+		     ps->act[i].prim == SPROTO_START_CPU))
+			return 1;
+	return 0;
+}
+
+static int has_arg_pred(const struct sproto_point_set *ps)
+{
+	uint16_t i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->act[i].when == SPROTO_AT_ENTRY && ps->act[i].pred == SPROTO_PRED_ARG)
+			return 1;
+	return 0;
+}
+
+/*
+ * The call's arguments, where they can be known (1), from the system call its thread is in:
+ * the object holding the futex word (obj_size), or the procedure's own system call (frame 0).
+ */
+static int call_args(const struct target_thread *th, const struct dyn_catchup_proc *p, int k,
+		     uint64_t args[6])
+{
+	const struct user_regs_struct *r = &th->regs;
+	int in_syscall = (int64_t)r->orig_rax >= 0;
+	uint16_t i;
+
+	memset(args, 0, 6 * sizeof(*args));
+	if (in_syscall && p->obj_size && r->orig_rax == SYS_futex) {
+		args[0] = r->rdi;
+		for (i = 0; i < p->ps->n; i++) {
+			const struct sproto_action *a = &p->ps->act[i];
+			uint64_t v = (uint64_t)a->pred_value;
+
+			if (a->pred == SPROTO_PRED_ARG && a->pred_index == 0 && r->rdi >= v &&
+			    r->rdi - v < p->obj_size)
+				args[0] = v;
+		}
+		return 1;
+	}
+	if (in_syscall && k == 0) {
+		args[0] = r->rdi, args[1] = r->rsi, args[2] = r->rdx;
+		args[3] = r->r10, args[4] = r->r8, args[5] = r->r9;
+		return 1;
+	}
+	return 0;
+}
+
+static const struct dyn_catchup_proc *proc_at(const struct dyn_catchup_proc *procs, size_t n,
+					      uint64_t pc)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pc >= procs[i].lo && pc < procs[i].hi)
+			return &procs[i];
+	return NULL;
+}
+
+/* One frame's call caught up on its thread (the call thread now): -1 when the remote call
+ * failed, else 0 with sonde__dyn_catch_up's answer in *said. */
+static int catch_call(struct target *t, uint64_t fn, const struct dyn_catchup_proc *p,
+		      uint64_t slot, const uint64_t args[6], int *said)
+{
+	uint64_t a[3], ret = 0;
+
+	target_scratch_reset(t);
+	if (target_scratch(t, p->ps, sizeof(*p->ps), &a[0]) != 0 ||
+	    target_scratch(t, args, 6 * sizeof(*args), &a[2]) != 0)
+		return -1;
+	a[1] = slot;
+	if (target_call(t, fn, a, 3, &ret) != 0)
+		return -1;
+	*said = (int)ret;
+	return 0;
+}
+
+/* The thread's frames of the procedures, each caught up; -1 when a remote call failed. */
+static int catch_thread(struct target *t, uint64_t fn, const struct frames *fs,
+			const struct dyn_catchup_proc *procs, size_t n,
+			struct dyn_catchup_stats *st)
+{
+	const struct target_thread *th = &t->threads[t->call];
+	uint64_t args[6], at_slot;
+	int k, said;
+
+	for (k = 0; k + 1 < fs->n; k++) {
+		const struct frame *f = &fs->f[k];
+		const struct dyn_catchup_proc *p = proc_at(procs, n, f->activation ? f->pc
+										   : f->pc - 1);
+		uint64_t slot = fs->f[k + 1].sp - 8;
+
+		if (!p)
+			continue;
+		if (!call_args(th, p, k, args) && has_arg_pred(p->ps))
+			continue; /* whether its predicates hold cannot be known */
+		if (target_read(t, slot, &at_slot, sizeof(at_slot)) != 0 ||
+		    at_slot != fs->f[k + 1].pc) {
+			st->refused++; /* the unwinding and the stack disagree */
+			continue;
+		}
+		if (catch_call(t, fn, p, slot, args, &said) != 0)
+			return -1;
+		st->calls += said == 0;
+		st->refused += said < 0; /* 1: it began under these actions already */
+	}
+	return 0;
+}
+
+/* The runtime's module (the one holding runtime_addr): where its code is, and its
+ * sonde__dyn_catch_up. */
+static int find_runtime(struct target *t, uint64_t runtime_addr, uint64_t *lo, uint64_t *hi,
+			uint64_t *fn, char *err, size_t errlen)
+{
+	struct target_module *m = NULL;
+	int n = 0, i, r = -1;
+
+	if (target_list_modules(t->pid, &m, &n, err, errlen) != 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (runtime_addr >= m[i].text_start && runtime_addr < m[i].text_end)
+			break;
+	if (i == n)
+		snprintf(err, errlen, "catch-up: the runtime's code is not mapped in process %d",
+			 (int)t->pid);
+	else if (target_module_symbol(t, &m[i], "sonde__dyn_catch_up", fn, NULL) != 0)
+		snprintf(err, errlen, "catch-up: %s", target_error(t));
+	else
+		r = 0;
+	if (r == 0) {
+		*lo = m[i].text_start;
+		*hi = m[i].text_end;
+	}
+	free(m);
+	return r;
+}
+
+static int catch_all(struct target *t, Dwfl *d, uint64_t runtime_addr,
+		     const struct dyn_catchup_proc *procs, size_t n, struct dyn_catchup_stats *st,
+		     char *err, size_t errlen)
+{
+	uint64_t lo, hi, fn;
+	int i;
+
+	if (find_runtime(t, runtime_addr, &lo, &hi, &fn, err, errlen) != 0)
+		return -1;
+	if (dwfl_linux_proc_attach(d, t->pid, true) != 0) {
+		snprintf(err, errlen, "catch-up: cannot unwind process %d: %s", (int)t->pid,
+			 dwfl_errmsg(-1));
+		return -1;
+	}
+	for (i = 0; i < t->nthreads; i++) {
+		struct frames fs = { .n = 0 };
+
+		if (!t->threads[i].stopped)
+			continue;
+		st->threads++;
+		dwfl_getthread_frames(d, t->threads[i].tid, on_frame, &fs);
+		if (!fs.n || (fs.f[0].pc >= lo && fs.f[0].pc < hi))
+			continue;
+		t->call = i;
+		if (catch_thread(t, fn, &fs, procs, n, st) != 0) {
+			snprintf(err, errlen, "catch-up: thread %d: %s", t->threads[i].tid,
+				 target_error(t));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc *procs, size_t n,
+		 struct dyn_catchup_stats *st, char *err, size_t errlen)
+{
+	struct target t;
+	Dwfl *d;
+	int r;
+
+	if (!n)
+		return 0;
+	d = report(pid, err, errlen);
+	if (!d)
+		return -1;
+	if (target_attach(&t, pid, err, errlen) != 0) {
+		dwfl_end(d);
+		return -1;
+	}
+	r = catch_all(&t, d, runtime_addr, procs, n, st, err, errlen);
+	dwfl_end(d);
+	if (target_detach(&t) != 0 && r == 0) {
+		snprintf(err, errlen, "catch-up: letting the process go: %s", target_error(&t));
+		r = -1;
+	}
+	st->pause_ms += (double)t.paused_ns / 1e6;
+	return r;
+}
