@@ -271,6 +271,7 @@ int dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc
 		dwfl_end(d);
 		return -1;
 	}
+	st->stops++;
 	r = catch_all(&t, d, runtime_addr, procs, n, st, err, errlen);
 	dwfl_end(d);
 	if (target_detach(&t) != 0 && r == 0) {

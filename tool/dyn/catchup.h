@@ -30,6 +30,7 @@ struct dyn_catchup_proc {
 };
 
 struct dyn_catchup_stats {
+	uint32_t stops;    /* times the world was stopped for it */
 	uint32_t threads;  /* threads looked at */
 	uint32_t calls;    /* calls caught up */
 	uint32_t refused;  /* found but not caught up (the runtime could not hook the return) */

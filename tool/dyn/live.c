@@ -942,27 +942,101 @@ static int flush_quiet(struct dyn_live *l, char *err, size_t n)
 	return 0;
 }
 
+/* ---- catch-up (catchup.h) ---- */
+
+/* The actions of the new requests (fresh) at point p, in one list for the runtime. */
+static void fresh_actions(const struct dyn_live *l, const struct lpt *p, const uint8_t *fresh,
+			  struct sproto_point_set *ps)
+{
+	uint32_t i, j, k;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->point = l->sets[p->set].first_id + p->idx;
+	for (i = 0; i < l->nreq; i++) {
+		const struct lreq *r = &l->req[i];
+
+		if (!fresh[i] || r->state != LR_LIVE || !r->complete) /* incomplete: not all set */
+			continue;
+		for (j = 0; j < r->spec.npt; j++)
+			for (k = 0; r->spec.pt[j].proc == p->proc && k < r->spec.pt[j].nact &&
+				    ps->n < SPROTO_MAX_ACTIONS; k++)
+				map_act(r, &r->spec.pt[j].act[k], &ps->act[ps->n++]);
+	}
+}
+
+/* The points where new requests start timers, for dyn_catch_up; their number. */
+static size_t catchup_procs(const struct dyn_live *l, const uint8_t *fresh,
+			    struct dyn_catchup_proc *cp, struct sproto_point_set *ps)
+{
+	size_t k = 0;
+	uint32_t i;
+
+	for (i = 0; i < l->npt; i++) {
+		const struct lpt *p = &l->pt[i];
+		const struct dyn_func *f;
+
+		if (p->state != LP_IN || !p->users)
+			continue;
+		f = &l->sets[p->set].f[p->idx];
+		fresh_actions(l, p, fresh, &ps[k]);
+		if (f->kind != PATCH_ENTRY || !dyn_catchup_wanted(&ps[k]))
+			continue;
+		cp[k] = (struct dyn_catchup_proc){ f->addr, f->addr + f->size,
+						   dyn_catchup_obj_size(f->name), &ps[k] };
+		k++;
+	}
+	return k;
+}
+
+/* The calls running now of the procedures in cp get their new timers started. */
+static int catch_up(struct dyn_live *l, const struct dyn_catchup_proc *cp, size_t k, char *err,
+		    size_t n)
+{
+	double before = l->st.catchup.pause_ms;
+	int r = dyn_catch_up(l->s->pid, l->s->c.hello.entry_addr, cp, k, &l->st.catchup, err, n);
+
+	l->st.pause_ms += l->st.catchup.pause_ms - before;
+	return r;
+}
+
 static int commit(struct dyn_live *l, int quiet, char *err, size_t n)
 {
+	uint8_t *fresh = xcalloc(l->nreq + 1, 1);
+	struct dyn_catchup_proc *cp = NULL;
+	struct sproto_point_set *ps = NULL;
+	size_t k = 0;
+	int r = -1;
 	uint32_t i;
 
 	if (!l->started && start_own(l, err, n) != 0)
-		return -1;
+		goto out;
 	if (drop_gone(l, err, n) != 0 || take_new(l, err, n) != 0 || patch_batch(l, err, n) != 0)
-		return -1;
+		goto out;
 	for (i = 0; i < l->nreq; i++) /* counting before the points act */
 		if (l->req[i].state == LR_PENDING) {
 			if (enable_request(l, &l->req[i], i, err, n) != 0)
-				return -1;
+				goto out;
 			l->req[i].state = LR_LIVE;
+			fresh[i] = 1;
 		}
 	if (set_dirty(l, err, n) != 0)
-		return -1;
-	if (quiet && !unused_points(l))
-		return flush_quiet(l, err, n);
-	if (dyn_live_flush(l, err, n) != 0)
-		return -1;
-	return unpatch_unused(l, err, n); /* the points cleared first */
+		goto out;
+	cp = xcalloc(l->npt + 1, sizeof(*cp));
+	ps = xcalloc(l->npt + 1, sizeof(*ps));
+	k = catchup_procs(l, fresh, cp, ps);
+	if (quiet && !unused_points(l) && !k) {
+		r = flush_quiet(l, err, n);
+		goto out;
+	}
+	/* answered: the runtime has the new actions before any call is caught up */
+	if (dyn_live_flush(l, err, n) != 0 || (k && catch_up(l, cp, k, err, n) != 0))
+		goto out;
+	r = unpatch_unused(l, err, n); /* the points cleared first */
+out:
+	free(fresh);
+	free(cp);
+	free(ps);
+	return r;
 }
 
 int dyn_live_commit(struct dyn_live *l, char *err, size_t n)

@@ -134,6 +134,7 @@ struct dyn_live_stats {
 			      * request (HELLO's to the last OK) and the samples */
 	struct ctl_traffic sent, got; /* by message type (requests sent, messages received) */
 	double pause_ms;
+	struct dyn_catchup_stats catchup; /* calls running when their requests began */
 };
 void dyn_live_stats(const struct dyn_live *l, struct dyn_live_stats *out);
 
