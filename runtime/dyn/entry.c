@@ -479,12 +479,21 @@ static struct dyn_frame *hooked_at(struct dyn_thread *t, const uint64_t *slot)
 	return NULL;
 }
 
+/* The frame's point has no exit actions now (an earlier session's, cleared since). */
+static int frame_idle(const struct dyn_frame *f)
+{
+	const struct dyn_prog *p =
+		atomic_load_explicit(&dyn_points[f->point % DYN_POINT_SLOTS], memory_order_acquire);
+
+	return !p || !p->n_exit;
+}
+
 /*
  * Paradyn's catch-up, called by the tool on a thread of a stopped world (a remote call,
  * tool/dyn/catchup.c): the call whose return address is at `slot` began before the point
  * `ps->point` got the actions in `ps`. Their entry actions run now, as if the call had just
- * begun, with args[0..5] as its arguments, and its return is hooked (unless it is already,
- * by this point), so that the point's exit actions end what they began. 0 when done; 1 when
+ * begun, with args[0..5] as its arguments, and its return is hooked (unless it is already, by
+ * this point or by one with no exit actions now, which it then takes over), so that the point's exit actions end what they began. 0 when done; 1 when
  * the call began under the point's present actions (its entry ran them: nothing to do); -1
  * when the thread is inside the runtime, -2 when the call cannot be hooked, -3 bad actions.
  */
@@ -514,8 +523,12 @@ RT_EXPORT int sonde__dyn_catch_up(const struct sproto_point_set *ps, uint64_t *s
 		return -2; /* nothing would end what the entry actions begin */
 	if (site == ret_tramp()) {
 		f = hooked_at(t, slot);
-		if (!f || f->point != point)
+		if (!f || (f->point != point && !frame_idle(f)))
 			return -2;
+		if (f->point != point) { /* hooked by a point that has nothing to do at exit now */
+			f->point = point;
+			f->gen = 0;
+		}
 		if (f->gen == live->gen)
 			return 1; /* it began under these actions: its entry ran them */
 		f->gen = live->gen;

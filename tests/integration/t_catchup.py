@@ -51,10 +51,18 @@ def t_watch_catchup(o):
     all of the watch (sync_wait its whole length, where without catch-up it is 0: the wait
     neither begins nor ends inside it), the thread looping in spin() since before is in it
     all along (wall_time its whole length; cpu_time more than none), one call caught up each
-    time, also the second time its return is hooked; the program's output and status those of
-    an untouched run."""
+    time, also the second time its return is hooked; at the module, the four running calls of
+    three threads; the program's output and status those of an untouched run."""
     t = CatchupTarget()
     try:
+        with check('watch wall_time at the module: every thread\'s running calls, nested'):
+            # first, before any return is hooked: main (in fgets), the waiter, the spinner and
+            # spin inside it; timers nest, so three threads' time; the spinner's two frames are
+            # put in stack order
+            length, total, lines = catchup_watch(t, 'wall_time', '/Code/catchup.c')
+            between(total, 2.7 * length, 3.06 * length + 0.03, 'wall_time s')
+            expect(any(re.match(r'catch-up: 4 calls already running', x) for x in lines),
+                   f'catch-up line in {lines[-8:]}')
         for metric, focus, least in (('sync_wait', '/SyncObject/mutex/held', 0.9),
                                      ('wall_time', '/Code/catchup.c/spin', 0.9),
                                      ('cpu_time', '/Code/catchup.c/spin', 0.05),
