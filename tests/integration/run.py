@@ -2626,8 +2626,9 @@ def sprofile(pid, d, *opts):
 @test()
 def t_attach_profile(o):
     """sonde attach PID until Ctrl-C: every function of a running 4-thread program profiled;
-    exactly the calls made in the window (calls entered before it never seen, one still open at
-    its end counted up to then); the program goes on as an untouched run."""
+    exactly the calls made in the window, and those running when it began (main, the workers)
+    caught up as the roots of the call tree (a call still open at its end counted up to then);
+    the program goes on as an untouched run."""
     b = build('watch_target', '-O2', plain=True)
     per = WATCH_THREADS * WATCH_K
     d = new_dir('attach-profile')
@@ -2654,10 +2655,14 @@ def t_attach_profile(o):
             js = report(d)
             sanity(js)
             eq(js['processes'][0]['end'], 'detach', 'end')
+            # main and each worker, running when the profile began, are caught up: one call
+            # each, open to the end, the roots of the calls made inside them
             eq([calls(js, f) for f in ('work', 'round_of', 'hold', 'main', 'worker')],
-               [5 * per, 5 * WATCH_THREADS, 1, 0, 0], 'work, round_of, hold, main, worker')
-            expect_path(js, ('round_of', 'work'), 5 * per)
-            expect_path(js, ('hold',), 1)
+               [5 * per, 5 * WATCH_THREADS, 1, 1, WATCH_THREADS],
+               'work, round_of, hold, main, worker')
+            expect_path(js, ('worker', 'round_of', 'work'), 5 * per)
+            expect_path(js, ('main', 'hold'), 1)
+            expect_path(js, ('round_of',), 0)
         with check('attach profile: probes calibrated through the trampolines, so compensated'):
             c = js['processes'][0]['calibration']
             eq(c['path'], 'trampolines', 'calibration path')
@@ -2688,8 +2693,8 @@ def t_attach_profile_end(o):
             expect('it wrote its profile at its end' in text, text)
             js = report(d)
             eq(js['processes'][0]['end'], 'exit', 'end')
-            eq([calls(js, f) for f in ('work', 'round_of', 'main')], [4 * per, 4 * WATCH_THREADS, 0],
-               'work, round_of, main')
+            eq([calls(js, f) for f in ('work', 'round_of', 'main')], [4 * per, 4 * WATCH_THREADS, 1],
+               'work, round_of, main (caught up)')
     finally:
         t.kill()
     t = WatchTarget(b)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "catchup.h"
 #include "client.h"
 #include "dyn.h"
 
@@ -29,6 +30,7 @@ struct attach_profile {
 	int ended;           /* the process ended during the profile */
 	int signo;           /* the signal that ended the wait, 0: the time was up */
 	double attach_pause_ms, attach_ms, detach_pause_ms, detach_ms, seconds;
+	struct dyn_catchup_stats catchup; /* the calls running when the profile began */
 };
 
 /* Inject, begin the profile, patch: profiling from now. 0, or -1 with err (the process is left

@@ -86,7 +86,7 @@ int dyn_catchup_wanted(const struct sproto_point_set *ps)
 	for (i = 0; i < ps->n; i++)
 		if (ps->act[i].when == SPROTO_AT_ENTRY &&
 		    (ps->act[i].prim == SPROTO_START_WALL || ps->act[i].prim == SPROTO_START_WALL_IF ||
-		     ps->act[i].prim == SPROTO_START_CPU))
+		     ps->act[i].prim == SPROTO_START_CPU || ps->act[i].prim == SPROTO_PROFILE))
 			return 1;
 	return 0;
 }
@@ -171,7 +171,7 @@ static int catch_thread(struct target *t, uint64_t fn, const struct frames *fs,
 	uint64_t args[6], at_slot;
 	int k, said;
 
-	for (k = 0; k + 1 < fs->n; k++) {
+	for (k = fs->n - 2; k >= 0; k--) { /* outermost first: PROFILE enters nest in order */
 		const struct frame *f = &fs->f[k];
 		const struct dyn_catchup_proc *p = proc_at(procs, n, f->activation ? f->pc
 										   : f->pc - 1);

@@ -5,7 +5,8 @@
  * pthread_mutex_lock, a worker inside its loop — would add nothing until they end and begin
  * again. So the world is stopped, every thread's stack is unwound (libdw), and each such call
  * gets the point's new entry actions now and its return hooked, through a remote call of the
- * runtime's sonde__dyn_catch_up on the thread itself.
+ * runtime's sonde__dyn_catch_up on the thread itself; a thread's calls outermost first, so that
+ * PROFILE actions enter them in the order they nest.
  */
 #ifndef SONDE_DYN_CATCHUP_H
 #define SONDE_DYN_CATCHUP_H
@@ -44,7 +45,8 @@ struct dyn_catchup_stats {
 int dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc *procs, size_t n,
 		 struct dyn_catchup_stats *st, char *err, size_t errlen);
 
-/* Whether the entry actions start a timer: only then is a running call worth catching up. */
+/* Whether the entry actions start a timer or a profiled call: only then is a running call
+ * worth catching up. */
 int dyn_catchup_wanted(const struct sproto_point_set *ps);
 
 /* The object size of a sync call by its name (pthread_mutex_lock: a mutex's), 0 for others. */

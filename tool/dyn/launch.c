@@ -21,6 +21,17 @@
 #include "launch.h"
 #include "util.h"
 
+void dyn_profile_actions(const struct dyn_set *s, size_t i, struct sproto_point_set *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->point = (uint32_t)i;
+	ps->n = 2;
+	ps->act[0] = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_PROFILE,
+					     .value = (int64_t)s->f[i].addr };
+	ps->act[1] = ps->act[0];
+	ps->act[1].when = SPROTO_AT_EXIT;
+}
+
 int dyn_profile_points(struct ctl_client *c, const struct dyn_set *s, char *err, size_t n)
 {
 	static uint8_t msg[SPROTO_HEADER_SIZE + 64 + SPROTO_MAX_ACTIONS * 32];
@@ -30,13 +41,7 @@ int dyn_profile_points(struct ctl_client *c, const struct dyn_set *s, char *err,
 	for (i = 0; i < s->n; i++) {
 		if (s->f[i].state != DYN_INSTALLED)
 			continue;
-		memset(&ps, 0, sizeof(ps));
-		ps.point = (uint32_t)i;
-		ps.n = 2;
-		ps.act[0] = (struct sproto_action){ .when = SPROTO_AT_ENTRY, .prim = SPROTO_PROFILE,
-						    .value = (int64_t)s->f[i].addr };
-		ps.act[1] = ps.act[0];
-		ps.act[1].when = SPROTO_AT_EXIT;
+		dyn_profile_actions(s, i, &ps);
 		len = sproto_put_point_set(msg, sizeof(msg), &ps);
 		if (ctl_request(c, msg, len, err, n) != 0)
 			return -1;

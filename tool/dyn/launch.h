@@ -40,6 +40,8 @@ int dyn_profile_patch(struct ctl_client *c, pid_t pid, const char *exe, const ch
 		      struct dyn_set *s, double *pause_ms, char *err, size_t n);
 /* each patched function's point set to PROFILE at entry and exit; */
 int dyn_profile_points(struct ctl_client *c, const struct dyn_set *s, char *err, size_t n);
+/* Point i's actions in such a profile: PROFILE at its entry and at its exit. */
+void dyn_profile_actions(const struct dyn_set *s, size_t i, struct sproto_point_set *ps);
 /* the refused ones listed in DIR/dynamic.txt, under a line naming the command. */
 void dyn_profile_report(const char *dir, const struct dyn_set *s, const char *command);
 
