@@ -194,12 +194,18 @@ static int catch_thread(struct target *t, uint64_t fn, const struct frames *fs,
 	return 0;
 }
 
-/* The runtime's module (the one holding runtime_addr): where its code is, and its
- * sonde__dyn_catch_up. */
-static int find_runtime(struct target *t, uint64_t runtime_addr, uint64_t *lo, uint64_t *hi,
-			uint64_t *fn, char *err, size_t errlen)
+/* Where the runtime's code is; its return trampoline, a hooked call's return address. */
+struct runtime_code {
+	uint64_t lo, hi, tramp, catch_up;
+};
+
+/* The runtime's module (the one holding runtime_addr), and its functions there. */
+static int find_runtime(struct target *t, uint64_t runtime_addr, struct runtime_code *rc,
+			char *err, size_t errlen)
 {
+	static const char *const names[] = { "sonde__dyn_catch_up", "sonde__dyn_ret_tramp" };
 	struct target_module *m = NULL;
+	uint64_t addr[2], size[2];
 	int n = 0, i, r = -1;
 
 	if (target_list_modules(t->pid, &m, &n, err, errlen) != 0)
@@ -210,26 +216,39 @@ static int find_runtime(struct target *t, uint64_t runtime_addr, uint64_t *lo, u
 	if (i == n)
 		snprintf(err, errlen, "catch-up: the runtime's code is not mapped in process %d",
 			 (int)t->pid);
-	else if (target_module_symbol(t, &m[i], "sonde__dyn_catch_up", fn, NULL) != 0)
+	else if (target_module_symbols(t, &m[i], names, 2, addr, size) != 0)
 		snprintf(err, errlen, "catch-up: %s", target_error(t));
+	else if (!addr[0] || !addr[1])
+		snprintf(err, errlen, "catch-up: %s has no %s", m[i].path, names[addr[0] != 0]);
 	else
 		r = 0;
-	if (r == 0) {
-		*lo = m[i].text_start;
-		*hi = m[i].text_end;
-	}
+	if (r == 0)
+		*rc = (struct runtime_code){ m[i].text_start, m[i].text_end, addr[1], addr[0] };
 	free(m);
 	return r;
+}
+
+/* A thread with a frame in the runtime's code (but for a hooked call's return address) is
+ * inside the runtime, maybe halfway through changing its state: it is left alone. */
+static int in_runtime(const struct frames *fs, const struct runtime_code *rc)
+{
+	int k;
+
+	for (k = 0; k < fs->n; k++)
+		if (fs->f[k].pc >= rc->lo && fs->f[k].pc < rc->hi &&
+		    (fs->f[k].activation || fs->f[k].pc != rc->tramp))
+			return 1;
+	return 0;
 }
 
 static int catch_all(struct target *t, Dwfl *d, uint64_t runtime_addr,
 		     const struct dyn_catchup_proc *procs, size_t n, struct dyn_catchup_stats *st,
 		     char *err, size_t errlen)
 {
-	uint64_t lo, hi, fn;
+	struct runtime_code rc;
 	int i;
 
-	if (find_runtime(t, runtime_addr, &lo, &hi, &fn, err, errlen) != 0)
+	if (find_runtime(t, runtime_addr, &rc, err, errlen) != 0)
 		return -1;
 	if (dwfl_linux_proc_attach(d, t->pid, true) != 0) {
 		snprintf(err, errlen, "catch-up: cannot unwind process %d: %s", (int)t->pid,
@@ -243,10 +262,10 @@ static int catch_all(struct target *t, Dwfl *d, uint64_t runtime_addr,
 			continue;
 		st->threads++;
 		dwfl_getthread_frames(d, t->threads[i].tid, on_frame, &fs);
-		if (!fs.n || (fs.f[0].pc >= lo && fs.f[0].pc < hi))
+		if (!fs.n || in_runtime(&fs, &rc))
 			continue;
 		t->call = i;
-		if (catch_thread(t, fn, &fs, procs, n, st) != 0) {
+		if (catch_thread(t, rc.catch_up, &fs, procs, n, st) != 0) {
 			snprintf(err, errlen, "catch-up: thread %d: %s", t->threads[i].tid,
 				 target_error(t));
 			return -1;
