@@ -228,15 +228,15 @@ static int find_runtime(struct target *t, uint64_t runtime_addr, struct runtime_
 	return r;
 }
 
-/* A thread with a frame in the runtime's code (but for a hooked call's return address) is
- * inside the runtime, maybe halfway through changing its state: it is left alone. */
+/* A thread with a frame in the runtime's code (but for a hooked call's return address: the
+ * trampoline's unwind information makes it a frame of its own) is inside the runtime, maybe
+ * halfway through changing its state: it is left alone. */
 static int in_runtime(const struct frames *fs, const struct runtime_code *rc)
 {
 	int k;
 
 	for (k = 0; k < fs->n; k++)
-		if (fs->f[k].pc >= rc->lo && fs->f[k].pc < rc->hi &&
-		    (fs->f[k].activation || fs->f[k].pc != rc->tramp))
+		if (fs->f[k].pc >= rc->lo && fs->f[k].pc < rc->hi && fs->f[k].pc != rc->tramp)
 			return 1;
 	return 0;
 }
