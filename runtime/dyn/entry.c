@@ -493,9 +493,11 @@ static int frame_idle(const struct dyn_frame *f)
  * tool/dyn/catchup.c): the call whose return address is at `slot` began before the point
  * `ps->point` got the actions in `ps`. Their entry actions run now, as if the call had just
  * begun, with args[0..5] as its arguments, and its return is hooked (unless it is already, by
- * this point or by one with no exit actions now, which it then takes over), so that the point's exit actions end what they began. 0 when done; 1 when
- * the call began under the point's present actions (its entry ran them: nothing to do); -1
- * when the thread is inside the runtime, -2 when the call cannot be hooked, -3 bad actions.
+ * this point or by one with no exit actions now, which it then takes over), so that the
+ * point's exit actions end what they began. 0 when done; 1 when the call began under the
+ * point's present actions (its entry ran them: nothing to do); -1 when the thread is inside the
+ * runtime, -2 when the call cannot be hooked, -3 bad actions. Only a tool's points (the
+ * calibration's own, above DYN_POINTS, are never caught up).
  */
 RT_EXPORT int sonde__dyn_catch_up(const struct sproto_point_set *ps, uint64_t *slot,
 				  const uint64_t *args)
@@ -505,7 +507,7 @@ RT_EXPORT int sonde__dyn_catch_up(const struct sproto_point_set *ps, uint64_t *s
 	struct dyn_prog *p = (struct dyn_prog *)buf;
 	struct sonde_regs regs = { .rdi = args[0], .rsi = args[1], .rdx = args[2],
 				   .rcx = args[3], .r8 = args[4], .r9 = args[5] };
-	uint32_t point = ps->point % DYN_POINT_SLOTS;
+	uint32_t point = ps->point % DYN_POINTS;
 	const struct dyn_prog *live;
 	struct dyn_thread *t;
 	struct dyn_frame *f;
