@@ -1338,6 +1338,144 @@ static void test_gone_frames(void **state)
 	assert_int_equal(counter(1), 1);
 }
 
+/* ---- catch-up: a call running when its point got timers (sonde__dyn_catch_up) ---- */
+
+static long catchup_answers[3];
+
+/* Calls tr_hook; the return address of that call lies in this function's first bytes. */
+__attribute__((noinline)) static long via_hook(long x)
+{
+	long r = tr_hook(x);
+
+	__asm__ volatile("" : : : "memory"); /* not a tail call */
+	return r;
+}
+
+/* The slot holding tr_hook's return address into via_hook (or the return trampoline, when
+ * hooked), found on the stack a little above us. */
+static uint64_t *hook_slot_n(int n)
+{
+	uint64_t *p = (uint64_t *)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)via_hook;
+	int i;
+
+	for (i = 0; i < 512; i++, p++)
+		if (((*p >= lo && *p < lo + 64) || *p == (uint64_t)(uintptr_t)sonde__dyn_ret_tramp) &&
+		    !n--)
+			return p;
+	return NULL;
+}
+
+static uint64_t *hook_slot(void)
+{
+	return hook_slot_n(0);
+}
+
+/* Inside tr_hook, which began with no actions at its point: the timer comes and the call is
+ * caught up (twice: the second time it is hooked already by these actions), then it runs on. */
+static void catch_up_inside(long x)
+{
+	struct sproto_point_set ps = { .point = P_HOOK, .n = 1 };
+	struct sproto_action v[2] = { act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 3),
+				      act_timer(SPROTO_AT_EXIT, SPROTO_STOP_WALL, 3) };
+	uint64_t args[6] = { (uint64_t)x, 0, 0, 0, 0, 0 };
+	uint64_t *slot = hook_slot();
+
+	assert_non_null(slot);
+	assert_int_equal(set_point(P_HOOK, 2, v), 0);
+	ps.act[0] = v[0];
+	catchup_answers[0] = sonde__dyn_catch_up(&ps, slot, args);
+	catchup_answers[1] = sonde__dyn_catch_up(&ps, slot, args);
+	assert_int_equal(dyn_self->wall[3].depth, 1);
+	tr_spin(3000000, 0);
+}
+
+/* Inside a call that began under the timer's actions: nothing to catch up. */
+static void catch_up_begun(long x)
+{
+	struct sproto_point_set ps = { .point = P_HOOK, .n = 1 };
+	uint64_t args[6] = { (uint64_t)x, 0, 0, 0, 0, 0 };
+
+	uint64_t *slot = hook_slot();
+
+	assert_non_null(slot);
+	ps.act[0] = act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 3);
+	catchup_answers[2] = sonde__dyn_catch_up(&ps, slot, args);
+	assert_int_equal(dyn_self->wall[3].depth, 1);
+}
+
+/*
+ * Outer tr_hook (no actions when it began) -> the point gets counters at entry and exit ->
+ * inner tr_hook (hooked at its entry) -> the outer call caught up from inside the inner one:
+ * its frame goes below the inner one's, and both exits run, inner first.
+ */
+static void nested_hook(long x)
+{
+	struct sproto_point_set ps = { .point = P_HOOK, .n = 1 };
+	struct sproto_action v[2] = { act_counter(SPROTO_AT_ENTRY, SPROTO_ADD, 1, 1),
+				      act_counter(SPROTO_AT_EXIT, SPROTO_ADD, 2, 1) };
+	uint64_t args[6] = { 0 }, *outer;
+
+	if (x == 1) { /* the outer call */
+		assert_int_equal(set_point(P_HOOK, 2, v), 0);
+		assert_int_equal(via_hook(10), 11);
+		return;
+	}
+	outer = hook_slot_n(1); /* above the inner call's slot */
+	assert_non_null(outer);
+	assert_int_equal(shadow_depth(), 1);
+	ps.act[0] = v[0];
+	catchup_answers[0] = sonde__dyn_catch_up(&ps, outer, args);
+	assert_int_equal(shadow_depth(), 2);
+	assert_true(dyn_self->frames[0].slot == outer); /* the older call, below */
+	assert_true(dyn_self->frames[1].slot < outer);
+}
+
+static void test_catch_up_nested(void **state)
+{
+	(void)state;
+	hook = nested_hook;
+	assert_int_equal(via_hook(1), 2);
+	hook = NULL;
+	assert_int_equal(catchup_answers[0], 0);
+	assert_int_equal(counter(1), 2);      /* the inner entry, the outer caught up */
+	assert_int_equal(counter(2), 2);      /* both exits ran */
+	assert_int_equal(shadow_depth(), 0);
+}
+
+static void test_catch_up(void **state)
+{
+	struct sproto_point_set bad = { .point = P_HOOK, .n = SPROTO_MAX_ACTIONS + 1 };
+	uint64_t args[6] = { 0 };
+	int64_t before;
+
+	(void)state;
+	hook = catch_up_inside;
+	assert_int_equal(via_hook(41), 42);
+	hook = NULL;
+	assert_int_equal(catchup_answers[0], 0);
+	assert_int_equal(catchup_answers[1], 1);
+	assert_int_equal(dyn_self->wall[3].depth, 0); /* stopped by the hooked return */
+	assert_int_equal(shadow_depth(), 0);
+	before = timer_ns(SPROTO_TERM_WALL, 3, 0);
+	assert_true(before >= 3000000);
+	hook = catch_up_begun;
+	assert_int_equal(via_hook(1), 2);
+	hook = NULL;
+	assert_int_equal(catchup_answers[2], 1);
+	assert_int_equal(dyn_self->wall[3].depth, 0);
+	assert_int_equal(shadow_depth(), 0);
+	/* a point without exit actions: nothing would stop the timer, so nothing is done */
+	set1(P_HOOK, act_timer(SPROTO_AT_ENTRY, SPROTO_START_WALL, 3));
+	hook = catch_up_begun;
+	assert_int_equal(via_hook(1), 2);
+	hook = NULL;
+	assert_int_equal(catchup_answers[2], -2);
+	assert_int_equal(dyn_self->wall[3].depth, 1); /* the entry started it: unbalanced, as set */
+	dyn_self->wall[3].depth = 0;
+	assert_int_equal(sonde__dyn_catch_up(&bad, (uint64_t *)args, args), -3);
+}
+
 static void test_thread_records(void **state)
 {
 	pthread_t th;
@@ -1388,6 +1526,8 @@ int main(void)
 		cmocka_unit_test_setup(test_timer_threads, setup),
 		cmocka_unit_test_setup(test_counter_threads, setup),
 		cmocka_unit_test_setup(test_thread_counters, setup),
+		cmocka_unit_test_setup(test_catch_up, setup),
+		cmocka_unit_test_setup(test_catch_up_nested, setup),
 		cmocka_unit_test_setup(test_thread_constraint, setup),
 		cmocka_unit_test_setup(test_longjmp_entry, setup),
 		cmocka_unit_test_setup(test_longjmp_exit, setup),
