@@ -34,15 +34,7 @@ def catchup_watch(t, metric, focus, secs=1.0):
     m = next((re.match(r'mean \S+ \S+ over ([\d.]+) s', x) for x in lines
               if x.startswith('mean ')), None)
     expect(m, f'no mean line: {lines[-8:]}')
-    return float(m[1]), watch_seconds_any(lines), lines
-
-
-def watch_seconds_any(lines):
-    """A time metric's total, in s/s or CPUs: 'mean X U over T s (total N unit)'."""
-    m = next((re.match(r'mean \S+ \S+ over [\d.]+ s \(total ([\d.]+) (s|ms|us|ns)\)', x)
-              for x in lines if x.startswith('mean ')), None)
-    expect(m, f'no mean line: {lines[-8:]}')
-    return float(m[1]) / {'s': 1, 'ms': 1e3, 'us': 1e6, 'ns': 1e9}[m[2]]
+    return float(m[1]), watch_seconds(lines), lines
 
 
 @test()

@@ -59,8 +59,8 @@ def res_watch(t, metric, focus, *phases, settle=0):
 
 
 def watch_seconds(lines):
-    """The total of a time metric: 'mean X s/s over T s (total N us)' in seconds."""
-    m = next((re.match(r'mean \S+ s/s over [\d.]+ s \(total ([\d.]+) (s|ms|us|ns)\)', x)
+    """The total of a time metric: 'mean X s/s over T s (total N us)' in seconds (or X CPUs)."""
+    m = next((re.match(r'mean \S+ (?:s/s|CPUs) over [\d.]+ s \(total ([\d.]+) (s|ms|us|ns)\)', x)
               for x in lines if x.startswith('mean ')), None)
     expect(m, f'no mean line: {lines[-8:]}')
     return float(m[1]) / {'s': 1, 'ms': 1e3, 'us': 1e6, 'ns': 1e9}[m[2]]
