@@ -198,8 +198,11 @@ static void say_profiling(const struct attach_profile *a, double seconds)
 	       a->exe);
 	if (refused)
 		printf(", %zu refused (%s/dynamic.txt)", refused, a->out_dir);
-	printf("; %u call%s already running caught up", a->catchup.calls,
-	       a->catchup.calls == 1 ? "" : "s");
+	if (a->catchup.failed)
+		printf("; calls already running not caught up (%s)", a->catchup.why);
+	else
+		printf("; %u call%s already running caught up", a->catchup.calls,
+		       a->catchup.calls == 1 ? "" : "s");
 	printf("; pause %.2f ms, %.1f ms to attach; ", a->attach_pause_ms, a->attach_ms);
 	if (seconds > 0)
 		printf("for %.3g s\n", seconds);

@@ -323,6 +323,10 @@ static void print_volume(const struct live_volume *v, const struct live_source_i
 	       li->dyn.batches, li->dyn.points_max, li->dyn.removals, li->dyn.catchup.calls,
 	       li->dyn.catchup.stops, li->dyn.pause_ms, li->observed_ns / 1e9,
 	       li->run_ns ? 100 * li->observed_ns / (double)li->run_ns : 0.0);
+	if (li->dyn.catchup.failed)
+		printf("Catch-up: not made %u time%s (%s): those calls counted from their next one\n",
+		       li->dyn.catchup.failed, li->dyn.catchup.failed == 1 ? "" : "s",
+		       li->dyn.catchup.why);
 	printf("Perturbation: %.3f s (%.2g %% of the time searched): the observed cost and the "
 	       "pauses (the program stopped while patched); besides, the runtime's control thread "
 	       "took %.3f s of CPU (%.2g %%: the program's own only when the CPUs are all busy), "
@@ -413,14 +417,15 @@ static int write_json(const char *path, const struct cs_engine *e, const struct 
 	fprintf(out, "],\"live\":{\"pid\":%d,\"launched\":%s,\"ended\":%s,"
 		"\"observed_cost_s\":%g,\"requests\":%u,\"requests_max\":%u,\"points\":%u,"
 		"\"points_max\":%u,\"batches\":%u,\"removals\":%u,\"caught_up\":%u,"
-		"\"catchup_stops\":%u,\"pause_ms\":%g,"
+		"\"catchup_stops\":%u,\"catchup_failed\":%u,\"pause_ms\":%g,"
 		"\"perturbation_s\":%g,\"control_cpu_s\":%g,\"held_s\":%g},\"run_ns\":%llu,"
 		"\"period_ns\":%llu,\"params\":{\"min_obs_s\":%g,\"sufficient_obs_s\":%g,"
 		"\"min_fraction\":%g,\"hysteresis\":%g,\"budget\":%g,\"load_compensation\":%s},"
 		"\"thresholds\":{", (int)pid, o->argv ? "true" : "false",
 		li->ended ? "true" : "false", li->observed_ns / 1e9, li->requests, li->requests_max,
 		li->dyn.points_total, li->dyn.points_max, li->dyn.batches, li->dyn.removals,
-		li->dyn.catchup.calls, li->dyn.catchup.stops, li->dyn.pause_ms, perturbation_s(li), li->control_cpu_ns / 1e9,
+		li->dyn.catchup.calls, li->dyn.catchup.stops, li->dyn.catchup.failed,
+		li->dyn.pause_ms, perturbation_s(li), li->control_cpu_ns / 1e9,
 		(double)t->held_ns / 1e9, (unsigned long long)li->run_ns,
 		(unsigned long long)li->period_ns,
 		e->par.min_obs, e->par.suff_obs, e->par.min_fraction, e->par.hyst, e->par.budget,

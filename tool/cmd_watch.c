@@ -449,6 +449,9 @@ static void report(struct dyn_session *s, const struct watch_opts *o, struct scr
 		printf("catch-up: %u call%s already running when the points were set (%u thread%s "
 		       "looked at, %u not hooked)\n", s->catchup.calls, s->catchup.calls == 1 ? "" : "s",
 		       s->catchup.threads, s->catchup.threads == 1 ? "" : "s", s->catchup.refused);
+	if (s->catchup.failed)
+		printf("catch-up: not made (%s): calls already running count from their next call\n",
+		       s->catchup.why);
 	printf("attach: pause %.2f ms (every thread stopped: loading the runtime, patching), "
 	       "%.1f ms in all\n", s->attach_pause_ms, s->attach_ms);
 	if (!s->ended)

@@ -84,12 +84,11 @@ static int begin_profile(struct attach_profile *a, char *err, size_t n)
  * profile now, outermost first, and their returns are hooked (catchup.h): the call tree has
  * its roots, and their time from now on.
  */
-static int catch_up(struct attach_profile *a, char *err, size_t n)
+static void catch_up(struct attach_profile *a)
 {
 	struct dyn_catchup_proc *cp = xcalloc(a->set.n + 1, sizeof(*cp));
 	struct sproto_point_set *ps = xcalloc(a->set.n + 1, sizeof(*ps));
 	size_t i, k = 0;
-	int r;
 
 	for (i = 0; i < a->set.n; i++) {
 		const struct dyn_func *f = &a->set.f[i];
@@ -100,11 +99,10 @@ static int catch_up(struct attach_profile *a, char *err, size_t n)
 		cp[k] = (struct dyn_catchup_proc){ f->addr, f->addr + f->size, 0, &ps[k] };
 		k++;
 	}
-	r = dyn_catch_up(a->pid, a->c.hello.entry_addr, cp, k, &a->catchup, err, n);
+	dyn_catch_up(a->pid, a->c.hello.entry_addr, cp, k, &a->catchup);
 	a->attach_pause_ms += a->catchup.pause_ms;
 	free(cp);
 	free(ps);
-	return r;
 }
 
 /* Every point goes live at once: a caller is never measured without its callees. The calls
@@ -114,8 +112,9 @@ static int patch_all(struct attach_profile *a, char *err, size_t n)
 	if (ask_empty(a, SPROTO_PAUSE, err, n) != 0 ||
 	    dyn_profile_patch(&a->c, a->pid, a->exe, NULL, &a->set, &a->attach_pause_ms, err,
 			      n) != 0 ||
-	    dyn_profile_points(&a->c, &a->set, err, n) != 0 || catch_up(a, err, n) != 0)
+	    dyn_profile_points(&a->c, &a->set, err, n) != 0)
 		return -1;
+	catch_up(a);
 	return ask_empty(a, SPROTO_RESUME, err, n);
 }
 

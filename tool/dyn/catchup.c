@@ -219,7 +219,7 @@ static int find_runtime(struct target *t, uint64_t runtime_addr, struct runtime_
 	else if (target_module_symbols(t, &m[i], names, 2, addr, size) != 0)
 		snprintf(err, errlen, "catch-up: %s", target_error(t));
 	else if (!addr[0] || !addr[1])
-		snprintf(err, errlen, "catch-up: %s has no %s", m[i].path, names[addr[0] != 0]);
+		snprintf(err, errlen, "catch-up: %.300s has no %s", m[i].path, names[addr[0] != 0]);
 	else
 		r = 0;
 	if (r == 0)
@@ -274,29 +274,40 @@ static int catch_all(struct target *t, Dwfl *d, uint64_t runtime_addr,
 	return 0;
 }
 
-int dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc *procs, size_t n,
-		 struct dyn_catchup_stats *st, char *err, size_t errlen)
+static void failed(struct dyn_catchup_stats *st, const char *why)
 {
+	if (!st->failed++)
+		snprintf(st->why, sizeof(st->why), "%.*s", (int)sizeof(st->why) - 1, why);
+}
+
+void dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc *procs,
+		  size_t n, struct dyn_catchup_stats *st)
+{
+	char err[512];
 	struct target t;
 	Dwfl *d;
 	int r;
 
 	if (!n)
-		return 0;
-	d = report(pid, err, errlen);
-	if (!d)
-		return -1;
-	if (target_attach(&t, pid, err, errlen) != 0) {
+		return;
+	d = report(pid, err, sizeof(err));
+	if (!d) {
+		failed(st, err);
+		return;
+	}
+	if (target_attach(&t, pid, err, sizeof(err)) != 0) {
 		dwfl_end(d);
-		return -1;
+		failed(st, err);
+		return;
 	}
 	st->stops++;
-	r = catch_all(&t, d, runtime_addr, procs, n, st, err, errlen);
+	r = catch_all(&t, d, runtime_addr, procs, n, st, err, sizeof(err));
 	dwfl_end(d);
 	if (target_detach(&t) != 0 && r == 0) {
-		snprintf(err, errlen, "catch-up: letting the process go: %s", target_error(&t));
+		snprintf(err, sizeof(err), "catch-up: letting the process go: %s", target_error(&t));
 		r = -1;
 	}
 	st->pause_ms += (double)t.paused_ns / 1e6;
-	return r;
+	if (r != 0)
+		failed(st, err);
 }

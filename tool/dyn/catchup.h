@@ -36,14 +36,17 @@ struct dyn_catchup_stats {
 	uint32_t calls;    /* calls caught up */
 	uint32_t refused;  /* found but not caught up (the runtime could not hook the return) */
 	double pause_ms;   /* the world stopped */
+	uint32_t failed;   /* catch-ups that could not be made (the process ending, ptrace...): */
+	char why[160];     /* the first one's reason; the calls then run uncaught, as before */
 };
 
 /*
  * Catch up the running calls of procs in process pid; runtime_addr: any address in the
- * runtime's code there (HELLO's entry). Adds to *st. 0, or -1 with a one-line reason in err.
+ * runtime's code there (HELLO's entry). Adds to *st. Best effort: a catch-up that cannot be
+ * made is counted in st->failed (its reason in st->why) and changes nothing else.
  */
-int dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc *procs, size_t n,
-		 struct dyn_catchup_stats *st, char *err, size_t errlen);
+void dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc *procs,
+		  size_t n, struct dyn_catchup_stats *st);
 
 /* Whether the entry actions start a timer or a profiled call: only then is a running call
  * worth catching up. */

@@ -989,14 +989,12 @@ static size_t catchup_procs(const struct dyn_live *l, const uint8_t *fresh,
 }
 
 /* The calls running now of the procedures in cp get their new timers started. */
-static int catch_up(struct dyn_live *l, const struct dyn_catchup_proc *cp, size_t k, char *err,
-		    size_t n)
+static void catch_up(struct dyn_live *l, const struct dyn_catchup_proc *cp, size_t k)
 {
 	double before = l->st.catchup.pause_ms;
-	int r = dyn_catch_up(l->s->pid, l->s->c.hello.entry_addr, cp, k, &l->st.catchup, err, n);
 
+	dyn_catch_up(l->s->pid, l->s->c.hello.entry_addr, cp, k, &l->st.catchup);
 	l->st.pause_ms += l->st.catchup.pause_ms - before;
-	return r;
 }
 
 static int commit(struct dyn_live *l, int quiet, char *err, size_t n)
@@ -1029,8 +1027,10 @@ static int commit(struct dyn_live *l, int quiet, char *err, size_t n)
 		goto out;
 	}
 	/* answered: the runtime has the new actions before any call is caught up */
-	if (dyn_live_flush(l, err, n) != 0 || (k && catch_up(l, cp, k, err, n) != 0))
+	if (dyn_live_flush(l, err, n) != 0)
 		goto out;
+	if (k)
+		catch_up(l, cp, k);
 	r = unpatch_unused(l, err, n); /* the points cleared first */
 out:
 	free(fresh);

@@ -570,13 +570,12 @@ static int set_points(struct dyn_session *s, char *err, size_t n)
  * The calls of the points' procedures that are running now (a thread blocked in a wait, a loop
  * in progress) get their timers started and their returns hooked (catchup.h).
  */
-static int catch_up(struct dyn_session *s, char *err, size_t n)
+static void catch_up(struct dyn_session *s)
 {
 	struct dyn_catchup_proc *cp = xcalloc(s->npt + 1, sizeof(*cp));
 	struct sproto_point_set *ps = xcalloc(s->npt + 1, sizeof(*ps));
 	size_t k = 0;
 	uint32_t i;
-	int r;
 
 	for (i = 0; i < s->npt; i++) {
 		const struct dyn_func *f = &s->set.f[s->pt[i].func];
@@ -591,11 +590,10 @@ static int catch_up(struct dyn_session *s, char *err, size_t n)
 						   dyn_catchup_obj_size(f->name), &ps[k] };
 		k++;
 	}
-	r = dyn_catch_up(s->pid, s->c.hello.entry_addr, cp, k, &s->catchup, err, n);
+	dyn_catch_up(s->pid, s->c.hello.entry_addr, cp, k, &s->catchup);
 	free(cp);
 	free(ps);
 	s->attach_pause_ms += s->catchup.pause_ms;
-	return r;
 }
 
 /* ---- samples ---- */
@@ -878,8 +876,8 @@ static int instrument(struct dyn_session *s, char *err, size_t n)
 	if (sampling(s, s->bucket_ns, err, n) != 0 || enable_all(s, err, n) != 0 ||
 	    set_points(s, err, n) != 0)
 		return -1;
-	if (!s->o.launched && catch_up(s, err, n) != 0)
-		return -1;
+	if (!s->o.launched)
+		catch_up(s);
 	if (s->o.launched)
 		return simple(s, msg, sproto_put_empty(msg, sizeof(msg), SPROTO_RESUME), err, n);
 	return 0;
