@@ -99,6 +99,12 @@ extern _Atomic int dyn_paused;
 extern _Atomic int dyn_profile_live;
 
 int dyn_point_set(const struct sproto_point_set *ps, const char **why);
+/*
+ * The tool's sessions, counted (a client connected, or its session ended): point ids are
+ * reused by the next session, so a frame hooked in an earlier one is told apart by this.
+ */
+extern _Atomic uint8_t dyn_session;
+void dyn_session_next(void);
 /* A point's action list from a POINT_SET message (p has room for ps->n actions). */
 void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps);
 /* A forked child: its parent's points are not its own (PROFILE ones kept when keep_profile). */
@@ -135,7 +141,8 @@ struct dyn_frame {
 	uint64_t ret;   /* the real return address */
 	uint64_t *slot; /* where it was on the stack, now holding sonde__dyn_ret_tramp */
 	uint32_t point;
-	uint16_t closed; /* its exit actions ran as an unwinder passed it (dyn_unwound) */
+	uint8_t closed;  /* its exit actions ran as an unwinder passed it (dyn_unwound) */
+	uint8_t session; /* dyn_session when it was hooked: a call of an earlier session's (catch-up) */
 	uint16_t gen;    /* the point's list whose entry actions the call has had (catch-up) */
 };
 

@@ -243,21 +243,24 @@ static inline void shadow_push(struct dyn_thread *t, uint32_t point, uint16_t ge
 	uint32_t i = t->depth;
 	volatile struct dyn_frame *f = &t->frames[i];
 	uint64_t ret = *slot;
+	uint8_t session = atomic_load_explicit(&dyn_session, memory_order_relaxed);
 
 	f->ret = ret;
 	f->slot = slot;
 	f->point = point;
 	f->closed = 0;
+	f->session = session;
 	f->gen = gen;
 	dyn_barrier();
 	t->depth = i + 1;
 	dyn_barrier();
 	if (unlikely(f->ret != ret || f->slot != slot || f->point != point || f->closed ||
-		     f->gen != gen)) {
+		     f->session != session || f->gen != gen)) {
 		f->ret = ret;
 		f->slot = slot;
 		f->point = point;
 		f->closed = 0;
+		f->session = session;
 		f->gen = gen;
 	}
 	if (t->hiwater <= i)
@@ -458,7 +461,10 @@ static int shadow_insert(struct dyn_thread *t, uint32_t point, uint16_t gen, uin
 		return -1; /* that slot is hooked already, by another point */
 	for (j = t->depth; j > i; j--)
 		t->frames[j] = t->frames[j - 1];
-	t->frames[i] = (struct dyn_frame){ .ret = *slot, .slot = slot, .point = point, .gen = gen };
+	t->frames[i] = (struct dyn_frame){
+		.ret = *slot, .slot = slot, .point = point, .gen = gen,
+		.session = atomic_load_explicit(&dyn_session, memory_order_relaxed)
+	};
 	dyn_barrier();
 	t->depth++;
 	if (t->hiwater < t->depth)
@@ -479,13 +485,15 @@ static struct dyn_frame *hooked_at(struct dyn_thread *t, const uint64_t *slot)
 	return NULL;
 }
 
-/* The frame's point has no exit actions now (an earlier session's, cleared since). */
+/* The frame's call was hooked for another session, or its point has no exit actions now:
+ * nothing of this session's ends at its return, and a catch-up may take it over. */
 static int frame_idle(const struct dyn_frame *f)
 {
 	const struct dyn_prog *p =
 		atomic_load_explicit(&dyn_points[f->point % DYN_POINT_SLOTS], memory_order_acquire);
 
-	return !p || !p->n_exit;
+	return f->session != atomic_load_explicit(&dyn_session, memory_order_relaxed) || !p ||
+	       !p->n_exit;
 }
 
 /*
@@ -493,7 +501,8 @@ static int frame_idle(const struct dyn_frame *f)
  * tool/dyn/catchup.c): the call whose return address is at `slot` began before the point
  * `ps->point` got the actions in `ps`. Their entry actions run now, as if the call had just
  * begun, with args[0..5] as its arguments, and its return is hooked (unless it is already, by
- * this point or by one with no exit actions now, which it then takes over), so that the
+ * this point, or by an earlier session's or one with no exit actions now, which it then takes
+ * over), so that the
  * point's exit actions end what they began. 0 when done; 1 when the call began under the
  * point's present actions (its entry ran them: nothing to do); -1 when the thread is inside the
  * runtime, -2 when the call cannot be hooked, -3 bad actions. Only a tool's points (the
@@ -527,8 +536,9 @@ RT_EXPORT int sonde__dyn_catch_up(const struct sproto_point_set *ps, uint64_t *s
 		f = hooked_at(t, slot);
 		if (!f || (f->point != point && !frame_idle(f)))
 			return -2;
-		if (f->point != point) { /* hooked by a point that has nothing to do at exit now */
+		if (f->point != point || frame_idle(f)) { /* another session's, or nothing to do */
 			f->point = point;
+			f->session = atomic_load_explicit(&dyn_session, memory_order_relaxed);
 			f->gen = 0;
 		}
 		if (f->gen == live->gen)

@@ -126,6 +126,12 @@ void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
 /* Replace a point's actions (the message is validated already). 0, or -1 and why. */
 /* The lists set so far (the control thread sets them): each new one is told apart. */
 static uint16_t list_gen;
+_Atomic uint8_t dyn_session;
+
+void dyn_session_next(void)
+{
+	atomic_fetch_add_explicit(&dyn_session, 1, memory_order_relaxed);
+}
 
 int dyn_point_set(const struct sproto_point_set *ps, const char **why)
 {

@@ -412,6 +412,7 @@ static void end_session(void)
 {
 	dyn_metrics_clear();
 	dyn_points_clear(0, DYN_POINTS);
+	dyn_session_next();
 	atomic_store(&dyn_paused, 0);
 }
 
@@ -560,6 +561,7 @@ static void accept_client(void)
 	dyn_sample_reset(); /* and refers to no SAMPLE before it (version 9) */
 	srv.bucket_ns = SPROTO_DEFAULT_BUCKET_NS; /* a new client starts from the defaults */
 	srv.on_request = srv.owed = 0;
+	dyn_session_next(); /* whether the last one detached or went away */
 }
 
 /* ---- the loop ---- */

@@ -12,7 +12,7 @@
 #define DYN_UW_NEXT 32          /* struct dyn_thread *next */
 /* frames[]: after the header, the thread counters and the wall and CPU timers */
 #define DYN_UW_FRAMES (40 + 8 * 1024 + 2 * 4096 * 24)
-#define DYN_UW_FRAME_SIZE 24    /* struct dyn_frame: ret, slot, point, closed */
+#define DYN_UW_FRAME_SIZE 24    /* struct dyn_frame: ret, slot, point, closed, session, gen */
 #define DYN_UW_FRAME_SLOT 8
 #define DYN_UW_LIVE 1           /* DYN_T_LIVE */
 

@@ -55,6 +55,14 @@ def t_watch_catchup(o):
             between(total, 2.7 * length, 3.06 * length + 0.03, 'wall_time s')
             expect(any(re.match(r'catch-up: 4 calls already running', x) for x in lines),
                    f'catch-up line in {lines[-8:]}')
+        with check('watch sync_wait at the waiter: its flag raised by catch-up, outermost first'):
+            # the waiter's "active" flag (its entry and exit) and the timer the flag guards at
+            # pthread_mutex_lock: two calls caught up, the flag's first; the waiter's frame was
+            # hooked by the watch before (another session's point): taken over
+            length, total, lines = catchup_watch(t, 'sync_wait', '/Code/catchup.c/waiter')
+            between(total, 0.9 * length, 1.02 * length + 0.01, 'sync_wait s')
+            expect(any(re.match(r'catch-up: 2 calls already running .* 0 not hooked\)$', x)
+                       for x in lines), f'catch-up line in {lines[-8:]}')
         for metric, focus, least in (('sync_wait', '/SyncObject/mutex/held', 0.9),
                                      ('wall_time', '/Code/catchup.c/spin', 0.9),
                                      ('cpu_time', '/Code/catchup.c/spin', 0.05),

@@ -79,15 +79,40 @@ uint32_t dyn_catchup_obj_size(const char *proc)
 	return 0;
 }
 
+static int starts(const struct sproto_action *a)
+{
+	return a->prim == SPROTO_START_WALL || a->prim == SPROTO_START_WALL_IF ||
+	       a->prim == SPROTO_START_CPU || a->prim == SPROTO_PROFILE;
+}
+
+/* A flag: raised at the entry (ADD, SET) and lowered at the exit, in the same counter. */
+static int lowers(const struct sproto_action *up, const struct sproto_action *down)
+{
+	int shared = up->prim == SPROTO_ADD || up->prim == SPROTO_SET;
+
+	if (down->when != SPROTO_AT_EXIT || down->target != up->target)
+		return 0;
+	return shared ? down->prim == SPROTO_SUB || down->prim == SPROTO_SET
+		      : down->prim == SPROTO_TSUB || down->prim == SPROTO_TSET;
+}
+
 int dyn_catchup_wanted(const struct sproto_point_set *ps)
 {
-	uint16_t i;
+	uint16_t i, j;
 
-	for (i = 0; i < ps->n; i++)
-		if (ps->act[i].when == SPROTO_AT_ENTRY &&
-		    (ps->act[i].prim == SPROTO_START_WALL || ps->act[i].prim == SPROTO_START_WALL_IF ||
-		     ps->act[i].prim == SPROTO_START_CPU || ps->act[i].prim == SPROTO_PROFILE))
+	for (i = 0; i < ps->n; i++) {
+		const struct sproto_action *a = &ps->act[i];
+
+		if (a->when != SPROTO_AT_ENTRY)
+			continue;
+		if (starts(a))
 			return 1;
+		if (a->prim == SPROTO_ADD || a->prim == SPROTO_SET || a->prim == SPROTO_TADD ||
+		    a->prim == SPROTO_TSET)
+			for (j = 0; j < ps->n; j++)
+				if (lowers(a, &ps->act[j]))
+					return 1;
+	}
 	return 0;
 }
 

@@ -48,8 +48,8 @@ struct dyn_catchup_stats {
 void dyn_catch_up(pid_t pid, uint64_t runtime_addr, const struct dyn_catchup_proc *procs,
 		  size_t n, struct dyn_catchup_stats *st);
 
-/* Whether the entry actions start a timer or a profiled call: only then is a running call
- * worth catching up. */
+/* Whether the entry actions start a timer or a profiled call, or raise a flag that the exit
+ * lowers: only then is a running call worth catching up (a mere count of entries is not). */
 int dyn_catchup_wanted(const struct sproto_point_set *ps);
 
 /* The object size of a sync call by its name (pthread_mutex_lock: a mutex's), 0 for others. */
