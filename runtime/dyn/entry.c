@@ -502,11 +502,10 @@ static int frame_idle(const struct dyn_frame *f)
  * `ps->point` got the actions in `ps`. Their entry actions run now, as if the call had just
  * begun, with args[0..5] as its arguments, and its return is hooked (unless it is already, by
  * this point, or by an earlier session's or one with no exit actions now, which it then takes
- * over), so that the
- * point's exit actions end what they began. 0 when done; 1 when the call began under the
- * point's present actions (its entry ran them: nothing to do); -1 when the thread is inside the
- * runtime, -2 when the call cannot be hooked, -3 bad actions. Only a tool's points (the
- * calibration's own, above DYN_POINTS, are never caught up).
+ * over), so that the point's exit actions end what they began. 0 when done; 1 when the call
+ * began under the point's present actions (its entry ran them: nothing to do); -1 when the
+ * thread is inside the runtime, -2 when the call cannot be hooked, -3 bad actions. Only a
+ * tool's points (the calibration's own, above DYN_POINTS, are never caught up).
  */
 RT_EXPORT int sonde__dyn_catch_up(const struct sproto_point_set *ps, uint64_t *slot,
 				  const uint64_t *args)

@@ -123,7 +123,6 @@ void dyn_prog_fill(struct dyn_prog *p, const struct sproto_point_set *ps)
 		      p->act[0].pred == SPROTO_PRED_NONE;
 }
 
-/* Replace a point's actions (the message is validated already). 0, or -1 and why. */
 /* The lists set so far (the control thread sets them): each new one is told apart. */
 static uint16_t list_gen;
 _Atomic uint8_t dyn_session;
@@ -133,6 +132,7 @@ void dyn_session_next(void)
 	atomic_fetch_add_explicit(&dyn_session, 1, memory_order_relaxed);
 }
 
+/* Replace a point's actions (the message is validated already). 0, or -1 and why. */
 int dyn_point_set(const struct sproto_point_set *ps, const char **why)
 {
 	uint64_t now = dyn_mono_ns();

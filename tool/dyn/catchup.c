@@ -13,7 +13,7 @@
 #include "catchup.h"
 #include "../inject/target.h"
 
-#define MAX_FRAMES 64
+#define MAX_FRAMES 256 /* deeper stacks: their outermost calls are not caught up */
 #define DWARF_SP 7 /* x86-64 DWARF register number of rsp */
 
 struct frame {
