@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Driver of bench/mpi.sh: ns added per message, and seed 001's Table 1 (medians of rounds)."""
 import json
+import math
 import os
 import re
 import statistics
@@ -86,7 +87,7 @@ def program_run(out):
     if sorted(ranks) != [0, 1, 2, 3]:
         raise SystemExit("mpi.py: mpi_pi printed no time for every rank: " + out[:300])
     order = re.search(r"order([ \d]*)", out)
-    gauge = re.search(r"gauge_pair_ns (\S+) plain_point_ns (\S+)", out)
+    gauge = re.search(r"gauge_pair_ns (\S+) plain_point_ns (\S+) plain_before_ns (\S+)", out)
     w = [ranks[r] for r in (1, 2, 3)]
     return {
         "master": ranks[0][0], "workers": [x[0] for x in w],
@@ -98,6 +99,7 @@ def program_run(out):
         "order": "".join(order.group(1).split()) if order else "?",
         "gauge": float(gauge.group(1)) if gauge else float("nan"),
         "plain_point": float(gauge.group(2)) if gauge else float("nan"),
+        "plain_before": float(gauge.group(3)) if gauge else float("nan"),
     }
 
 
@@ -222,9 +224,7 @@ def times(rnd, mode):
 
 def run_of(rnd, mode):
     """The run a column of Table 1 comes from."""
-    return rnd[{"uninstrumented": "uninstrumented", "no compensation": "local run",
-                "local": "local run", "parallel": "parallel run",
-                "parallel+insitu": "insitu run"}[mode]]
+    return rnd[run_kind(mode)]
 
 
 def off_cpu(r):
@@ -265,6 +265,70 @@ def print_table(rounds, quiet):
             errs[who + " " + tag] = [statistics.median(rat[k]) for k in NAMES]
             errs[who + " " + tag + " iqr"] = lo_hi
     return errs
+
+
+# A run is at the CPU's fast speed when the plain loop, timed before MPI_Init and after
+# MPI_Finalize, ran within this factor of the fastest such reading of the whole benchmark
+# (the two speeds seen here are 15-25 % apart; the spread within one is about 5 %)
+SPEED_FACTOR = 1.08
+
+
+def speeds(rounds):
+    """Per round and run kind: "fast" (both readings at the fast speed), "slow" (neither), or
+    "mixed" (the CPU changed speed during the run, or around it)."""
+    kinds = [k for k in rounds[0] if not math.isnan(rounds[0][k]["plain_before"])]
+    floor = min(min(r[k]["plain_before"], r[k]["plain_point"]) for r in rounds for k in kinds)
+    cut = SPEED_FACTOR * floor
+
+    def state(r):
+        fast = (r["plain_before"] <= cut) + (r["plain_point"] <= cut)
+        return ("slow", "mixed", "fast")[fast]
+    return [{k: state(r[k]) for k in kinds} for r in rounds], cut
+
+
+def print_same_speed(rounds):
+    """Table 1 over the runs made at one speed of the CPU: each mode's median over its runs at
+    that speed against the uninstrumented runs' at the same speed, and paired within the rounds
+    whose two runs both kept it. A run at the other speed is 15-25 % slower or faster whatever
+    the probes did: compensation cannot remove that, and comparing across speeds measures it."""
+    st, cut = speeds(rounds)
+    out = {}
+    print("\nAt one CPU speed (the plain loop before MPI_Init and after MPI_Finalize both under "
+          "%.2f ns a point: fast; both over: slow; ms, errors against the uninstrumented runs at "
+          "that speed)" % cut)
+    print(("%-30s" + " %15s" * len(NAMES)) % ("", *NAMES))
+    for speed in ("fast", "slow"):
+        sel = {k: [j for j in range(len(rounds)) if st[j][run_kind(k)] == speed] for k in NAMES}
+        if len(sel["uninstrumented"]) < 2:
+            print("%s: %d uninstrumented run(s) at this speed: too few" % (
+                speed, len(sel["uninstrumented"])))
+            continue
+        print(("%-30s" + " %15s" * len(NAMES)) % (
+            "runs at the %s speed" % speed, *("%d of %d" % (len(sel[k]), len(rounds))
+                                              for k in NAMES)))
+        for i, who in enumerate(("master", "worker")):
+            med = {k: statistics.median(times(rounds[j], k)[i] for j in sel[k]) if sel[k]
+                   else float("nan") for k in NAMES}
+            u = med["uninstrumented"]
+            e = [pct(med[k], u) for k in NAMES]
+            print(("%-30s" + " %15.1f" * len(NAMES)) % ("%s median" % who,
+                                                         *(med[k] / 1e6 for k in NAMES)))
+            print(("%-30s" + " %14.1f%%" * len(NAMES)) % ("  error", *e))
+            pairs = {k: [100.0 * (times(rounds[j], k)[i] / times(rounds[j], "uninstrumented")[i]
+                                  - 1) for j in sel[k] if j in sel["uninstrumented"]]
+                     for k in NAMES}
+            print(("%-30s" + " %15s" * len(NAMES)) % (
+                "  paired (rounds)", *("%+.1f%% (%d)" % (statistics.median(v), len(v)) if v
+                                       else "-" for v in pairs.values())))
+            out["%s %s" % (who, speed)] = (e, [len(sel[k]) for k in NAMES])
+    return out
+
+
+def run_kind(mode):
+    """The run kind a column of Table 1 comes from (run_of's key)."""
+    return {"uninstrumented": "uninstrumented", "no compensation": "local run",
+            "local": "local run", "parallel": "parallel run",
+            "parallel+insitu": "insitu run"}[mode]
 
 
 def print_diagnostics(rounds):
@@ -321,10 +385,11 @@ def print_runs(rounds):
     print("\nEvery run (ms; off = workers' computing off CPU; price / CALIB / situ = a probe pair "
           "of inside(), ns: the start-up price compensation used, the run's final calibration, "
           "the gauge after MPI_Finalize; plain = ns per point of the plain loop, the gauge's)")
-    print("%5s  %-34s  %-42s  %-42s  %-46s" % (
+    st, _ = speeds(rounds)
+    print("%5s  %-34s  %-42s  %-42s  %-46s  %s" % (
         "round", "uninstrumented: master off plain", "local run: master local(c) off price situ",
         "parallel run: master par(c) off price CALIB situ",
-        "insitu run: master par(c) off CALIB found used situ"))
+        "insitu run: master par(c) off CALIB found used situ", "speeds u/l/p/i/s"))
     for j, r in enumerate(rounds):
         u, l, p, s = r["uninstrumented"], r["local run"], r["parallel run"], r["insitu run"]
         print("%5d  %8.1f %6.1f %5.2f %12s  %8.1f %8.1f %5.1f %5.1f %5.1f %5s  "
@@ -334,7 +399,10 @@ def print_runs(rounds):
                   l["gauge"], "", p["master"] / 1e6, p["t_par_ns"][0] / 1e6, off_cpu(p) / 1e6,
                   p["price"], p["final_price"], p["gauge"], s["master"] / 1e6,
                   s["t_par_ns"][0] / 1e6, off_cpu(s) / 1e6, s["final_price"], s["insitu"],
-                  s["insitu_used"], s["gauge"]))
+                  s["insitu_used"], s["gauge"]), end="")
+        print("  " + "".join(st[j][k][0] for k in ("uninstrumented", "local run",
+                                                    "parallel run", "insitu run", "skip run")
+                             if k in st[j]))
 
 
 def print_decomposition(rounds, kind="parallel run"):
@@ -392,6 +460,7 @@ def table1():
           "(ms; %d rounds, one run of each mode per round, the order rotating; worker: mean of "
           "the 3; ranks pinned: %s)" % (CHUNKS, POINTS, T1_RUNS, pin_words()))
     errs = print_table(rounds, quiet)
+    errs["speed"] = print_same_speed(rounds)
     errs["parts"] = print_decomposition(rounds)
     errs["parts_insitu"] = print_decomposition(rounds, "insitu run")
     g = [r["insitu run"]["insitu"] - r["insitu run"]["gauge"] for r in rounds]
@@ -459,6 +528,16 @@ def verdict(errs):
           "machine's speed between runs %+.1f %%; other tasks on the ranks' CPU %+.1f %%; "
           "messages and hand-outs %+.1f %%; the rules %+.1f %% (medians, split above)"
           % (p["situ"], p["speed"], p["off"], p["comm"], p["rules"]))
+    for speed in ("fast", "slow"):
+        m, w = errs["speed"].get("master " + speed), errs["speed"].get("worker " + speed)
+        if not m:
+            continue
+        print("at the %s CPU speed (runs: %s): parallel+insitu %+.1f / %+.1f %% (%s), parallel "
+              "%+.1f / %+.1f %%, local leaves the master %+.1f %% off (medians against the "
+              "uninstrumented runs at that speed)" % (
+                  speed, "/".join(str(n) for n in m[1]), m[0][4], w[0][4],
+                  "met" if abs(m[0][4]) <= 2 and abs(w[0][4]) <= 2 else "MISSED",
+                  m[0][3], w[0][3], m[0][2]))
     q = errs["parts_insitu"]
     print("of the paired --insitu error: its measured pairs in situ above their price %+.1f %% "
           "(and %+.1f %% more where a worker fell back to CALIB's); its unmeasured pairs in situ "
