@@ -31,7 +31,7 @@
 #define PERIOD_FAST 8 /* ... and per PERIOD_FAST until then */
 #define MAX_REJECTED 256
 
-enum { IDLE, WIN_A, WIN_B };
+enum { IDLE, WIN_A, WIN_B, WIN_BARE };
 
 int rt_insitu_on;
 static double start_o_full, start_o_skip; /* the start-up calibration's prices */
@@ -81,6 +81,21 @@ static double window_ns(const struct rt_thread *t, const struct rt_insitu *s, ui
 	return d > c ? d - c : 0;
 }
 
+/*
+ * The windows' own work (clock reads, the code rewritten) since `begin` is kept out of the
+ * program's times, as the in-run calibration's is (rt_keep_out); a window begun in it is not
+ * charged it either.
+ */
+static void keep_out(struct rt_thread *t, uint64_t begin, uint32_t state_before)
+{
+	struct rt_insitu *s = &t->insitu;
+	uint64_t d = rt_now() - begin;
+
+	rt_keep_out(t, d);
+	if (s->state != IDLE && s->state != state_before)
+		s->calib0 += d;
+}
+
 static void node_restore(struct rt_node *n)
 {
 	n->off = atomic_load_explicit(&n->func->off, memory_order_relaxed);
@@ -91,7 +106,12 @@ static void abandon(struct rt_thread *t, struct rt_insitu *s)
 {
 	uint64_t skipped = t->skips - s->s0; /* the node's calls skipped so far, and any others */
 
-	s->b_calls += skipped < rt_probe_window() ? skipped : rt_probe_window();
+	if (s->state == WIN_BARE) { /* its calls ran without probes: how many is not known */
+		rt_bare_end(&s->bare);
+		s->bare.state = -1;
+	} else {
+		s->b_calls += skipped < rt_probe_window() ? skipped : rt_probe_window();
+	}
 	t->insitu_until = 0;
 	node_restore(s->node);
 	s->state = IDLE;
@@ -110,13 +130,45 @@ static void judge(struct rt_insitu *s)
 	s->price_ns = s->status == SPROF_INSITU_USED ? insitu_used_price(est) : 0;
 }
 
-/* The end of window A at `now` (the node's W-th call's exit): window B begins. */
+static void bare_end(void);
+
+/* Can this window be bare (insitu_bare.c)? Only while no other thread calls the function. */
+static int bare_ready(const struct rt_thread *t, struct rt_insitu *s)
+{
+	const struct rt_func *f = s->node->func;
+
+	if (atomic_load_explicit(&f->caller, memory_order_relaxed) != t->index + 1)
+		return 0;
+	if (!s->bare.state)
+		rt_bare_prepare(&s->bare, f, bare_end);
+	return s->bare.state == 1;
+}
+
+/* A pair of windows, A measured, B not: its estimate (o_skip: what B's calls cost each). */
+static void add_pair(struct rt_insitu *s, double a, double b, double o_skip)
+{
+	s->preempted += involuntary_switches() != s->ivcsw0;
+	s->pairs[s->npairs++] = (float)insitu_pair_ns(a, b, (uint32_t)rt_probe_window(),
+						      start_o_full, o_skip);
+	s->done = s->npairs == RT_INSITU_PAIRS;
+	judge(s);
+}
+
+/* The end of window A at `now` (the node's W-th call's exit): window B begins, bare when it
+ * can be, else with the node turned off. */
 static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
 {
 	uint64_t cpu = rt_thread_cpu_ns(), others = t->skips - s->s0; /* as many others in B */
 
 	s->cpu_a = window_ns(t, s, cpu);
 	s->wall_a = now - s->t0;
+	if (bare_ready(t, s) && s->bare.nexits &&
+	    rt_bare_begin(&s->bare, (int64_t)rt_probe_window()) == 0) {
+		s->state = WIN_BARE;
+		s->strays = 0;
+		window_start(t, s);
+		return;
+	}
 	s->state = WIN_B;
 	s->node->off = 1;
 	window_start(t, s);
@@ -142,18 +194,80 @@ static void end_pair(struct rt_thread *t, struct rt_insitu *s)
 		s->done = s->rejected >= MAX_REJECTED;
 		return;
 	}
-	s->preempted += involuntary_switches() != s->ivcsw0;
-	s->pairs[s->npairs++] = (float)insitu_pair_ns(a, b, (uint32_t)rt_probe_window(),
-						      start_o_full, start_o_skip);
-	s->done = s->npairs == RT_INSITU_PAIRS;
-	judge(s);
+	add_pair(s, a, b, start_o_skip);
+}
+
+/*
+ * The bare window's W-th call has returned (the stub's counter reached 0): the pair is
+ * complete. A pair during which an exit of the function reached the probe (a call site the
+ * scan missed) is dropped, and the thread's windows are B windows from then on.
+ */
+static void end_bare(struct rt_thread *t, struct rt_insitu *s)
+{
+	double b = window_ns(t, s, rt_thread_cpu_ns());
+
+	rt_bare_end(&s->bare);
+	s->b_calls += rt_probe_window();
+	s->state = IDLE;
+	s->idle = 0;
+	if (s->strays || s->bare.active) {
+		if (s->bare.active)
+			s->bare.state = -1; /* the code could not be put back */
+		s->rejected++;
+		s->done = s->rejected >= MAX_REJECTED;
+		return;
+	}
+	add_pair(s, s->cpu_a, b, 0);
+	s->bare_pairs++;
+}
+
+/* Reached from the stub, as the function's exit call: the caller-saved registers are free. */
+static void bare_end(void)
+{
+	struct rt_thread *t = rt_self;
+	int saved = errno;
+
+	if (t && t->insitu.state == WIN_BARE) {
+		uint64_t begin = rt_now();
+
+		end_bare(t, &t->insitu);
+		keep_out(t, begin, WIN_BARE);
+	}
+	errno = saved;
+}
+
+/* An exit of the hot function reached the probe during a bare window (probe.c, ret: where
+ * the probe returns): a site not yet known, learned for the next window. */
+void rt_insitu_stray_exit(struct rt_thread *t, uintptr_t fn, uintptr_t ret)
+{
+	struct rt_insitu *s = &t->insitu;
+
+	if (s->state != WIN_BARE || s->node->fn != fn)
+		return;
+	s->strays++;
+	if (rt_bare_note_exit(&s->bare, ret) < 0)
+		s->bare.state = -1; /* an exit the windows cannot rewrite */
+}
+
+/* The thread ends: its function's code as it was. */
+void rt_insitu_finish(struct rt_thread *t)
+{
+	int saved = errno;
+
+	if (t->insitu.state == WIN_BARE) {
+		rt_bare_end(&t->insitu.bare);
+		t->insitu.state = IDLE;
+	}
+	errno = saved;
 }
 
 void rt_insitu_b_end(struct rt_thread *t)
 {
 	int saved = errno; /* the program's, whatever the system calls below do */
+	uint64_t begin = rt_now();
 
 	end_pair(t, &t->insitu);
+	keep_out(t, begin, WIN_B);
 	errno = saved;
 }
 
@@ -161,7 +275,8 @@ void rt_insitu_b_end(struct rt_thread *t)
  * From the periodic check of node n (probe.c), after the exit at `now` of its call that made
  * its count a multiple of W. Not for calibration stand-ins.
  */
-static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, uint64_t now)
+static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, uint64_t now,
+		 uintptr_t ret)
 {
 	if (t->scratch || s->done)
 		return;
@@ -170,7 +285,7 @@ static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, ui
 		s->done = 1;
 		return;
 	}
-	if (s->state == WIN_B) {
+	if (s->state == WIN_B || s->state == WIN_BARE) {
 		/* the node measured again during B (a throttle refreshed the nodes' `off`), or B
 		 * lasting far longer than A: the node is no longer called as it was */
 		uint64_t limit = 8 * s->wall_a + (uint64_t)(1e6 * rt_ticks_per_ns());
@@ -187,6 +302,8 @@ static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, ui
 	}
 	if (n != s->node)
 		return;
+	if (ret && bare_ready(t, s))
+		rt_bare_note_exit(&s->bare, ret);
 	if (s->state == WIN_A) {
 		begin_b(t, s, now);
 		return;
@@ -198,11 +315,15 @@ static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, ui
 	window_start(t, s);
 }
 
-void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now)
+void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now, uintptr_t ret)
 {
 	int saved = errno;
+	uint32_t state = t->insitu.state, rejected = t->insitu.rejected;
+	uint64_t begin = rt_now();
 
-	tick(t, &t->insitu, n, now);
+	tick(t, &t->insitu, n, now, ret);
+	if (t->insitu.state != state || t->insitu.rejected != rejected)
+		keep_out(t, begin, state);
 	errno = saved;
 }
 
@@ -273,6 +394,8 @@ void rt_insitu_after_fork(struct rt_thread *t)
 {
 	if (t->insitu.state == WIN_B)
 		node_restore(t->insitu.node);
+	if (t->insitu.state == WIN_BARE) /* the child's copy of the code */
+		rt_bare_end(&t->insitu.bare);
 	t->insitu_until = 0;
 	__builtin_memset(&t->insitu, 0, sizeof(t->insitu));
 }

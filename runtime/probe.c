@@ -232,14 +232,24 @@ static void keep_sample(struct rt_thread *t, double full, double in)
 }
 
 /*
- * In-run calibration: now and then, measure the probes again on this thread, as the machine's
- * speed is now. The time it takes is moved out of every open interval (their starts are shifted
- * by it), so no function and no total includes it.
+ * The runtime's own work of d ticks on this thread (in-run calibration, --insitu's windows) is
+ * moved out of every open interval (their starts are shifted by it), so no function and no total
+ * includes it; calib_ticks keeps the sum (the process's time, the MPI and sync delays).
  */
+void rt_keep_out(struct rt_thread *t, uint64_t d)
+{
+	struct rt_frame *f;
+
+	for (f = t->frames; f <= t->top; f++)
+		f->start += d;
+	t->calib_ticks += d;
+}
+
+/* In-run calibration: now and then, measure the probes again on this thread, as the machine's
+ * speed is now. */
 static void sample_costs(struct rt_thread *t)
 {
-	uint64_t begin = rt_now(), d;
-	struct rt_frame *f;
+	uint64_t begin = rt_now();
 	double full, in;
 
 	if (!t->calib) {
@@ -250,18 +260,15 @@ static void sample_costs(struct rt_thread *t)
 	}
 	if (rt_calib_sample(t->calib, &full, &in) == 0)
 		keep_sample(t, full, in);
-	d = rt_now() - begin;
-	for (f = t->frames; f <= t->top; f++)
-		f->start += d;
-	t->calib_ticks += d;
+	rt_keep_out(t, rt_now() - begin);
 }
 
 /* Every 2^k calls of a call path: the throttle, and in-run calibration now and then. */
-static RT_COLD void periodic(struct rt_thread *t, struct rt_node *n, uint64_t now)
+static RT_COLD void periodic(struct rt_thread *t, struct rt_node *n, uint64_t now, uintptr_t ret)
 {
 	throttle_check(n, now);
 	if (rt_insitu_on)
-		rt_insitu_tick(t, n, now);
+		rt_insitu_tick(t, n, now, ret);
 	if (t->scratch || ++t->sample_tick < t->sample_every)
 		return;
 	t->sample_tick = 0;
@@ -286,11 +293,11 @@ void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now)
 	if (atomic_load_explicit(&t->slow, memory_order_relaxed) & RT_SLOW_CPU)
 		n->cpu_incl += cpu_now - f->cpu_start;
 	if (unlikely((n->calls & periodic_mask) == 0))
-		periodic(t, n, now);
+		periodic(t, n, now, 0);
 }
 
 /* The general exit: the depth limit, unmeasured calls, longjmp, CPU time, no TSC. */
-static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
+static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn, uintptr_t ret)
 {
 	uint32_t slow = atomic_load_explicit(&t->slow, memory_order_relaxed);
 	uint64_t now, cpu_now;
@@ -314,8 +321,11 @@ static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
 	for (f = t->top; f > t->frames; f--)
 		if (f->fn == fn || f->fn == (fn ^ RT_FN_SKIP))
 			break;
-	if (f == t->frames)
-		return; /* entered before we were watching: nothing to close */
+	if (f == t->frames) { /* entered before we were watching: nothing to close */
+		if (rt_insitu_on)
+			rt_insitu_stray_exit(t, fn, ret);
+		return;
+	}
 	cpu_now = slow & RT_SLOW_CPU ? rt_thread_cpu_ns() : 0;
 	while (t->top > f)
 		rt_close_frame(t, now, cpu_now);
@@ -325,8 +335,11 @@ static RT_COLD void exit_slow(struct rt_thread *t, uintptr_t fn)
 /*
  * The TSC is read after the frame check: rdtsc does not wait for the loads before it, so this
  * costs the measured interval nothing, and an unmeasured call's exit reads no clock at all.
+ * ret: where the exit probe returns in the function (--insitu's bare windows learn the exit
+ * call sites from it); only the cold paths read it.
  */
-static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uintptr_t fn)
+static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uintptr_t fn,
+							 uintptr_t ret)
 {
 	struct rt_frame *top = t->top;
 	struct rt_node *n = top->node;
@@ -339,7 +352,7 @@ static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uin
 			count_skip(t);
 			return;
 		}
-		exit_slow(t, fn);
+		exit_slow(t, fn, ret);
 		return;
 	}
 	now = likely(!rt_precise) ? rt_rdtsc() : rt_rdtscp();
@@ -348,7 +361,7 @@ static inline __attribute__((always_inline)) void leave(struct rt_thread *t, uin
 	t->top = top - 1;
 	t->probes++;
 	if (unlikely((n->calls & periodic_mask) == 0))
-		periodic(t, n, now);
+		periodic(t, n, now, ret);
 }
 
 /* The first probe of a thread (or one that fires while the runtime is busy) comes here. */
@@ -440,7 +453,7 @@ RT_EXPORT void __cyg_profile_func_exit(void *fn, void *site)
 	if (unlikely(rt_trace_on))
 		trace_exit(t, (uintptr_t)fn);
 	else
-		leave(t, (uintptr_t)fn);
+		leave(t, (uintptr_t)fn, (uintptr_t)__builtin_return_address(0));
 }
 
 /* Their names inside the library, for PROFILE points (dyn/entry.c). */
@@ -472,7 +485,7 @@ RT_EXPORT void sonde__region_end(const char *name)
 	if (rt_trace_on)
 		trace_event(t, STRC_REGION_END, (uintptr_t)name, SPROF_REGION, name);
 	else
-		exit_slow(t, (uintptr_t)name);
+		exit_slow(t, (uintptr_t)name, 0);
 }
 
 /* A phase marker ends the thread's current phase and starts the named one (NULL: none). */

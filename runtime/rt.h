@@ -73,7 +73,9 @@ struct rt_func {
 	uint64_t throttled_at, throttled_calls;
 	const char *name;         /* regions only: the user's string */
 	_Atomic uint8_t traced;   /* its DEF_FUNC is in the trace (trace.c) */
+	_Atomic uint32_t caller;  /* the one thread (index + 1) that calls it; RT_FUNC_MANY */
 };
+#define RT_FUNC_MANY 0xffffffffu
 
 struct rt_module {
 	uintptr_t bias, lo, hi; /* load bias and the span of its executable segments */
@@ -200,6 +202,23 @@ struct rt_jmp {
 };
 #define RT_MAX_PHASES 256
 
+/* A call of a probe in the hot function's code (insitu_bare.c): where, its length, its bytes. */
+struct rt_bare_site {
+	uintptr_t at;
+	uint8_t len, old[7];
+};
+
+/* The hot function's probe calls, taken out of its code for bare windows (insitu_bare.c). */
+#define RT_BARE_EXITS 8
+struct rt_bare {
+	int state;               /* 0 not tried, 1 usable (with an exit site), -1 not */
+	int active;              /* the sites are rewritten now */
+	uint32_t nexits;
+	uintptr_t stub;          /* the counting stub the exit sites call in a bare window */
+	const struct rt_module *module; /* the function's */
+	struct rt_bare_site enter, exits[RT_BARE_EXITS];
+};
+
 /* The probes' price in situ (insitu.c, `sonde run --insitu`): one hot leaf node per thread. */
 #define RT_INSITU_PAIRS 64
 struct rt_insitu {
@@ -215,6 +234,9 @@ struct rt_insitu {
 	uint64_t b_calls;        /* the node's calls left unmeasured in B windows */
 	double price_ns;         /* the live price when judged usable, else 0 */
 	float pairs[RT_INSITU_PAIRS]; /* the pairs' estimates, ns */
+	uint32_t bare_pairs;     /* of them, those whose unmeasured window was bare */
+	uint32_t strays;         /* exits of the function that reached the probe in a bare window */
+	struct rt_bare bare;
 };
 
 struct rt_thread {
@@ -240,7 +262,8 @@ struct rt_thread {
 	/* in-run calibration (probe.c: sample_costs): batches spread over the whole run */
 	int scratch;                 /* this is a calibration stand-in, not a program thread */
 	struct rt_thread *calib;     /* this thread's stand-in, made on first use */
-	uint64_t calib_ticks;        /* time spent calibrating, kept out of every interval */
+	uint64_t calib_ticks;        /* the runtime's own time (calibrating, --insitu's windows),
+				      * kept out of every interval (rt_keep_out) */
 	uint32_t nsamples, sample_every, sample_tick;
 	float sample_full[RT_SAMPLES], sample_in[RT_SAMPLES];
 	struct rt_counter counters[RT_MAX_COUNTERS];
@@ -278,6 +301,7 @@ const struct rt_node *rt_chunk_node(const struct rt_chunk *c, uint32_t i);
 
 /* ---- probes (probe.c) ---- */
 void rt_close_frame(struct rt_thread *t, uint64_t now, uint64_t cpu_now);
+void rt_keep_out(struct rt_thread *t, uint64_t ticks); /* the runtime's own time, out */
 void rt_threads_refresh(void);
 void rt_probe_set_throttle_mask(uint64_t mask);
 extern uint32_t rt_sample_every; /* periodic checks between two in-run calibrations */
@@ -285,13 +309,23 @@ extern uint32_t rt_sample_every; /* periodic checks between two in-run calibrati
 /* ---- the probes' price in situ (insitu.c) ---- */
 extern int rt_insitu_on;
 void rt_insitu_init(void);
-void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now);
+void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now, uintptr_t ret);
 void rt_insitu_b_end(struct rt_thread *t);
 double rt_insitu_price(const struct rt_thread *t); /* ns per measured pair, live */
 double rt_insitu_final_price(const struct rt_thread *t); /* as written in INSITU, or CALIB's */
 double rt_insitu_mean_price(void); /* over the threads, weighted by their measured pairs */
 uint64_t rt_probe_window(void); /* calls between two periodic checks of a node */
 void rt_insitu_after_fork(struct rt_thread *t);
+void rt_insitu_finish(struct rt_thread *t);
+void rt_insitu_stray_exit(struct rt_thread *t, uintptr_t fn, uintptr_t ret);
+int rt_bare_prepare(struct rt_bare *b, const struct rt_func *f, void (*end)(void));
+int rt_bare_note_exit(struct rt_bare *b, uintptr_t ret);
+int rt_bare_begin(struct rt_bare *b, int64_t calls);
+void rt_bare_end(struct rt_bare *b);
+/* The profile runtime's probes (probe.c) by their names inside the library: a runtime loaded
+ * by dlopen would find glibc's empty __cyg_profile_func_* under the others. */
+void rt_probe_enter(void *fn, void *site) __attribute__((visibility("hidden")));
+void rt_probe_exit(void *fn, void *site) __attribute__((visibility("hidden")));
 struct writer;
 void rt_insitu_write(struct writer *w);
 

@@ -84,6 +84,10 @@ struct rt_node *rt_node_child(struct rt_thread *t, struct rt_node *parent, uintp
 	f = rt_func_get(fn, kind, name);
 	n = f ? node_alloc(t) : NULL;
 	if (n) {
+		uint32_t seen = 0, me = t->index + 1;
+
+		if (!atomic_compare_exchange_strong(&f->caller, &seen, me) && seen != me)
+			atomic_store(&f->caller, RT_FUNC_MANY); /* insitu_bare.c: no bare windows */
 		n->fn = fn;
 		n->func = f;
 		n->off = atomic_load(&f->off);
@@ -170,6 +174,7 @@ void rt_thread_finish(struct rt_thread *t, uint64_t now)
 {
 	if (atomic_exchange(&t->exited, 1))
 		return;
+	rt_insitu_finish(t);
 	rt_unwind_to(t, t->frames, now);
 	t->end = now;
 	t->root->incl = now - t->frames[0].start; /* its start moved past in-run calibrations */

@@ -309,9 +309,5 @@ void dyn_calibrate_costs(struct sproto_costs *out);
 /* The profile runtime's probes (probe.c), for SPROTO_PROFILE. */
 void __cyg_profile_func_enter(void *fn, void *site);
 void __cyg_profile_func_exit(void *fn, void *site);
-/* The profile runtime's probes (probe.c), for SPROTO_PROFILE, by their names inside the library:
- * a runtime loaded by dlopen would find glibc's empty __cyg_profile_func_* under the others. */
-void rt_probe_enter(void *fn, void *site) __attribute__((visibility("hidden")));
-void rt_probe_exit(void *fn, void *site) __attribute__((visibility("hidden")));
 
 #endif
