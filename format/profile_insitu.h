@@ -10,7 +10,8 @@
 
 #include <stdint.h>
 
-#define SPROF_INSITU_SIZE 80 /* bytes of an INSITU record */
+#define SPROF_INSITU_SIZE 96    /* bytes of an INSITU record */
+#define SPROF_INSITU_SIZE_V1 80 /* ... written before the bare windows (2026-11-23) */
 #define SPROF_INSITU_NO_FUNC 0xffffffffu
 
 enum sprof_insitu_status {
@@ -36,7 +37,12 @@ struct sprof_insitu {
 			    * without pairs */
 	double spread_ns;  /* their robust spread: 1.4826 x the median absolute deviation */
 	double o_full_ns;  /* the start-up calibration's price of a pair, for comparison */
-	double o_skip_ns;  /* the unmeasured pair's price the estimate adds back */
+	double o_skip_ns;  /* the unmeasured pair's price a B window's estimate adds back */
+	/* since 2026-11-23 (96 bytes; 0 in an 80-byte record) */
+	uint32_t bare_pairs; /* of the pairs, those whose unmeasured window was bare: the
+			      * function ran without its probes (docs/measurement.md) */
+	uint32_t bare_exits; /* the function's exit call sites rewritten for them */
+	double stub_ns;    /* what the bare windows' counting stub costs a call, in a loop */
 };
 
 #endif

@@ -422,7 +422,7 @@ static int read_record(struct reader *r, uint32_t type, struct sprof_buf *b, uin
 	case SPROF_REC_SYNC: ret = sprof_read_sync(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SYNC_COMP: ret = sprof_read_sync_comp(r->f, b, r->err, r->errlen); break;
 	case SPROF_REC_SAMPLES: ret = size < SAMPLE_HEAD ? -2 : read_samples(r, b, size); break;
-	case SPROF_REC_INSITU: ret = sprof_read_insitu(r->f, b, r->err, r->errlen); break;
+	case SPROF_REC_INSITU: ret = sprof_read_insitu(r->f, b, size, r->err, r->errlen); break;
 	case SPROF_REC_OVERLAP: ret = read_overlap(r, b); break;
 	case SPROF_REC_END: r->seen_end = 1; sprof_get_u64(b); break;
 	case SPROF_REC_MPI_CALL:

@@ -163,7 +163,8 @@ int sprof_read_sync(struct sprof_file *f, struct sprof_buf *b, char *err, size_t
 int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
 void sprof_free_sync(struct sprof_file *f);
 /* The INSITU record (profile_read_insitu.c): 0, or -1 with the reason in err. */
-int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen);
+int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, uint32_t size, char *err,
+		      size_t errlen);
 
 /* MPI_CALL, MPI_PEER and MPI_COMP (profile_read_mpi.c): 0, or -1 with the reason in err. */
 int sprof_read_mpi(struct sprof_file *f, uint32_t type, struct sprof_buf *b, char *err,

@@ -47,10 +47,16 @@ static const char *insitu_problem(const struct sprof_file *f, const struct sprof
 	/* a used price may be 0: a probe pair that costs nothing measurable in situ */
 	if (s->status == SPROF_INSITU_USED && !s->pairs)
 		return "a price used without pairs";
+	if (s->bare_pairs > s->pairs || !s->bare_pairs != !s->bare_exits ||
+	    (!s->bare_pairs && s->stub_ns != 0))
+		return "bare pairs without exits, more than the pairs, or a stub without them";
+	if (!price_ok(s->stub_ns))
+		return "stub cost out of range";
 	return NULL;
 }
 
-int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size_t errlen)
+int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, uint32_t size, char *err,
+		      size_t errlen)
 {
 	struct sprof_insitu *s;
 	const char *why;
@@ -73,7 +79,14 @@ int sprof_read_insitu(struct sprof_file *f, struct sprof_buf *b, char *err, size
 	s->spread_ns = sprof_get_f64(b);
 	s->o_full_ns = sprof_get_f64(b);
 	s->o_skip_ns = sprof_get_f64(b);
-	if (b->error)
+	s->bare_pairs = s->bare_exits = 0;
+	s->stub_ns = 0;
+	if (size == SPROF_INSITU_SIZE) {
+		s->bare_pairs = sprof_get_u32(b);
+		s->bare_exits = sprof_get_u32(b);
+		s->stub_ns = sprof_get_f64(b);
+	}
+	if (b->error || (size != SPROF_INSITU_SIZE && size != SPROF_INSITU_SIZE_V1))
 		return 0; /* the caller reports the size */
 	why = insitu_problem(f, s);
 	if (why)

@@ -106,7 +106,10 @@ static void abandon(struct rt_thread *t, struct rt_insitu *s)
 {
 	uint64_t skipped = t->skips - s->s0; /* the node's calls skipped so far, and any others */
 
-	if (s->state == WIN_BARE) { /* its calls ran without probes: how many is not known */
+	if (s->state == WIN_BARE) { /* the calls counted down, and those the stub missed */
+		int64_t left = rt_bare_left();
+
+		s->b_calls += rt_probe_window() - (uint64_t)(left > 0 ? left : 0) + s->strays;
 		rt_bare_end(&s->bare);
 		s->bare.state = -1;
 	} else {
@@ -207,7 +210,7 @@ static void end_bare(struct rt_thread *t, struct rt_insitu *s)
 	double b = window_ns(t, s, rt_thread_cpu_ns());
 
 	rt_bare_end(&s->bare);
-	s->b_calls += rt_probe_window();
+	s->b_calls += rt_probe_window() + s->strays; /* strays: calls that missed the stub */
 	s->state = IDLE;
 	s->idle = 0;
 	if (s->strays || s->bare.active) {
@@ -378,6 +381,9 @@ static void write_thread(struct writer *w, const struct rt_thread *t)
 	sprof_put_f64(b, spread);
 	sprof_put_f64(b, start_o_full);
 	sprof_put_f64(b, start_o_skip);
+	sprof_put_u32(b, s->bare_pairs);
+	sprof_put_u32(b, s->bare_pairs ? s->bare.nexits : 0);
+	sprof_put_f64(b, s->bare_pairs ? s->bare.stub_ns : 0);
 }
 
 void rt_insitu_write(struct writer *w)

@@ -216,6 +216,7 @@ struct rt_bare {
 	uint32_t nexits;
 	uintptr_t stub;          /* the counting stub the exit sites call in a bare window */
 	const struct rt_module *module; /* the function's */
+	double stub_ns;          /* a call of the stub in a loop of them (insitu_bare.c) */
 	struct rt_bare_site enter, exits[RT_BARE_EXITS];
 };
 
@@ -322,6 +323,7 @@ int rt_bare_prepare(struct rt_bare *b, const struct rt_func *f, void (*end)(void
 int rt_bare_note_exit(struct rt_bare *b, uintptr_t ret);
 int rt_bare_begin(struct rt_bare *b, int64_t calls);
 void rt_bare_end(struct rt_bare *b);
+int64_t rt_bare_left(void);
 /* The profile runtime's probes (probe.c) by their names inside the library: a runtime loaded
  * by dlopen would find glibc's empty __cyg_profile_func_* under the others. */
 void rt_probe_enter(void *fn, void *site) __attribute__((visibility("hidden")));

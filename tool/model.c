@@ -179,9 +179,9 @@ static void insitu_of(struct m_insitu *mi, const struct sprof_file *f, uint32_t 
  * How far off a thread's T_a may be, in ns, above (*high) and below (*low). Priced by its
  * calibration: the truth lies above T_a by what the program's own work may hide of each pair
  * (comp_calib_err, by the OVERLAP record), below it by M_COMP_UNCERTAINTY of what was removed
- * (pairs dearer in situ than in vitro). Priced in situ: comp_insitu_err either way (the
- * unmeasured pair's own cost in situ varied from 0.2 to 7 ns against an o_skip of 2.5 to 5.3 in
- * one binary).
+ * (pairs dearer in situ than in vitro). Priced in situ: comp_insitu_err either way (with skip
+ * windows, the unmeasured pair's own cost in situ varied from 0.2 to 7 ns against an o_skip of
+ * 2.5 to 5.3 in one binary; bare windows leave only their stub's).
  */
 static void model_thread_err(const struct m_thread *t, const struct sprof_file *f, double *high,
 			     double *low)
@@ -194,8 +194,10 @@ static void model_thread_err(const struct m_thread *t, const struct sprof_file *
 				       f->overlap.batches ? f->overlap.o_pair : -1, *low);
 		return;
 	}
-	*high = *low = comp_insitu_err(t->probes, t->unmeasured, f->calib.o_skip, r->spread_ns,
-				       r->pairs);
+	*high = *low = comp_insitu_err(t->probes, t->unmeasured,
+				       comp_insitu_unseen(r->pairs, r->bare_pairs, r->stub_ns,
+							  f->calib.o_skip),
+				       f->calib.o_skip, r->spread_ns, r->pairs);
 }
 
 /* Compensate one thread's tree with its process's probe costs (the thread's in-situ price of a

@@ -163,6 +163,12 @@ static void print_insitu(FILE *out, const struct model *m)
 			  insitu_status[s->rec.status < SPROF_INSITU_STATUSES ? s->rec.status : 2],
 			  s->price, (unsigned long long)s->rec.b_calls,
 			  (unsigned long long)(s->rec.b_calls + s->rec.calls), s->rec.period);
+		if (s->rec.bare_pairs)
+			term_text(out, "    %u of the pairs' unmeasured windows bare: the function "
+				       "ran without its probes (%u exit site%s rewritten; their "
+				       "counting stub %.2f ns a call in a loop)",
+				  s->rec.bare_pairs, s->rec.bare_exits,
+				  s->rec.bare_exits == 1 ? "" : "s", s->rec.stub_ns);
 	}
 }
 
@@ -235,9 +241,11 @@ static const char *comp_err_why(const struct model *m)
 			   m->threads[i].insitu.rec.status == SPROF_INSITU_USED;
 	if (!in_situ)
 		return "calibrated: what the program's own work may hide of each probe pair";
-	return in_situ == m->nthreads ? "in situ: the unmeasured pair's own cost, not observable"
-				      : "in situ: the unmeasured pair's own cost; calibrated: what the "
-					"program's work may hide of each pair";
+	return in_situ == m->nthreads
+		       ? "in situ: what the windows cannot observe, the skip path's or the bare "
+			 "windows' stub's cost"
+		       : "in situ: what the windows cannot observe; calibrated: what the program's "
+			 "work may hide of each pair";
 }
 
 static void print_notes(FILE *out, const struct model *m)

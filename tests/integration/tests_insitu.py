@@ -15,6 +15,16 @@ def calib_err(pr, t):
     return max(err, 0.1 * t['overhead_ns'])
 
 
+def insitu_err(t, s, o_skip):
+    """A thread priced in situ: for each measured pair what its windows cannot see (o_skip for
+    a skip window's pair, the stub's cost for a bare one's) and two standard errors; o_skip for
+    each unmeasured call."""
+    se = 1.2533 * s['spread_ns'] / s['pairs'] ** 0.5
+    unseen = (s['bare_pairs'] * s['stub_ns'] + (s['pairs'] - s['bare_pairs']) * o_skip) \
+        / s['pairs']
+    return t['probes'] * (unseen + 2 * se) + t['unmeasured_probes'] * o_skip
+
+
 def insitu_threads(js):
     """The report's threads by index (one process)."""
     return {t['index']: t for t in proc(js)['threads']}
@@ -60,9 +70,8 @@ def t_insitu(o):
         o_skip = pr['calibration']['o_skip_ns']
         for t in th.values():
             s = t['insitu']
-            if s['status'] == 'used':  # o_skip a pair and a skip, 2 standard errors a pair
-                se = 1.2533 * s['spread_ns'] / s['pairs'] ** 0.5
-                want = t['probes'] * (o_skip + 2 * se) + t['unmeasured_probes'] * o_skip
+            if s['status'] == 'used':  # what a pair cannot see, 2 standard errors a pair
+                want = insitu_err(t, s, o_skip)
                 low = want  # either way
             else:
                 want, low = calib_err(pr, t), 0.1 * t['overhead_ns']
@@ -113,3 +122,49 @@ def t_insitu(o):
     with check(f'insitu_hot{o} --insitu --trace: refused'):
         expect(p.returncode != 0 and p.stderr.startswith(b'sonde: run: --insitu'),
                describe(p))
+
+
+@test('-O2')
+def t_insitu_bare(o):
+    """Bare windows (runtime/insitu_bare.c): an out-of-line leaf that one thread calls runs
+    without its probes in its unmeasured windows; a leaf two threads call, and one inlined into
+    its caller, keep the skip path; every call is counted either way, and the output is the
+    program's."""
+    b = build('insitu_bare', o)
+    p, d = srun(b, opts=['--throttle', 'off', '--insitu'], tag='insitu-bare')
+    with check(f'insitu_bare{o} --insitu: output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    th = {t['insitu']['function']: t for t in insitu_threads(js).values() if 'insitu' in t}
+    f = funcs(js)
+    with check(f'insitu_bare{o}: the out-of-line leaf of one thread runs bare'):
+        s = th['two_exits']['insitu']
+        expect(s['pairs'] > 0, 'no pair')
+        eq(s['bare_pairs'], s['pairs'], 'bare pairs (every unmeasured window bare)')
+        eq(s['bare_exits'], 1, 'exit sites rewritten (gcc merges the two returns)')
+        between(s['stub_ns'], 0.05, 50, 'the stub\'s cost in a loop (ns)')
+        eq(f['two_exits']['calls'] + s['unmeasured_calls'], 1500000,
+           'two_exits measured + unmeasured')
+        expect(s['unmeasured_calls'] == 1024 * s['pairs'], f'unmeasured {s["unmeasured_calls"]}')
+    with check(f'insitu_bare{o}: a leaf of two threads and an inlined one keep the skip path'):
+        sh = [t['insitu'] for t in insitu_threads(js).values()
+              if t.get('insitu', {}).get('function') == 'shared']
+        eq(len(sh), 2, 'threads priced on shared()')
+        for s in sh + [th['inlined']['insitu']]:
+            eq((s['bare_pairs'], s['bare_exits'], s['stub_ns']), (0, 0, 0), s['function'])
+        eq(f['shared']['calls'] + sum(s['unmeasured_calls'] for s in sh), 1200000,
+           'shared measured + unmeasured')
+        eq(f['inlined']['calls'] + th['inlined']['insitu']['unmeasured_calls'], 400000,
+           'inlined measured + unmeasured')
+    with check(f'insitu_bare{o}: T_a\'s uncertainty from the stub where the windows were bare'):
+        o_skip = proc(js)['calibration']['o_skip_ns']
+        for t in th.values():
+            s = t['insitu']
+            if s['status'] == 'used':
+                want = insitu_err(t, s, o_skip)
+                near(t['T_a_err_ns'], want, 3 + 2e-3 * want, f'{s["function"]} T_a_err_ns')
+    with check(f'insitu_bare{o}: the text report says which windows were bare'):
+        out = run([SONDE, 'report', d]).stdout.decode()
+        expect(re.search(r'\n    \d+ of the pairs\' unmeasured windows bare: the function ran '
+                         r'without its probes \(1 exit site rewritten', out), out[:1500])
+        eq(out.count("unmeasured windows bare"), 1, 'bare lines')

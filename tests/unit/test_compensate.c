@@ -217,12 +217,19 @@ static void test_insitu_err(void **state)
 	double se16 = 1.2533 * 2.0 / 4.0; /* spread 2 ns over sqrt(16) pairs */
 
 	(void)state;
-	assert_float_equal(comp_insitu_err(1000, 0, 3.0, 0, 16), 3000, EPS);
-	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 0, 16), 3150, EPS);
-	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 2.0, 16), (3150 + 2000 * se16), EPS);
-	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 2.0, 64), (3150 + 1000 * se16), EPS);
-	assert_float_equal(comp_insitu_err(0, 0, 3.0, 2.0, 0), 0, EPS);
-	assert_float_equal(comp_insitu_err(10, 0, 0, 2.0, 0), (10 * 2 * 1.2533 * 2.0), EPS);
+	assert_float_equal(comp_insitu_err(1000, 0, 3.0, 3.0, 0, 16), 3000, EPS);
+	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 3.0, 0, 16), 3150, EPS);
+	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 3.0, 2.0, 16), (3150 + 2000 * se16), EPS);
+	assert_float_equal(comp_insitu_err(1000, 50, 3.0, 3.0, 2.0, 64), (3150 + 1000 * se16), EPS);
+	assert_float_equal(comp_insitu_err(0, 0, 3.0, 3.0, 2.0, 0), 0, EPS);
+	assert_float_equal(comp_insitu_err(10, 0, 0, 0, 2.0, 0), (10 * 2 * 1.2533 * 2.0), EPS);
+	/* bare windows: what a measured pair's price cannot see is the stub, not o_skip; the
+	 * unmeasured calls (skip path) stay at o_skip */
+	assert_float_equal(comp_insitu_err(1000, 50, 0.5, 3.0, 0, 16), 500 + 150, EPS);
+	assert_float_equal(comp_insitu_unseen(16, 16, 0.5, 3.0), 0.5, EPS);
+	assert_float_equal(comp_insitu_unseen(16, 0, 0.5, 3.0), 3.0, EPS);
+	assert_float_equal(comp_insitu_unseen(16, 4, 0.5, 3.0), (4 * 0.5 + 12 * 3.0) / 16, EPS);
+	assert_float_equal(comp_insitu_unseen(0, 0, 0.5, 3.0), 3.0, EPS);
 }
 
 /*

@@ -240,6 +240,11 @@ static void put_insitu(struct enc *e, const struct sprof_insitu *s, uint32_t siz
 	sprof_put_f64(&e->b, s->spread_ns);
 	sprof_put_f64(&e->b, s->o_full_ns);
 	sprof_put_f64(&e->b, s->o_skip_ns);
+	if (size >= SPROF_INSITU_SIZE) { /* the 80-byte record of before ends above */
+		sprof_put_u32(&e->b, s->bare_pairs);
+		sprof_put_u32(&e->b, s->bare_exits);
+		sprof_put_f64(&e->b, s->stub_ns);
+	}
 	if (size > SPROF_INSITU_SIZE)
 		sprof_put_u64(&e->b, 0);
 }
@@ -302,7 +307,8 @@ static const struct sprof_insitu used = {
 	.thread = 1, .status = SPROF_INSITU_USED, .func = 3, .window = 1024, .pairs = 12,
 	.rejected = 2, .period = 32, .preempted = 3, .b_calls = 12288, .calls = 400000,
 	.price_ns = 76.5,
-	.spread_ns = 2.5, .o_full_ns = 63, .o_skip_ns = 10
+	.spread_ns = 2.5, .o_full_ns = 63, .o_skip_ns = 10,
+	.bare_pairs = 9, .bare_exits = 2, .stub_ns = 1.25
 };
 static const struct sprof_insitu none = { .thread = 0, .status = SPROF_INSITU_NONE,
 					  .func = SPROF_INSITU_NO_FUNC, .o_full_ns = 63,
@@ -337,6 +343,9 @@ static void test_read_good(void **state)
 	assert_int_equal(s->b_calls, 12288);
 	assert_int_equal(s->preempted, 3);
 	near(s->spread_ns, 2.5, 1e-12);
+	assert_int_equal(s->bare_pairs, 9);
+	assert_int_equal(s->bare_exits, 2);
+	near(s->stub_ns, 1.25, 1e-12);
 	/* thread 1 is priced in situ, thread 0 (no hot function) at CALIB's price */
 	near(sprof_thread_price(f, 1), 76.5, 1e-12);
 	near(sprof_thread_price(f, 0), 60, 1e-12);
@@ -350,6 +359,14 @@ static void test_read_good(void **state)
 	/* an unstable estimate is shown, not used */
 	two[1].status = SPROF_INSITU_UNSTABLE;
 	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
+	near(sprof_thread_price(f, 1), 60, 1e-12);
+	sprof_free(f);
+	/* a record of before the bare windows (80 bytes): read, none of them */
+	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE_V1, &f, err), 0);
+	s = sprof_insitu_of(f, 1);
+	assert_non_null(s);
+	assert_int_equal(s->bare_pairs, 0);
+	assert_int_equal(s->bare_exits, 0);
 	near(sprof_thread_price(f, 1), 60, 1e-12);
 	sprof_free(f);
 	/* without --insitu: no record, CALIB's price */
@@ -404,7 +421,20 @@ static void test_read_bad(void **state)
 	v[0].preempted = 0;
 	refused(v, 1, SPROF_INSITU_SIZE, "without pairs");
 	v[0] = used;
-	refused(v, 1, SPROF_INSITU_SIZE + 8, "INSITU record of 88 bytes is malformed");
+	v[0].bare_pairs = 13;
+	refused(v, 1, SPROF_INSITU_SIZE, "more than the pairs");
+	v[0] = used;
+	v[0].bare_exits = 0;
+	refused(v, 1, SPROF_INSITU_SIZE, "bare pairs without exits");
+	v[0] = used;
+	v[0].bare_pairs = v[0].bare_exits = 0;
+	refused(v, 1, SPROF_INSITU_SIZE, "a stub without them");
+	v[0] = used;
+	v[0].stub_ns = -0.5;
+	refused(v, 1, SPROF_INSITU_SIZE, "stub cost out of range");
+	v[0] = used;
+	refused(v, 1, SPROF_INSITU_SIZE + 8, "INSITU record of 104 bytes is malformed");
+	refused(v, 1, SPROF_INSITU_SIZE - 8, "INSITU record of 88 bytes is malformed");
 }
 
 /* The OVERLAP record read back, or absent, or refused for its values, repetition and size. */

@@ -68,12 +68,19 @@ double comp_total(double t_m, double main_overhead, const double *other_overhead
 	return clamp0(t_m - main_overhead - max);
 }
 
-double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double o_skip, double spread,
-		       uint32_t pairs)
+double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double unseen, double o_skip,
+		       double spread, uint32_t pairs)
 {
 	double se = 1.2533 * spread / sqrt(pairs ? (double)pairs : 1.0);
 
-	return (double)probes * (o_skip + 2 * se) + (double)unmeasured * o_skip;
+	return (double)probes * (unseen + 2 * se) + (double)unmeasured * o_skip;
+}
+
+double comp_insitu_unseen(uint32_t pairs, uint32_t bare_pairs, double stub, double o_skip)
+{
+	if (!pairs || bare_pairs > pairs)
+		return o_skip;
+	return ((double)bare_pairs * stub + (double)(pairs - bare_pairs) * o_skip) / pairs;
 }
 
 double comp_calib_err(uint64_t probes, uint64_t unmeasured, double o_full, double o_skip,

@@ -42,13 +42,20 @@ double comp_total(double t_m, double main_overhead, const double *other_overhead
 
 /*
  * How far off a thread's T_a may be when its measured pairs were priced in situ (`--insitu`),
- * in ns: the unmeasured pair's own cost in situ, which no window can observe and the price adds
- * back as a guess (docs/measurement.md, "What it cannot see"), taken as up to o_skip for each
- * measured pair and each unmeasured call; plus twice the price's standard error (that of a
- * median of `pairs` with robust spread `spread`) for each measured pair.
+ * in ns: for each measured pair, what its price could not see (`unseen`: comp_insitu_unseen)
+ * plus twice the price's standard error (that of a median of `pairs` with robust spread
+ * `spread`); for each unmeasured call, its own cost in situ, taken as up to o_skip.
  */
-double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double o_skip, double spread,
-		       uint32_t pairs);
+double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double unseen, double o_skip,
+		       double spread, uint32_t pairs);
+
+/*
+ * What a pair's in-situ price cannot see, ns, over its pairs: where the unmeasured window took
+ * the skip path, the unmeasured pair's own cost in situ, which the price adds back as a guess
+ * (docs/measurement.md, "What it cannot see"), up to o_skip; where it was bare (the function ran
+ * without its probes), the counting stub's cost in situ, up to its cost in a loop (`stub`).
+ */
+double comp_insitu_unseen(uint32_t pairs, uint32_t bare_pairs, double stub, double o_skip);
 
 /*
  * The same when the pairs were priced by their calibration, in ns: what work like the
