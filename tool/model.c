@@ -181,7 +181,8 @@ static void insitu_of(struct m_insitu *mi, const struct sprof_file *f, uint32_t 
  * (comp_calib_err, by the OVERLAP record), below it by M_COMP_UNCERTAINTY of what was removed
  * (pairs dearer in situ than in vitro). Priced in situ: comp_insitu_err either way (with skip
  * windows, the unmeasured pair's own cost in situ varied from 0.2 to 7 ns against an o_skip of
- * 2.5 to 5.3 in one binary; bare windows leave only their stub's).
+ * 2.5 to 5.3 in one binary; bare windows leave only their stub's), plus the pairs of the
+ * thread's other functions, which its hot leaf's price may not fit.
  */
 static void model_thread_err(const struct m_thread *t, const struct sprof_file *f, double *high,
 			     double *low)
@@ -197,7 +198,8 @@ static void model_thread_err(const struct m_thread *t, const struct sprof_file *
 	*high = *low = comp_insitu_err(t->probes, t->unmeasured,
 				       comp_insitu_unseen(r->pairs, r->bare_pairs, r->stub_ns,
 							  f->calib.o_skip),
-				       f->calib.o_skip, r->spread_ns, r->pairs);
+				       f->calib.o_skip, r->spread_ns, r->pairs) +
+		       comp_insitu_others_err(t->probes, r->calls, r->price_ns);
 }
 
 /* Compensate one thread's tree with its process's probe costs (the thread's in-situ price of a

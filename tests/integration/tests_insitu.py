@@ -18,11 +18,12 @@ def calib_err(pr, t):
 def insitu_err(t, s, o_skip):
     """A thread priced in situ: for each measured pair what its windows cannot see (o_skip for
     a skip window's pair, the stub's cost for a bare one's) and two standard errors; o_skip for
-    each unmeasured call."""
+    each unmeasured call; the price for each pair of another function than the hot leaf."""
     se = 1.2533 * s['spread_ns'] / s['pairs'] ** 0.5
     unseen = (s['bare_pairs'] * s['stub_ns'] + (s['pairs'] - s['bare_pairs']) * o_skip) \
         / s['pairs']
-    return t['probes'] * (unseen + 2 * se) + t['unmeasured_probes'] * o_skip
+    others = max(0, t['probes'] - s['calls']) * s['price_ns']  # priced at the hot leaf's
+    return t['probes'] * (unseen + 2 * se) + t['unmeasured_probes'] * o_skip + others
 
 
 def insitu_threads(js):

@@ -230,6 +230,10 @@ static void test_insitu_err(void **state)
 	assert_float_equal(comp_insitu_unseen(16, 0, 0.5, 3.0), 3.0, EPS);
 	assert_float_equal(comp_insitu_unseen(16, 4, 0.5, 3.0), (4 * 0.5 + 12 * 3.0) / 16, EPS);
 	assert_float_equal(comp_insitu_unseen(0, 0, 0.5, 3.0), 3.0, EPS);
+	/* the other functions' pairs, charged the hot leaf's price: up to that price each */
+	assert_float_equal(comp_insitu_others_err(1000, 900, 4.0), 400, EPS);
+	assert_float_equal(comp_insitu_others_err(900, 900, 4.0), 0, EPS);
+	assert_float_equal(comp_insitu_others_err(800, 900, 4.0), 0, EPS);
 }
 
 /*

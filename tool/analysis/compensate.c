@@ -76,6 +76,11 @@ double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double unseen, doub
 	return (double)probes * (unseen + 2 * se) + (double)unmeasured * o_skip;
 }
 
+double comp_insitu_others_err(uint64_t probes, uint64_t hot_calls, double price)
+{
+	return probes > hot_calls ? (double)(probes - hot_calls) * price : 0;
+}
+
 double comp_insitu_unseen(uint32_t pairs, uint32_t bare_pairs, double stub, double o_skip)
 {
 	if (!pairs || bare_pairs > pairs)

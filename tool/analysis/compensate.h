@@ -58,6 +58,15 @@ double comp_insitu_err(uint64_t probes, uint64_t unmeasured, double unseen, doub
 double comp_insitu_unseen(uint32_t pairs, uint32_t bare_pairs, double stub, double o_skip);
 
 /*
+ * The in-situ price is measured on one function, the thread's hot leaf (`hot_calls` of its
+ * `probes` measured pairs), and charged to every measured pair of the thread: the others may
+ * cost anything from nothing to as much again in their own code (bench/known.c: its hot leaf's
+ * pair 15.5-16 ns in situ where the run's pairs averaged 12.7). Their share of the uncertainty,
+ * in ns: `price` for each of them.
+ */
+double comp_insitu_others_err(uint64_t probes, uint64_t hot_calls, double price);
+
+/*
  * The same when the pairs were priced by their calibration, in ns: what work like the
  * program's may hide of each pair on this machine and so was removed too much — o_full less
  * o_overlap (a pair's cost next to latency-bound work: the OVERLAP record; below 0 when not
