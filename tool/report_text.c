@@ -242,10 +242,10 @@ static const char *comp_err_why(const struct model *m)
 	if (!in_situ)
 		return "calibrated: what the program's own work may hide of each probe pair";
 	return in_situ == m->nthreads
-		       ? "in situ: what the windows cannot observe, the skip path's or the bare "
-			 "windows' stub's cost"
-		       : "in situ: what the windows cannot observe; calibrated: what the program's "
-			 "work may hide of each pair";
+		       ? "in situ: what the windows cannot observe, and the other functions' pairs "
+			 "at the hot leaf's price"
+		       : "in situ: what the windows cannot observe, other functions' pairs; "
+			 "calibrated: what the program's work may hide of each pair";
 }
 
 static void print_notes(FILE *out, const struct model *m)
