@@ -157,6 +157,30 @@ def runq(out):
     return max(workers(out)[1])
 
 
+# A run is at the fast CPU speed when every CPU's plain loop, before and after (bench/sync_comp.c,
+# "speed"), ran within this factor of the program's fastest reading over the rounds (this
+# machine's vCPUs switch between two speeds 15-25 % apart for seconds at a time)
+SPEED_FACTOR = 1.08
+
+
+def run_speeds(out):
+    """Every CPU's plain-loop speed before and after the run, ns a step (none: not pinnable)."""
+    return [float(v) for pair in re.findall(r"speed cpu\d+ (\S+) (\S+)", out) for v in pair
+            if float(v) > 0]
+
+
+def paired_fast(plain, inst, comp):
+    """The paired errors of the rounds whose plain and sync runs both kept the fast speed on
+    every CPU, sorted."""
+    readings = [v for _, o in plain + inst for v in run_speeds(o)]
+    if not readings:
+        return []
+    cut = SPEED_FACTOR * min(readings)
+    fast = lambda o: run_speeds(o) and max(run_speeds(o)) <= cut
+    return sorted(pct(c[1], elapsed(p)) for (_, p), (_, o), c in zip(plain, inst, comp)
+                  if fast(p) and fast(o))
+
+
 def comp_row(mode, res):
     """Medians of one program's rounds. situ/o: the workers' CPU time under sonde minus in the
     plain run, over the o the model removed from them; par@situ: T_par with the removed delay
@@ -188,6 +212,7 @@ def comp_row(mode, res):
             "par_q": med(c[1] - runq(o) for (_, o), c in zip(inst, comp)),
             "paired": sorted(pct(c[1], elapsed(p)) for (_, p), c in zip(plain, comp)),
             "paired_rounds": [pct(c[1], elapsed(p)) for (_, p), c in zip(plain, comp)],
+            "paired_fast": paired_fast(plain, inst, comp),
             "cont_t": med(contention(o)[0] for _, o in plain),
             "lw_t": med(contention(o)[1] for _, o in plain),
             "cont_m": med(comp_waits(o)[0] for _, o in inst),
@@ -330,6 +355,12 @@ def print_comp(rows, pin):
           % TARGET)
     for r in rows:
         print(verdict(r))
+    print("The same over the rounds whose two runs kept the fast CPU speed on every CPU (each"
+          "\nCPU's plain loop before and after the run within %.0f %% of the fastest reading):"
+          % (100 * (SPEED_FACTOR - 1)))
+    for r in rows:
+        print(verdict(dict(r, paired=r["paired_fast"])) if r["paired_fast"]
+              else "%-8s no round at the fast speed" % r["mode"])
 
 
 def rules():
@@ -522,3 +553,7 @@ for p, rows in INSITU_RESULTS:
     print("sync (in situ, --sync's default), verdict (%s):" % PLACEMENTS[p])
     for r in rows:
         print("  " + verdict(r))
+    print("  at the fast CPU speed (rounds whose two runs kept it on every CPU):")
+    for r in rows:
+        print("  " + (verdict(dict(r, paired=r["paired_fast"])) if r["paired_fast"]
+                      else "%-8s no round at the fast speed" % r["mode"]))

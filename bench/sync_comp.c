@@ -241,10 +241,82 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+#define SPEED_BLOCKS 5
+#define SPEED_STEPS 10000 /* of 12 points each */
+
+/*
+ * One block of the speed loop, no probe: bench/mpi_pi.c's plain loop (24 random doubles, then
+ * how many of their 12 points lie under the curve), many independent operations a step, so that
+ * it feels what a busy sibling hyperthread takes (a chain of dependent operations does not).
+ */
+__attribute__((no_instrument_function, noinline)) static unsigned long speed_block(unsigned long x)
+{
+	double xy[24];
+	unsigned long n = 0;
+	long i;
+	int k;
+
+	for (i = 0; i < SPEED_STEPS; i++) {
+		for (k = 0; k < 24; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			xy[k] = (double)(x >> 11) * (1.0 / 9007199254740992.0);
+		}
+		for (k = 0; k < 24; k += 2)
+			n += xy[k + 1] * (1.0 + xy[k] * xy[k]) < 1.0;
+	}
+	return x + n;
+}
+
+/*
+ * The plain loop's speed on CPU `cpu`, ns a step (median of SPEED_BLOCKS blocks, in CPU time),
+ * the calling thread pinned there for it; -1 when it cannot be pinned. This machine's vCPUs run
+ * at one of two speeds for seconds at a time (docs/measurement.md): bench/sync.py compares the
+ * runs made at one speed. Outside main's timed part.
+ */
+__attribute__((no_instrument_function)) static double speed_on(int cpu)
+{
+	long long t[SPEED_BLOCKS];
+	static volatile unsigned long sink;
+	cpu_set_t set;
+	int k;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	for (k = 0; k < SPEED_BLOCKS; k++) {
+		struct timespec c0, c1;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		sink = speed_block(sink + (unsigned long)k + 1);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+		t[k] = (long long)(c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec);
+	}
+	qsort(t, SPEED_BLOCKS, sizeof(t[0]), cmp_ll);
+	return (double)t[SPEED_BLOCKS / 2] / SPEED_STEPS;
+}
+
+/* "speed B A" per CPU (B before the timed part, A after), main's CPU mask as it was after. */
+__attribute__((no_instrument_function)) static void speeds(double *v, int n)
+{
+	cpu_set_t was;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(was), &was) != 0)
+		return;
+	for (cpu = 0; cpu < n; cpu++)
+		v[cpu] = speed_on(cpu);
+	sched_setaffinity(0, sizeof(was), &was);
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t th[THREADS];
 	struct timespec a, b;
+	double before[THREADS] = { -1, -1 }, after[THREADS] = { -1, -1 };
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	long i;
 
 	if (argc < 4) {
@@ -256,6 +328,8 @@ int main(int argc, char **argv)
 	work = atol(argv[3]);
 	if (rounds > 0)
 		round_end = calloc((size_t)rounds, sizeof(*round_end));
+	ncpu = ncpu < THREADS ? ncpu : THREADS;
+	speeds(before, ncpu);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	pthread_barrier_init(&barrier, NULL, THREADS);
 	for (i = 0; i < THREADS; i++)
@@ -263,6 +337,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
+	speeds(after, ncpu);
+	for (i = 0; i < ncpu; i++)
+		printf("speed cpu%ld %.3f %.3f\n", i, before[i], after[i]);
 	printf("elapsed_ns %lld sum %lu round_ns %lld\n",
 	       (long long)(b.tv_sec - a.tv_sec) * 1000000000ll + (b.tv_nsec - a.tv_nsec), shared_sum,
 	       median_round());
