@@ -128,9 +128,9 @@ def t_insitu(o):
 @test('-O2')
 def t_insitu_bare(o):
     """Bare windows (runtime/insitu_bare.c): an out-of-line leaf that one thread calls runs
-    without its probes in its unmeasured windows; a leaf two threads call, and one inlined into
-    its caller, keep the skip path; every call is counted either way, and the output is the
-    program's."""
+    without its probes in its unmeasured windows, and an exit site first met in a bare window is
+    learned; a leaf two threads call, and one inlined into its caller, keep the skip path; every
+    call is counted either way, and the output is the program's."""
     b = build('insitu_bare', o)
     p, d = srun(b, opts=['--throttle', 'off', '--insitu'], tag='insitu-bare')
     with check(f'insitu_bare{o} --insitu: output as a direct run'):
@@ -147,6 +147,15 @@ def t_insitu_bare(o):
         eq(f['two_exits']['calls'] + s['unmeasured_calls'], 1500000,
            'two_exits measured + unmeasured')
         expect(s['unmeasured_calls'] == 1024 * s['pairs'], f'unmeasured {s["unmeasured_calls"]}')
+    with check(f'insitu_bare{o}: an exit the periodic checks never see is learned as a stray'):
+        s = th['two_sites']['insitu']
+        eq(s['bare_exits'], 2, 'exit sites rewritten')
+        expect(s['rejected'] >= 1, f'no pair dropped for the stray exit: {s}')
+        expect(s['pairs'] > 0, 'no pair')
+        eq(s['bare_pairs'], s['pairs'], 'bare pairs')
+        # the stray call is counted with its window's: nothing is lost
+        eq(f['two_sites']['calls'] + s['unmeasured_calls'], 300000,
+           'two_sites measured + unmeasured')
     with check(f'insitu_bare{o}: a leaf of two threads and an inlined one keep the skip path'):
         sh = [t['insitu'] for t in insitu_threads(js).values()
               if t.get('insitu', {}).get('function') == 'shared']
@@ -168,4 +177,6 @@ def t_insitu_bare(o):
         out = run([SONDE, 'report', d]).stdout.decode()
         expect(re.search(r'\n    \d+ of the pairs\' unmeasured windows bare: the function ran '
                          r'without its probes \(1 exit site rewritten', out), out[:1500])
-        eq(out.count("unmeasured windows bare"), 1, 'bare lines')
+        expect(re.search(r'\n    \d+ of the pairs\' unmeasured windows bare: the function ran '
+                         r'without its probes \(2 exit sites rewritten', out), out[:1500])
+        eq(out.count("unmeasured windows bare"), 2, 'bare lines (two_exits, two_sites)')
