@@ -202,8 +202,9 @@ static void end_pair(struct rt_thread *t, struct rt_insitu *s)
 
 /*
  * The bare window's W-th call has returned (the stub's counter reached 0): the pair is
- * complete. A pair during which an exit of the function reached the probe (a call site the
- * scan missed) is dropped, and the thread's windows are B windows from then on.
+ * complete. A pair during which an exit of the function reached the probe (a site not yet
+ * learned: rt_insitu_stray_exit learned it) is dropped; one whose code could not be put back
+ * ends the thread's bare windows.
  */
 static void end_bare(struct rt_thread *t, struct rt_insitu *s)
 {
@@ -244,12 +245,14 @@ static void bare_end(void)
 void rt_insitu_stray_exit(struct rt_thread *t, uintptr_t fn, uintptr_t ret)
 {
 	struct rt_insitu *s = &t->insitu;
+	int saved = errno;
 
 	if (s->state != WIN_BARE || s->node->fn != fn)
 		return;
 	s->strays++;
 	if (rt_bare_note_exit(&s->bare, ret) < 0)
 		s->bare.state = -1; /* an exit the windows cannot rewrite */
+	errno = saved;
 }
 
 /* The thread ends: its function's code as it was. */
@@ -400,8 +403,12 @@ void rt_insitu_after_fork(struct rt_thread *t)
 {
 	if (t->insitu.state == WIN_B)
 		node_restore(t->insitu.node);
-	if (t->insitu.state == WIN_BARE) /* the child's copy of the code */
+	if (t->insitu.state == WIN_BARE) { /* the child's copy of the code */
+		int saved = errno;
+
 		rt_bare_end(&t->insitu.bare);
+		errno = saved;
+	}
 	t->insitu_until = 0;
 	__builtin_memset(&t->insitu, 0, sizeof(t->insitu));
 }

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define ENTER_BYTES 128    /* the enter probe's call is in the function's prologue */
@@ -48,11 +49,18 @@ static int32_t rd32(const uint8_t *p)
 	return v;
 }
 
-static uint64_t rd64(uintptr_t at)
+/*
+ * The 8 bytes at `at`, or 0 where nothing is mapped: a GOT slot named by bytes that only look
+ * like an instruction (the scans go byte by byte) may point anywhere, so it is read through the
+ * kernel, which answers EFAULT instead of a fault.
+ */
+static uint64_t peek64(uintptr_t at)
 {
-	uint64_t v;
+	uint64_t v = 0;
+	struct iovec mine = { &v, sizeof(v) }, there = { (void *)at, sizeof(v) };
 
-	memcpy(&v, (const void *)at, sizeof(v));
+	if (process_vm_readv(getpid(), &mine, 1, &there, 1, 0) != (ssize_t)sizeof(v))
+		return 0;
 	return v;
 }
 
@@ -68,7 +76,7 @@ static uintptr_t through_plt(uintptr_t t, const struct rt_module *m)
 	if (q[0] == 0xf2)
 		q++;
 	if (q[0] == 0xff && q[1] == 0x25)
-		return (uintptr_t)rd64((uintptr_t)q + 6 + (uintptr_t)(intptr_t)rd32(q + 2));
+		return (uintptr_t)peek64((uintptr_t)q + 6 + (uintptr_t)(intptr_t)rd32(q + 2));
 	return t;
 }
 
@@ -83,7 +91,7 @@ static uintptr_t call_target(uintptr_t p, const struct rt_module *m, uint8_t *le
 	}
 	if (q[0] == 0xff && q[1] == 0x15) {
 		*len = 6;
-		return (uintptr_t)rd64(p + 6 + (uintptr_t)(intptr_t)rd32(q + 2));
+		return (uintptr_t)peek64(p + 6 + (uintptr_t)(intptr_t)rd32(q + 2));
 	}
 	return 0;
 }
