@@ -240,7 +240,7 @@ int rt_bare_prepare(struct rt_bare *b, const struct rt_func *f, void (*end)(void
 	b->state = -1;
 	if (!m || f->addr < m->lo || f->addr + ENTER_BYTES >= m->hi || find_enter(b, f->addr, m))
 		return -1;
-	b->stub = map_stub(f->addr, f->addr + STUB_RANGE / 2, end);
+	b->stub = map_stub(f->addr, f->addr + BODY_BYTES, end);
 	if (!b->stub)
 		return -1;
 	b->module = m;
