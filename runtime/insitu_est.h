@@ -27,12 +27,16 @@
  * Windows are timed in the thread's CPU time: time the thread spent off its CPU (preempted, or
  * asleep in a wait the program makes) is not in it, so a preemption does not disturb a pair by
  * its length, only by the caches another task left cold (a few microseconds against the ~60 us
- * the probes add to a measured window: the trimmed mean absorbs it). A pair is kept when both windows
- * have a time.
+ * the probes add to a measured window: the trimmed mean absorbs it). A pair is kept when both
+ * windows have a time and made as many wrapped synchronization calls (ops_a, ops_b: --sync):
+ * a barrier or a contended lock costs microseconds of CPU in the kernel, several nanoseconds
+ * a call of a window, and one window in three with one against none left a thread of
+ * bench/sync_comp.c's barrier priced 5.7 +- 21 ns where its pairs cost 4.
  */
-static inline int insitu_pair_clean(double a_ns, double b_ns)
+static inline int insitu_pair_clean(double a_ns, double b_ns, uint64_t ops_a, uint64_t ops_b,
+				    long sleeps_a, long sleeps_b)
 {
-	return a_ns > 0 && b_ns > 0;
+	return a_ns > 0 && b_ns > 0 && ops_a == ops_b && sleeps_a == sleeps_b;
 }
 
 /*

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../format/profile_sync.h"
+#include "sync_rule.h"
 
 /* Per-thread state of the shared-memory compensation (all in ticks). */
 struct rt_sync_thread {
@@ -21,6 +22,7 @@ struct rt_sync_thread {
 	int64_t shift;       /* sum over waits of (w' - w), less the wrappers' own time measured
 			      * after waits (rt_sync_own): x = x0 + o - shift */
 	int64_t x0q, shiftq; /* the parts of x0 and shift that are probe costs (xq below) */
+	struct sync_pairs pairs; /* its own probe pairs' cost in the delay (sync_rule.h) */
 	uint64_t waits;      /* waits that took a releaser's delay into account */
 	uint64_t wait;       /* their measured time */
 	int64_t wait_c;      /* their approximated time (sum of w') */
@@ -96,6 +98,7 @@ void rt_sync_thread_start(struct rt_thread *t, int64_t x0, int64_t x0q);
 void rt_sync_thread_exit(struct rt_thread *t);
 void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1);
 void rt_sync_own(struct rt_thread *t, uint64_t t1);
+void rt_sync_set_price(struct rt_thread *t, int usable, double ns);
 int rt_sync_hold_sample(struct rt_thread *t);
 void rt_sync_after_fork(struct rt_thread *t);
 extern double rt_sync_o_ns; /* calibrated cost of one wrapped call */

@@ -107,6 +107,12 @@ void rt_sync_own(struct rt_thread *t, uint64_t t1)
 	t->sync.shift -= sync_rule_own(t1, rt_now(), clock_ticks);
 }
 
+/* --insitu: the thread's in-situ price, when usable, for its pairs from now on (sync_inline.h). */
+void rt_sync_set_price(struct rt_thread *t, int usable, double ns)
+{
+	sync_pairs_price(&t->sync.pairs, t->probes, rt_sync_full_fp, usable, to_fp(ns));
+}
+
 /* A new thread starts as late as its creator was when it created it. */
 void rt_sync_thread_start(struct rt_thread *t, int64_t x0, int64_t x0q)
 {

@@ -31,24 +31,35 @@ static inline struct rt_sync_obj *rt_sync_get(const void *addr, uint32_t kind, u
 	return rt_sync_find(addr, kind, site);
 }
 
+/* The thread's own probe pairs in its delay: at the start-up calibration's price, or with
+ * --insitu at the thread's in-situ price from when it is usable (sync_pairs, sync_rule.h). The
+ * rules compare threads' delays as they run, so the prices must be right then: at the
+ * calibrated 19 ns against 1-7 ns in situ, a barrier took the wrong thread for the last to
+ * arrive (docs/measurement.md, "Where it is used"). */
+static inline uint64_t rt_sync_pairs_fp(const struct rt_thread *t)
+{
+	return sync_pairs_cost(&t->sync.pairs, t->probes, rt_sync_full_fp);
+}
+
 /* A thread's delay x = x0 + o - shift, o from its counts (costs in ticks, 16 fraction bits). */
 static inline int64_t rt_sync_delay(const struct rt_thread *t)
 {
-	uint64_t o = (t->probes * rt_sync_full_fp + t->skips * rt_sync_skip_fp +
+	uint64_t o = (rt_sync_pairs_fp(t) + t->skips * rt_sync_skip_fp +
 		      t->sync.ops * rt_sync_op_fp) >> 16;
 
 	return t->sync.x0 + (int64_t)(o + t->calib_ticks) - t->sync.shift;
 }
 
 /*
- * The part of the delay that is probe costs (its own probe pairs and the part of x0 and shift
- * inherited from such costs), priced as rt_sync_delay prices them. The report prices the probe
- * pairs again with the run's final costs (the in-run calibration's): stored beside x wherever x
- * is, this part is what it rescales (docs/measurement.md, "Which costs").
+ * The part of the delay that is probe costs at the start-up price (its own probe pairs counted
+ * so, its skips, and the part of x0 and shift inherited from such costs). The report prices
+ * these again with the run's final costs: stored beside x wherever x is, this part is what it
+ * rescales (docs/measurement.md, "Which costs").
  */
 static inline int64_t rt_sync_delay_q(const struct rt_thread *t)
 {
-	uint64_t q = (t->probes * rt_sync_full_fp + t->skips * rt_sync_skip_fp) >> 16;
+	uint64_t q = (sync_pairs_q(&t->sync.pairs, t->probes, rt_sync_full_fp) +
+		      t->skips * rt_sync_skip_fp) >> 16;
 
 	return t->sync.x0q + (int64_t)q - t->sync.shiftq;
 }

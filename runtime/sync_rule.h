@@ -185,4 +185,39 @@ static inline int64_t sync_rule_own(uint64_t t1, uint64_t t_end, int64_t clock)
 	return (t_end > t1 ? (int64_t)(t_end - t1) : 0) + clock;
 }
 
+/*
+ * A thread's own probe pairs in its delay (fixed point, as rt_sync_full_fp), counted in
+ * segments: those up to `mark` at the prices they had (o_fold; q_fold the part at the start-up
+ * price), those since at `fp` when priced (--insitu: the thread's in-situ price, usable), else at
+ * the start-up price. A new price counts from the moment it comes: pairs already counted keep
+ * theirs, so that a delay never jumps (docs/measurement.md, "Where it is used").
+ */
+struct sync_pairs {
+	uint64_t o_fold, q_fold, mark, fp;
+	int priced;
+};
+
+static inline uint64_t sync_pairs_cost(const struct sync_pairs *p, uint64_t pairs,
+				       uint64_t start_fp)
+{
+	return p->o_fold + (pairs - p->mark) * (p->priced ? p->fp : start_fp);
+}
+
+/* Of that cost, the part counted at the start-up price (what the end prices again). */
+static inline uint64_t sync_pairs_q(const struct sync_pairs *p, uint64_t pairs, uint64_t start_fp)
+{
+	return p->q_fold + (p->priced ? 0 : (pairs - p->mark) * start_fp);
+}
+
+/* From `pairs` on, the pairs cost fp (usable) or the start-up price again (not). */
+static inline void sync_pairs_price(struct sync_pairs *p, uint64_t pairs, uint64_t start_fp,
+				    int usable, uint64_t fp)
+{
+	p->o_fold = sync_pairs_cost(p, pairs, start_fp);
+	p->q_fold = sync_pairs_q(p, pairs, start_fp);
+	p->mark = pairs;
+	p->fp = usable ? fp : 0;
+	p->priced = usable;
+}
+
 #endif

@@ -146,7 +146,9 @@ def t_insitu_bare(o):
         between(s['stub_ns'], 0.05, 50, 'the stub\'s cost in a loop (ns)')
         eq(f['two_exits']['calls'] + s['unmeasured_calls'], 1500000,
            'two_exits measured + unmeasured')
-        expect(s['unmeasured_calls'] == 1024 * s['pairs'], f'unmeasured {s["unmeasured_calls"]}')
+        # a pair dropped (its windows slept unequally) leaves its window unmeasured too
+        expect(s['unmeasured_calls'] == 1024 * (s['pairs'] + s['rejected']),
+               f'unmeasured {s["unmeasured_calls"]}, pairs {s["pairs"]}, rejected {s["rejected"]}')
     with check(f'insitu_bare{o}: an exit the periodic checks never see is learned as a stray'):
         s = th['two_sites']['insitu']
         eq(s['bare_exits'], 2, 'exit sites rewritten')

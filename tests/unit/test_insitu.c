@@ -46,13 +46,17 @@ static void test_pair(void **state)
 	near(insitu_pair_ns(1000, 2024, 1024, 60, 10), -1.2, 1e-9);
 }
 
-/* A pair is kept when both windows have a CPU time. */
+/* A pair is kept when both windows have a CPU time, made as many synchronization calls and
+ * slept as often. */
 static void test_clean(void **state)
 {
 	(void)state;
-	assert_true(insitu_pair_clean(100000, 40000));
-	assert_false(insitu_pair_clean(0, 40000)); /* a window with no time */
-	assert_false(insitu_pair_clean(100000, 0));
+	assert_true(insitu_pair_clean(100000, 40000, 0, 0, 0, 0));
+	assert_true(insitu_pair_clean(100000, 40000, 3, 3, 1, 1));
+	assert_false(insitu_pair_clean(0, 40000, 0, 0, 0, 0)); /* a window with no time */
+	assert_false(insitu_pair_clean(100000, 0, 0, 0, 0, 0));
+	assert_false(insitu_pair_clean(100000, 40000, 1, 0, 0, 0)); /* a barrier in A alone */
+	assert_false(insitu_pair_clean(100000, 40000, 2, 2, 0, 1)); /* B slept in its call */
 }
 
 static void test_median(void **state)
@@ -365,8 +369,8 @@ static void test_read_good(void **state)
 	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE_V1, &f, err), 0);
 	s = sprof_insitu_of(f, 1);
 	assert_non_null(s);
-	assert_int_equal(s->bare_pairs, 0);
-	assert_int_equal(s->bare_exits, 0);
+	assert_int_equal(s ? s->bare_pairs : 1, 0);
+	assert_int_equal(s ? s->bare_exits : 1, 0);
 	near(sprof_thread_price(f, 1), 60, 1e-12);
 	sprof_free(f);
 	/* without --insitu: no record, CALIB's price */

@@ -110,6 +110,32 @@ static void test_barrier_own(void **state)
 }
 
 /*
+ * A thread's own pairs in its delay (sync_pairs): 400 at the start-up price 19, then its
+ * in-situ price 5 for 400, unusable again for 100 (19), usable at 6 for the last 100. A new
+ * price never moves what was counted before it (the delay does not jump); only the pairs
+ * counted at 19 are the part the end prices again.
+ */
+static void test_pairs_price(void **state)
+{
+	struct sync_pairs p = { 0 };
+
+	(void)state;
+	assert_int_equal(sync_pairs_cost(&p, 400, 19), 400 * 19);
+	sync_pairs_price(&p, 400, 19, 1, 5);
+	assert_int_equal(sync_pairs_cost(&p, 400, 19), 400 * 19); /* no jump */
+	assert_int_equal(sync_pairs_cost(&p, 800, 19), 400 * 19 + 400 * 5);
+	assert_int_equal(sync_pairs_q(&p, 800, 19), 400 * 19);
+	sync_pairs_price(&p, 800, 19, 0, 0);
+	assert_int_equal(sync_pairs_cost(&p, 900, 19), 400 * 19 + 400 * 5 + 100 * 19);
+	sync_pairs_price(&p, 900, 19, 1, 6);
+	assert_int_equal(sync_pairs_cost(&p, 1000, 19), 400 * 19 + 400 * 5 + 100 * 19 + 100 * 6);
+	assert_int_equal(sync_pairs_q(&p, 1000, 19), 500 * 19);
+	/* a new estimate while priced: the same continuity */
+	sync_pairs_price(&p, 1000, 19, 1, 4);
+	assert_int_equal(sync_pairs_cost(&p, 1010, 19), 12100 + 10 * 4);
+}
+
+/*
  * A mutex and the wake-up latency. A holds the lock from 1000 (delay 100) to 1047 (delay 129:
  * its probes added 29 to a hold of 18); a sleeper runs again 75 after the release. B (delay 100)
  * arrives at 1030, after the release in approximated time (930 against 918): without
@@ -665,6 +691,7 @@ int main(void)
 		cmocka_unit_test(test_handoff),      cmocka_unit_test(test_no_wait),
 		cmocka_unit_test(test_wait_grows),   cmocka_unit_test(test_barrier),
 		cmocka_unit_test(test_barrier_own), cmocka_unit_test(test_lock_woken),
+		cmocka_unit_test(test_pairs_price),
 		cmocka_unit_test(test_join),         cmocka_unit_test(test_join_late),
 		cmocka_unit_test(test_join_waited),  cmocka_unit_test(test_read_good),
 		cmocka_unit_test(test_read_bad),     cmocka_unit_test(test_read_truncated),
