@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Driver of bench/sync.sh: lock/unlock cost and shared-memory compensation error (medians)."""
 import json
+import math
 import os
 import re
 import statistics
@@ -213,6 +214,8 @@ def comp_row(mode, res):
             "paired": sorted(pct(c[1], elapsed(p)) for (_, p), c in zip(plain, comp)),
             "paired_rounds": [pct(c[1], elapsed(p)) for (_, p), c in zip(plain, comp)],
             "paired_fast": paired_fast(plain, inst, comp),
+            "paired_hooks": sorted(pct(elapsed(h), elapsed(p)) for (_, p), (_, h)
+                                   in zip(plain, hooks)),
             "cont_t": med(contention(o)[0] for _, o in plain),
             "lw_t": med(contention(o)[1] for _, o in plain),
             "cont_m": med(comp_waits(o)[0] for _, o in inst),
@@ -240,10 +243,12 @@ def pct(a, b):
 
 
 def comp_runs():
-    """Rounds of the compensation programs: BENCH_SYNC_RUNS, else BENCH_RUNS but at least 11
-    (the paired errors' quartiles need that many; one round is about 0.5 s of runs)."""
+    """Rounds of the compensation programs: BENCH_SYNC_RUNS, else BENCH_RUNS but at least 21
+    (one round is about 0.5 s of runs; with this machine's run-to-run spread, about +-10 % a
+    pair of runs, 11 rounds left the median's 95 % interval some 15 points wide, too wide to
+    tell 5 % from 0)."""
     v = os.environ.get("BENCH_SYNC_RUNS")
-    return max(1, int(v)) if v else max(benchlib.runs(), 11)
+    return max(1, int(v)) if v else max(benchlib.runs(), 21)
 
 
 def quartiles(xs):
@@ -258,23 +263,39 @@ def quartiles(xs):
 TARGET = 5.0  # per cent: issue 5's target for the compensated time
 
 
-def verdict(r):
-    """One line per program: the paired errors' median and spread, and whether the median is
-    within the target; 'clearly' when the whole interquartile range is too, 'clearly not' when
-    none of it is."""
-    xs = r["paired"]
+def median_ci(xs):
+    """The median's 95 % confidence interval from a sorted sample, without assuming a
+    distribution: (x_k, x_(n+1-k)) with k the largest rank such that a binomial(n, 1/2) count
+    falls below it with probability at most 2.5 %; None below 6 values (no such k)."""
+    n, k, below = len(xs), 0, 0.0
+    while True:
+        below += math.comb(n, k) / 2.0 ** n  # P(count <= k)
+        if below > 0.025:
+            break
+        k += 1
+    return (xs[k - 1], xs[n - k]) if k >= 1 else None
+
+
+def verdict(r, key="paired"):
+    """One line per program: the paired errors' median, interquartile range, range and the
+    median's 95 % confidence interval, and whether the median is within the target: 'clearly'
+    when the whole interval is too, 'clearly not' when none of it is, else not decided by this
+    run (more rounds narrow the interval)."""
+    xs = r[key]
     q1, m, q3 = quartiles(xs)
-    inside = abs(m) <= TARGET
-    if -TARGET <= q1 and q3 <= TARGET:
-        how = "yes, clearly (IQR within too)"
-    elif q1 > TARGET or q3 < -TARGET:
-        how = "no, clearly (IQR outside too)"
+    ci = median_ci(xs)
+    lo, hi = ci if ci else (q1, q3)
+    how = "yes" if abs(m) <= TARGET else "no"
+    if -TARGET <= lo and hi <= TARGET:
+        how += ", clearly (its 95 % interval within too)"
+    elif lo > TARGET or hi < -TARGET:
+        how += ", clearly (its 95 % interval outside too)"
     else:
-        how = "yes" if inside else "no"
-        how += " (IQR straddles the bound: not decided by this run)"
+        how += " (its 95 % interval straddles the bound: not decided by this run)"
     return "%-8s paired error median %+6.1f%%  IQR %+6.1f .. %+6.1f%%  range %+6.1f .. %+6.1f%%" \
-        "  (%d rounds)  within %.0f %%: %s" % (r["mode"], m, q1, q3, xs[0], xs[-1], len(xs),
-                                             TARGET, how)
+        "  median's 95%% interval %s  (%d rounds)  within %.0f %%: %s" % (
+            r["mode"], m, q1, q3, xs[0], xs[-1],
+            "%+.1f .. %+.1f%%" % ci if ci else "-", len(xs), TARGET, how)
 
 
 PLACEMENTS = {
@@ -355,6 +376,11 @@ def print_comp(rows, pin):
           % TARGET)
     for r in rows:
         print(verdict(r))
+    print("The machine's noise on the same measure: the instrumented build run without sonde"
+          "\n(hooks) against the plain run of the same round, as if it were compensated perfectly"
+          "\n(its own code's cost, MODELS eq. 6, and the run-to-run spread):")
+    for r in rows:
+        print(verdict(r, "paired_hooks"))
     print("The same over the rounds whose two runs kept the fast CPU speed on every CPU (each"
           "\nCPU's plain loop before and after the run within %.0f %% of the fastest reading):"
           % (100 * (SPEED_FACTOR - 1)))
@@ -374,11 +400,11 @@ def rules():
     return rs or ["woken"]
 
 
-def sync_variant(name, args, env, run_dir):
+def sync_variant(name, args, env, run_dir, prices="--no-insitu"):
     """`--sync` at the calibrated prices (--no-insitu: --sync alone prices in situ since
-    2026-11-22, 22:20; the "insitu" variant is that default)."""
+    2026-11-22, 22:20; the "insitu" variant is that default), or with prices="--insitu"."""
     return benchlib.Variant(
-        name, [SONDE, "run", "--sync", "--no-insitu", "--throttle", "off", "-o", run_dir, "--",
+        name, [SONDE, "run", "--sync", prices, "--throttle", "off", "-o", run_dir, "--",
                os.path.join(B, "sync_comp.inst")] + args,
         env=env, after=lambda out: compensated(out, run_dir))
 
@@ -412,7 +438,7 @@ def comp_errors(pin):
         if cmp_rt:
             variants.append(sync_variant("sync2", args, dict(env, SONDE_RUNTIME=cmp_rt,
                                                              SONDE_SYNC_RULE=rs[0]),
-                                         RUN_DIR + "-2"))
+                                         RUN_DIR + "-2", "--insitu"))
         res = benchlib.rounds(variants, comp_runs())
         for n in names:
             out[n].append(comp_row(mode, dict(res, sync=res[n])))
@@ -435,7 +461,8 @@ def comp_errors(pin):
         INSITU_RESULTS.append((pin, insitu_rows))
     for n in names[1:]:
         print("\nThe same rounds with %s:" % (
-            "the runtime " + cmp_rt if n == "sync2" else "the rule " + n[5:]))
+            "the runtime " + cmp_rt + " (in situ, --sync's default)" if n == "sync2"
+            else "the rule " + n[5:]))
         print_comp(out[n], pin)
     if len(rs) > 1:
         print_rules(out, names[:len(rs)], rs, pin)

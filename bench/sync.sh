@@ -10,14 +10,15 @@
 #   enough that scheduling noise is a small part of them and that the run's probe costs come
 #   from its in-run calibration batches). BENCH_SYNC_PIN=none,apart: the placements of the
 #   workers compared (none: the scheduler's; apart: one CPU each; together: one CPU for both);
-#   BENCH_SYNC_COMPARE=LIBSONDE: the sync runs again, side by side, with that runtime;
+#   BENCH_SYNC_COMPARE=LIBSONDE: the in-situ sync runs again, side by side, with that runtime;
 #   BENCH_SYNC_RULES=woken,collide: the runtime's mutex wait rules (SONDE_SYNC_RULE) whose sync
 #   runs take turns in the same rounds, the first one's the main tables, then the rules side by
 #   side (paired verdicts, per-round differences, the collision calibration and cases);
 #   BENCH_SYNC_PAIR=0: no lock/unlock pair costs; BENCH_SYNC_RUNS: rounds of the compensation
-#   programs (default BENCH_RUNS, at least 11), each round one run of every variant in turn:
+#   programs (default BENCH_RUNS, at least 21), each round one run of every variant in turn:
 #   the paired errors (sync against the plain run of the same round) give the median, the
-#   interquartile range and one verdict line per program against the 5 % target.
+#   interquartile range, the median's 95 % interval and one verdict line per program against
+#   the 5 % target, beside the same for the hooks run (the machine's noise).
 #   bench/sync_wake.c: what a futex wake-up costs.
 set -eu
 cd "$(dirname "$0")/.."
