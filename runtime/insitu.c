@@ -50,15 +50,11 @@ static int eligible(const struct rt_node *n)
 	return n->calls >= HOT_CALLS && !n->first_child && !n->off && n->func->kind == SPROF_FUNC;
 }
 
-/* The thread's context switches so far: voluntary (it slept: a wait blocked) and not. */
-static void switches(long *vol, long *invol)
+static long involuntary_switches(void)
 {
 	struct rusage ru;
 
-	if (getrusage(RUSAGE_THREAD, &ru) != 0)
-		ru.ru_nvcsw = ru.ru_nivcsw = 0;
-	*vol = ru.ru_nvcsw;
-	*invol = ru.ru_nivcsw;
+	return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
 }
 
 /* Windows per B window: fewer until the thread's price is usable. */
@@ -71,6 +67,7 @@ static void window_start(struct rt_thread *t, struct rt_insitu *s)
 {
 	s->calib0 = t->calib_ticks;
 	s->ops0 = t->sync.ops;
+	s->waits0 = t->sync.waits;
 	s->s0 = t->skips;
 	s->t0 = rt_now();
 	s->c0 = rt_thread_cpu_ns(); /* last: the window begins after this check's own work */
@@ -152,20 +149,11 @@ static int bare_ready(const struct rt_thread *t, struct rt_insitu *s)
 	return s->bare.state == 1;
 }
 
-/* At the end of window B: its voluntary context switches, and the pair's involuntary ones. */
-static void b_switches(struct rt_insitu *s)
-{
-	long vol;
-
-	switches(&vol, &s->ivcsw_end);
-	s->vcsw_b = vol - s->vcsw0;
-}
-
 /* A pair of windows, A measured, B not: its estimate (o_skip: what B's calls cost each); the
  * thread's delays (--sync) take the price as soon as it is usable. */
 static void add_pair(struct rt_thread *t, struct rt_insitu *s, double a, double b, double o_skip)
 {
-	s->preempted += s->ivcsw_end != s->ivcsw0;
+	s->preempted += involuntary_switches() != s->ivcsw0;
 	s->pairs[s->npairs++] = (float)insitu_pair_ns(a, b, (uint32_t)rt_probe_window(),
 						      start_o_full, o_skip);
 	s->done = s->npairs == RT_INSITU_PAIRS;
@@ -180,14 +168,10 @@ static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
 {
 	uint64_t cpu = rt_thread_cpu_ns(), others = t->skips - s->s0; /* as many others in B */
 
-	long vol, invol;
-
 	s->cpu_a = window_ns(t, s, cpu);
 	s->wall_a = now - s->t0;
 	s->ops_a = t->sync.ops - s->ops0;
-	switches(&vol, &invol);
-	s->vcsw_a = vol - s->vcsw0;
-	s->vcsw0 = vol;
+	s->waits_a = t->sync.waits - s->waits0;
 	if (bare_ready(t, s) && s->bare.nexits &&
 	    rt_bare_begin(&s->bare, (int64_t)rt_probe_window()) == 0) {
 		s->state = WIN_BARE;
@@ -211,12 +195,12 @@ static void end_pair(struct rt_thread *t, struct rt_insitu *s)
 	if (s->state != WIN_B)
 		return;
 	b = window_ns(t, s, cpu);
-	b_switches(s);
 	s->b_calls += rt_probe_window();
 	node_restore(s->node);
 	s->state = IDLE;
 	s->idle = 0;
-	if (!insitu_pair_clean(a, b, s->ops_a, t->sync.ops - s->ops0, s->vcsw_a, s->vcsw_b)) {
+	if (!insitu_pair_clean(a, b, s->ops_a, t->sync.ops - s->ops0, s->waits_a,
+			       t->sync.waits - s->waits0)) {
 		s->rejected++;
 		s->done = s->rejected >= MAX_REJECTED;
 		return;
@@ -234,13 +218,13 @@ static void end_bare(struct rt_thread *t, struct rt_insitu *s)
 {
 	double b = window_ns(t, s, rt_thread_cpu_ns());
 
-	b_switches(s);
 	rt_bare_end(&s->bare);
 	s->b_calls += rt_probe_window() + s->strays; /* strays: calls that missed the stub */
 	s->state = IDLE;
 	s->idle = 0;
 	if (s->strays || s->bare.active ||
-	    !insitu_pair_clean(s->cpu_a, b, s->ops_a, t->sync.ops - s->ops0, s->vcsw_a, s->vcsw_b)) {
+	    !insitu_pair_clean(s->cpu_a, b, s->ops_a, t->sync.ops - s->ops0, s->waits_a,
+			       t->sync.waits - s->waits0)) {
 		if (s->bare.active)
 			s->bare.state = -1; /* the code could not be put back */
 		s->rejected++;
@@ -343,7 +327,7 @@ static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, ui
 	if (++s->idle < period(s) - 1 || n->first_child)
 		return;
 	s->state = WIN_A;
-	switches(&s->vcsw0, &s->ivcsw0);
+	s->ivcsw0 = involuntary_switches();
 	window_start(t, s);
 }
 

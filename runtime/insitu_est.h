@@ -28,15 +28,16 @@
  * asleep in a wait the program makes) is not in it, so a preemption does not disturb a pair by
  * its length, only by the caches another task left cold (a few microseconds against the ~60 us
  * the probes add to a measured window: the trimmed mean absorbs it). A pair is kept when both
- * windows have a time and made as many wrapped synchronization calls (ops_a, ops_b: --sync):
+ * windows have a time and made as many wrapped synchronization calls, and of them as many
+ * waits (ops_a, ops_b, waits_a, waits_b: --sync; counters, no system call):
  * a barrier or a contended lock costs microseconds of CPU in the kernel, several nanoseconds
  * a call of a window, and one window in three with one against none left a thread of
  * bench/sync_comp.c's barrier priced 5.7 +- 21 ns where its pairs cost 4.
  */
 static inline int insitu_pair_clean(double a_ns, double b_ns, uint64_t ops_a, uint64_t ops_b,
-				    long sleeps_a, long sleeps_b)
+				    uint64_t waits_a, uint64_t waits_b)
 {
-	return a_ns > 0 && b_ns > 0 && ops_a == ops_b && sleeps_a == sleeps_b;
+	return a_ns > 0 && b_ns > 0 && ops_a == ops_b && waits_a == waits_b;
 }
 
 /*
@@ -138,8 +139,10 @@ static inline void insitu_estimate(const float *v, uint32_t n, float *tmp, doubl
  * is kept. Its standard error is taken as the median's, 1.2533 spread / sqrt(n) (the
  * interquartile mean's is about the same for normal noise). Fewer than INSITU_MIN_PAIRS pairs
  * are unstable. An estimate above four calibrated pairs, or below 0 by more than twice its
- * standard error (the unmeasured windows clearly the dearer: their work differed), is
- * implausible; between that and 0 the probes cost nothing measurable in situ: used, at 0
+ * standard error and by more than a tenth of o_full (the unmeasured windows clearly the dearer:
+ * their work differed), is implausible; between that and 0 the probes cost nothing measurable
+ * in situ: used, at 0 (a worker of bench/sync_comp.c lock, -0.8 +- 0.2 ns against 18.6, fell
+ * back to the calibration and had 18.6 ns a pair removed, before the tenth); used, at 0
  * (insitu_used_price). Otherwise it is used when it is precise, a standard error within 5 % of
  * the larger of it and o_full, or when the pairs tell it from the calibrated price, o_full more
  * than two standard errors away; else (unstable) the pairs cannot tell the two apart, and the
@@ -160,7 +163,7 @@ static inline int insitu_judge(uint32_t n, double est, double spread, double o_f
 
 	if (n < INSITU_MIN_PAIRS)
 		return SPROF_INSITU_UNSTABLE;
-	if (!(est >= -2 * se) || !(est <= 4 * o_full))
+	if (!(est >= -2 * se || est >= -0.1 * o_full) || !(est <= 4 * o_full))
 		return SPROF_INSITU_IMPLAUSIBLE;
 	if (se <= 0.05 * (est > o_full ? est : o_full) || off > 2 * se)
 		return SPROF_INSITU_USED;

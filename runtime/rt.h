@@ -228,10 +228,10 @@ struct rt_insitu {
 	uint32_t idle;           /* periodic hits of the node since the last pair */
 	uint64_t t0, c0, s0, calib0; /* the window's start: ticks, CPU ns, skips, calib_ticks */
 	uint64_t ops0, ops_a;    /* wrapped sync calls at the window's start, and in window A */
+	uint64_t waits0, waits_a; /* of them, those that waited (slept, as a rule) */
 	uint64_t wall_a;         /* the measured window, ticks (a B window's time limit) */
 	double cpu_a;            /* the measured window's CPU time, ns */
-	long ivcsw0, ivcsw_end;  /* involuntary context switches at the pair's start and end */
-	long vcsw0, vcsw_a, vcsw_b; /* voluntary ones at the window's start, in A, in B */
+	long ivcsw0;             /* involuntary context switches at the pair's start */
 	uint32_t npairs, rejected, status, done;
 	uint32_t preempted;      /* pairs that saw an involuntary context switch */
 	uint64_t b_calls;        /* the node's calls left unmeasured in B windows */

@@ -47,7 +47,7 @@ static void test_pair(void **state)
 }
 
 /* A pair is kept when both windows have a CPU time, made as many synchronization calls and
- * slept as often. */
+ * waited as often. */
 static void test_clean(void **state)
 {
 	(void)state;
@@ -56,7 +56,7 @@ static void test_clean(void **state)
 	assert_false(insitu_pair_clean(0, 40000, 0, 0, 0, 0)); /* a window with no time */
 	assert_false(insitu_pair_clean(100000, 0, 0, 0, 0, 0));
 	assert_false(insitu_pair_clean(100000, 40000, 1, 0, 0, 0)); /* a barrier in A alone */
-	assert_false(insitu_pair_clean(100000, 40000, 2, 2, 0, 1)); /* B slept in its call */
+	assert_false(insitu_pair_clean(100000, 40000, 2, 2, 0, 1)); /* B waited in its call */
 }
 
 static void test_median(void **state)
@@ -119,15 +119,22 @@ static void test_judge_overlapped(void **state)
 	/* too spread to tell from the calibration (18.9 within 2 * 2.76): unstable */
 	assert_int_equal(insitu_judge(64, 14, 17.6, 18.9), SPROF_INSITU_UNSTABLE);
 	assert_int_equal(insitu_judge(64, 13, 17.6, 18.9), SPROF_INSITU_USED); /* 5.9 > 5.51 */
+	/* a little below 0 (B dearer by 0.8 ns, within a tenth of 18.6), however precise: nothing
+	 * measurable, used (at 0); far below it: the windows' work differed */
+	assert_int_equal(insitu_judge(64, -0.8, 1.3, 18.6), SPROF_INSITU_USED);
+	assert_int_equal(insitu_judge(64, -2.0, 1.3, 18.6), SPROF_INSITU_IMPLAUSIBLE);
+	assert_int_equal(insitu_judge(64, -2.0, 15, 18.6), SPROF_INSITU_USED); /* -2 se = -4.7 */
 	/* below 0 by less than two standard errors (2 * 0.53): nothing measurable, used (at 0) */
 	assert_int_equal(insitu_judge(64, -1.0, 3.4, 18.9), SPROF_INSITU_USED);
 	near(insitu_used_price(-1.0), 0, 1e-12);
 	near(insitu_used_price(0.24), 0.24, 1e-12);
-	/* by more: the unmeasured windows clearly dearer, implausible */
-	assert_int_equal(insitu_judge(64, -1.1, 3.4, 18.9), SPROF_INSITU_IMPLAUSIBLE);
-	/* exactly: no spread, 0 */
+	/* by more, but within a tenth of 18.9: nothing measurable still (implausible before the
+	 * tenth); beyond both, the unmeasured windows clearly dearer: implausible */
+	assert_int_equal(insitu_judge(64, -1.1, 3.4, 18.9), SPROF_INSITU_USED);
+	assert_int_equal(insitu_judge(64, -1.9, 3.4, 18.9), SPROF_INSITU_IMPLAUSIBLE);
+	/* exactly: no spread, 0; a hair below it too */
 	assert_int_equal(insitu_judge(20, 0, 0, 18.9), SPROF_INSITU_USED);
-	assert_int_equal(insitu_judge(20, -0.01, 0, 18.9), SPROF_INSITU_IMPLAUSIBLE);
+	assert_int_equal(insitu_judge(20, -0.01, 0, 18.9), SPROF_INSITU_USED);
 }
 
 /*
