@@ -13,6 +13,8 @@
 #include <stdio.h> /* sscanf only, at start-up */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -274,40 +276,66 @@ static void calibrate_now(void)
 	rt_calibrate_overlap(&rt_overlap);
 }
 
-static void *calibrate_thread(void *unused)
-{
-	sigset_t all;
+struct calib_result {
+	struct sprof_calib calib;
+	struct sprof_overlap overlap;
+};
 
-	(void)unused;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals stay the main thread's */
-	rt_busy = 1;
+/* The child's side: calibrate, hand the costs over, end without running anything of the
+ * program's (no atexit handler, no stdio flush). */
+static __attribute__((noreturn)) void calibrate_child(int out)
+{
+	struct calib_result r;
+
 	calibrate_now();
-	return NULL;
+	r.calib = rt_calib;
+	r.overlap = rt_overlap;
+	/* the system call itself: the runtime's _exit would write a profile */
+	syscall(SYS_exit_group, rt_write_all(out, &r, sizeof(r)) == 0 ? 0 : 1);
+	__builtin_unreachable();
 }
 
 /*
- * The calibration's ~15 ms of CPU time, on a thread of its own that ends before main() starts:
- * on the main thread they stayed in its CPU's load (the scheduler's PELT average, which decays
- * over tens of ms), and the program's first threads were placed on the other CPU together: in
- * bench/sync_comp.c's handoff they took turns on one CPU in 9 runs of 12 under sonde against 3
- * of 12 without it (docs/measurement.md). An ended thread's load leaves its CPU's average at
- * once. Inline when no thread can be made. The real pthread calls: the runtime's own are not
- * ready yet.
+ * The calibration's ~15 ms of CPU time, in a child process that ends before main() starts. On
+ * the main thread they stayed in its load average (the scheduler's PELT, which follows the
+ * task and decays over tens of ms), and the program's first threads were placed together on
+ * the CPU the sleeping main thread did not weigh down: in bench/sync_comp.c's handoff they took
+ * turns on one CPU in 9 runs of 12 under sonde against 3 of 12 without it (docs/measurement.md).
+ * A process, not a thread: one thread made would turn glibc's single-threaded fast paths off
+ * for good (an uncontended mutex pair went from 4.3 to 13.5 ns). The plain profile only (the
+ * dynamic stand-ins and the trace probes set up state in the process); inline when the child
+ * cannot be made or says nothing.
  */
 static void calibrate_aside(void)
 {
-	typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-	typedef int (*join_fn)(pthread_t, void **);
-	create_fn create = (create_fn)rt_next_symbol("pthread_create");
-	join_fn join = (join_fn)rt_next_symbol("pthread_join");
-	pthread_t th;
+	struct calib_result r;
+	int fd[2], got = -1, saved = errno; /* the program's, even before main */
+	pid_t pid;
 
-	if (!create || !join || create(&th, NULL, calibrate_thread, NULL) != 0) {
+	if (rt_mode != RT_MODE_PROFILE || rt_trace_on || pipe2(fd, O_CLOEXEC) != 0) {
 		calibrate_now();
 		return;
 	}
-	join(th, NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		calibrate_child(fd[1]);
+	}
+	close(fd[1]);
+	if (pid > 0) {
+		got = rt_read_all(fd[0], &r, sizeof(r));
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close(fd[0]);
+	errno = saved;
+	if (got != 0) {
+		calibrate_now();
+		return;
+	}
+	rt_calib = r.calib;
+	rt_overlap = r.overlap;
+	rt_calib_standins(); /* as the calibration leaves them in the process that ran it */
 }
 
 __attribute__((constructor(101))) static void rt_init(void)
