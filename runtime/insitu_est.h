@@ -141,12 +141,11 @@ static inline void insitu_estimate(const float *v, uint32_t n, float *tmp, doubl
  * are unstable. An estimate above four calibrated pairs, or below 0 by more than twice its
  * standard error and by more than a tenth of o_full (the unmeasured windows clearly the dearer:
  * their work differed), is implausible; between that and 0 the probes cost nothing measurable
- * in situ: used, at 0 (a worker of bench/sync_comp.c lock, -0.8 +- 0.2 ns against 18.6, fell
- * back to the calibration and had 18.6 ns a pair removed, before the tenth); used, at 0
- * (insitu_used_price). Otherwise it is used when it is precise, a standard error within 5 % of
- * the larger of it and o_full, or when the pairs tell it from the calibrated price, o_full more
- * than two standard errors away; else (unstable) the pairs cannot tell the two apart, and the
- * calibration stands.
+ * in situ: used, at 0 (insitu_used_price; before the tenth, a worker of bench/sync_comp.c lock
+ * priced -0.8 +- 0.2 ns against 18.6 fell back to the calibration, 18.6 ns a pair). Otherwise
+ * it is used when it is precise, a standard error within 5 % of the larger of it and o_full, or
+ * when the pairs tell it from the calibrated price, o_full more than two standard errors away;
+ * else (unstable) the pairs cannot tell the two apart, and the calibration stands.
  * Before, a value at or below o_skip was implausible: right while the estimate was d + o_skip
  * (d <= 0), not once o_skip is scaled with d (insitu_pair_ns), when it refused every pair that
  * costs in situ less than about a tenth of its calibration (a probe that overlaps with the

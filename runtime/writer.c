@@ -29,19 +29,8 @@ static char written[600]; /* the last profile written, for rt_unwrite_profile */
 
 static void w_flush(struct writer *w)
 {
-	size_t off = 0;
-
-	while (off < w->b.len) {
-		ssize_t n = write(w->fd, w->b.p + off, w->b.len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			w->b.error = 1;
-			break;
-		}
-		off += (size_t)n;
-	}
+	if (w->b.len && rt_write_all(w->fd, w->b.p, w->b.len) != 0)
+		w->b.error = 1;
 	w->b.len = 0;
 }
 
