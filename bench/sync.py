@@ -285,13 +285,14 @@ def verdict(r, key="paired"):
     q1, m, q3 = quartiles(xs)
     ci = median_ci(xs)
     lo, hi = ci if ci else (q1, q3)
+    what = "its 95 % interval" if ci else "the IQR (too few rounds for an interval)"
     how = "yes" if abs(m) <= TARGET else "no"
     if -TARGET <= lo and hi <= TARGET:
-        how += ", clearly (its 95 % interval within too)"
+        how += ", clearly (%s within too)" % what
     elif lo > TARGET or hi < -TARGET:
-        how += ", clearly (its 95 % interval outside too)"
+        how += ", clearly (%s outside too)" % what
     else:
-        how += " (its 95 % interval straddles the bound: not decided by this run)"
+        how += " (%s straddles the bound: not decided by this run)" % what
     return "%-8s paired error median %+6.1f%%  IQR %+6.1f .. %+6.1f%%  range %+6.1f .. %+6.1f%%" \
         "  median's 95%% interval %s  (%d rounds)  within %.0f %%: %s" % (
             r["mode"], m, q1, q3, xs[0], xs[-1],
