@@ -5,7 +5,6 @@
  * states — then sends one message to rank 0, which waits for it in MPI_Recv. Without
  * measurement rank 0 would have waited that much less: with piggybacking it inherits rank 1's
  * delay; the final barrier hands it to ranks 2 and 3, which waited there for ranks 0 and 1.
- * A first barrier lines the ranks up after their start-up.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -25,10 +24,6 @@ int main(int argc, char **argv)
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	/* every rank past its start-up first: rank 0 must be waiting when rank 1's message comes
-	 * (4 ranks starting on 2 CPUs can be tens of ms apart: then rank 0 found the message there
-	 * and rightly inherited nothing) */
-	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 1) {
 		for (i = 0; i < 200000; i++)
 			work(i);
