@@ -253,21 +253,6 @@ void rt_calibrate_clock(struct sprof_calib *c)
 	clock_cost(c);
 }
 
-/* The stand-ins' entries in the function table as a calibration leaves them: never written,
- * the excluded one unmeasured (also in a process whose calibration ran in a child: init.c). */
-void rt_calib_standins(void)
-{
-	struct rt_func *f = rt_func_get(excluded_addr, SPROF_FUNC, NULL);
-
-	if (f) {
-		atomic_store(&f->off, 1);
-		f->kind = 0xff; /* calibration entries are not written */
-	}
-	f = rt_func_get(measured_addr, SPROF_FUNC, NULL);
-	if (f)
-		f->kind = 0xff;
-}
-
 /* Everything: the clock, then o_in, o_full and o_skip on a scratch thread (scratch_thread). */
 void rt_calibrate(struct sprof_calib *c, int cpu)
 {
@@ -294,8 +279,11 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	if (f) {
 		atomic_store(&f->off, 1);
 		pair_cost(t, &excluded_fn, plain, &c->o_skip, &c->o_skip_sd, NULL, &unused);
+		f->kind = 0xff; /* calibration entries are not written */
 	}
-	rt_calib_standins();
+	f = rt_func_get(measured_addr, SPROF_FUNC, NULL);
+	if (f)
+		f->kind = 0xff;
 	rt_busy = busy;
 	rt_self = saved;
 	rt_thread_release(t);

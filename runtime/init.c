@@ -13,8 +13,6 @@
 #include <stdio.h> /* sscanf only, at start-up */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -269,75 +267,6 @@ static void start_calibrate_only(void)
 	atomic_store(&rt_ready, 1);
 }
 
-/* The probes' start-up calibration. */
-static void calibrate_now(void)
-{
-	rt_calibrate(&rt_calib, rt_cfg.cpu);
-	rt_calibrate_overlap(&rt_overlap);
-}
-
-struct calib_result {
-	struct sprof_calib calib;
-	struct sprof_overlap overlap;
-};
-
-/* The child's side: calibrate, hand the costs over, end without running anything of the
- * program's (no atexit handler, no stdio flush). */
-static __attribute__((noreturn)) void calibrate_child(int out)
-{
-	struct calib_result r;
-
-	calibrate_now();
-	r.calib = rt_calib;
-	r.overlap = rt_overlap;
-	/* the system call itself: the runtime's _exit would write a profile */
-	syscall(SYS_exit_group, rt_write_all(out, &r, sizeof(r)) == 0 ? 0 : 1);
-	__builtin_unreachable();
-}
-
-/*
- * The calibration's ~15 ms of CPU time, in a child process that ends before main() starts. On
- * the main thread they stayed in its load average (the scheduler's PELT, which follows the
- * task and decays over tens of ms), and the program's first threads were placed together on
- * the CPU the sleeping main thread did not weigh down: in bench/sync_comp.c's handoff they took
- * turns on one CPU in 9 runs of 12 under sonde against 3 of 12 without it (docs/measurement.md).
- * A process, not a thread: one thread made would turn glibc's single-threaded fast paths off
- * for good (an uncontended mutex pair went from 4.3 to 13.5 ns). The plain profile only (the
- * dynamic stand-ins and the trace probes set up state in the process); inline when the child
- * cannot be made or says nothing.
- */
-static void calibrate_aside(void)
-{
-	struct calib_result r;
-	int fd[2], got = -1, saved = errno; /* the program's, even before main */
-	pid_t pid;
-
-	if (rt_mode != RT_MODE_PROFILE || rt_trace_on || pipe2(fd, O_CLOEXEC) != 0) {
-		calibrate_now();
-		return;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(fd[0]);
-		calibrate_child(fd[1]);
-	}
-	close(fd[1]);
-	if (pid > 0) {
-		got = rt_read_all(fd[0], &r, sizeof(r));
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	close(fd[0]);
-	errno = saved;
-	if (got != 0) {
-		calibrate_now();
-		return;
-	}
-	rt_calib = r.calib;
-	rt_overlap = r.overlap;
-	rt_calib_standins(); /* as the calibration leaves them in the process that ran it */
-}
-
 __attribute__((constructor(101))) static void rt_init(void)
 {
 	rt_busy = 1;
@@ -376,7 +305,9 @@ __attribute__((constructor(101))) static void rt_init(void)
 	if (rt_sample_only())
 		rt_calibrate_clock(&rt_calib);
 	else
-		calibrate_aside();
+		rt_calibrate(&rt_calib, rt_cfg.cpu);
+	if (!rt_sample_only())
+		rt_calibrate_overlap(&rt_overlap);
 	rt_sync_init(); /* after the probes' costs: the compensation uses them */
 	rt_insitu_init();
 	pthread_atfork(NULL, NULL, after_fork_child);

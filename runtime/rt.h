@@ -426,7 +426,6 @@ struct rt_calib_dyn_fns {
 };
 int rt_calib_dyn_standins(struct rt_calib_dyn_fns *out); /* 0, or -1 */
 void rt_calibrate(struct sprof_calib *out, int cpu);
-void rt_calib_standins(void); /* their function-table entries, as a calibration leaves them */
 void rt_calibrate_clock(struct sprof_calib *out);
 void rt_calibrate_overlap(struct sprof_overlap *out);
 void rt_trimmed_stats(double *v, int n, double *mean, double *sd);
@@ -476,7 +475,6 @@ void *rt_map(size_t bytes);
 void rt_unmap(void *p, size_t bytes);
 void rt_log(const char *msg);
 int rt_write_all(int fd, const void *buf, size_t n);
-int rt_read_all(int fd, void *buf, size_t n);
 
 /* ---- statistical sampling (sample*.c; docs/runtime.md, "Sampling") ---- */
 struct writer;

@@ -74,24 +74,6 @@ int rt_write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-/* Exactly n bytes from fd: 0, or -1 (an error, or the end before them). */
-int rt_read_all(int fd, void *buf, size_t n)
-{
-	char *p = buf;
-	ssize_t k;
-
-	while (n) {
-		k = read(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* The runtime never prints into the program's output: problems go to RUNDIR/runtime.log. */
 void rt_log(const char *msg)
 {
