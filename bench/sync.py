@@ -13,6 +13,10 @@ import benchlib  # noqa: E402
 
 B, SONDE, ROUNDS, WORK = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 RUN_DIR = os.path.join(B, "sync-run")
+# bench/sync_comp.c's programs; those whose waits are on one mutex (LOCKS) have few contended
+# rounds that carry the delays they inherit: no per-round figure for them
+PROGRAMS = ("handoff", "barrier", "lock", "serial")
+LOCKS = ("lock", "serial")
 
 
 def pair_variants():
@@ -340,11 +344,11 @@ def print_comp(rows, pin):
     print("\nPer round (worker 0's median round in us; parallel: the sync run's median round less"
           "\nthe delay removed per round, main's final delay over the rounds; robust to the rare"
           "\nrounds a loaded machine stretches, which the elapsed times above are not; not for"
-          "\nlock, whose few contended rounds carry the delays it inherits)")
+          "\nlock and serial, whose few contended rounds carry the delays they inherit)")
     print("%-8s %9s %9s %9s %9s %9s %9s" % ("program", "plain", "hooks", "measured", "parallel",
                                             "err par", "vs hooks"))
     for r in rows:
-        if r["mode"] == "lock":
+        if r["mode"] in LOCKS:
             print("%-8s %9.2f %9.2f %9.2f %9s %9s %9s" % (
                 r["mode"], r["r_t"] / 1e3, r["r_h"] / 1e3, r["r_m"] / 1e3, "-", "-", "-"))
             continue
@@ -352,7 +356,7 @@ def print_comp(rows, pin):
             r["mode"], r["r_t"] / 1e3, r["r_h"] / 1e3, r["r_m"] / 1e3, r["r_par"] / 1e3,
             pct(r["r_par"], r["r_t"]), pct(r["r_par"], r["r_h"])))
     print("\nBlocking calls (medians; plain: as the program timed them, bench/sync_comp.c: lock's"
-          "\ncontended acquisitions, handoff's waits for its turn, every barrier wait; sync: the"
+          "\n(and serial's) contended acquisitions, handoff's waits for its turn, every barrier wait; sync: the"
           "\nwaits the runtime timed, measured and compensated w'; both summed over the two workers)")
     for r in rows:
         print("%-8s plain %5d waits %8.2f ms   sync %5d waits %8.2f ms, compensated %8.2f ms"
@@ -423,7 +427,7 @@ def comp_errors(pin):
     saved = os.environ.get("BENCH_CPU")
     os.environ["BENCH_CPU"] = "none"  # the threads must run in parallel
     env = {"SYNC_COMP_PIN": pin}
-    for mode in ("handoff", "barrier", "lock"):
+    for mode in PROGRAMS:
         args = [mode, ROUNDS, WORK]
         variants = [benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env),
                     benchlib.Variant("hooks", [os.path.join(B, "sync_comp.inst")] + args, env=env)]
@@ -477,7 +481,7 @@ def print_rules(out, names, rs, pin):
     print("\nWait rules side by side (%s;\nevery rule's sync run in the same rounds, paired with"
           " the same plain run;\ndiff: per round, the rule's paired error less %s's)"
           % (PLACEMENTS[pin], rs[0]))
-    for i, mode in enumerate(("handoff", "barrier", "lock")):
+    for i, mode in enumerate(PROGRAMS):
         base = out[names[0]][i]
         for n, rule in zip(names, rs):
             r = out[n][i]
@@ -524,7 +528,7 @@ def summary(rows):
                          r["mode"], pct(r["par"], r["t"]), pct(r["par"], r["h"]),
                          pct(r["par_situ"], r["t"]), pct(r["par_q"], r["t_q"]), 100 * r["sh_t"],
                          100 * r["sh_par"],
-                         "" if r["mode"] == "lock" else
+                         "" if r["mode"] in LOCKS else
                          "; per round %+.1f%%" % pct(r["r_par"], r["r_t"])) for r in rows)
 
 

@@ -21,6 +21,8 @@
  *   handoff   2 threads take turns through one mutex (a token passed with a condition variable)
  *   barrier   2 threads, one with 3x the work of the other, meet at a barrier each round
  *   lock      2 threads update shared state under one mutex, much work outside it
+ *   serial    the same with 8x the work inside the mutex (2 WORK) as outside it (WORK): the lock
+ *             is the program's bottleneck, its threads run one after the other
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -162,7 +164,8 @@ static int lock_taken(void)
 	return __atomic_load_n((const int *)&lock, __ATOMIC_RELAXED) != 0;
 }
 
-static void lock_rounds(int id)
+/* Rounds of WORK steps outside the lock and `inside` steps under it. */
+static void lock_rounds(int id, long inside)
 {
 	unsigned long x = (unsigned long)id;
 	long long t0;
@@ -179,7 +182,7 @@ static void lock_rounds(int id)
 			blocked[id]++;
 			blocked_ns[id] += now_ns() - t0;
 		}
-		shared_sum += compute(work / 4, x);
+		shared_sum += compute(inside, x);
 		pthread_mutex_unlock(&lock);
 		round_done(id, r);
 	}
@@ -232,8 +235,10 @@ static void *worker(void *arg)
 		handoff(id);
 	else if (!strcmp(mode, "barrier"))
 		barrier_rounds(id);
+	else if (!strcmp(mode, "serial"))
+		lock_rounds(id, 2 * work);
 	else
-		lock_rounds(id);
+		lock_rounds(id, work / 4);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
 	cpu_ns[id] = (long long)c.tv_sec * 1000000000ll + c.tv_nsec;
 	runq_ns[id] = runq_delay() - q0;
@@ -320,7 +325,7 @@ int main(int argc, char **argv)
 	long i;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: sync_comp handoff|barrier|lock ROUNDS WORK\n");
+		fprintf(stderr, "usage: sync_comp handoff|barrier|lock|serial ROUNDS WORK\n");
 		return 2;
 	}
 	mode = argv[1];

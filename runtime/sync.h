@@ -45,10 +45,8 @@ struct rt_sync_obj {
 	uint64_t hold_start;          /* ticks; 0 when the current hold is not sampled */
 	_Atomic int64_t x;            /* delay of the last releaser (compensation), ticks */
 	_Atomic int64_t xq;           /* the part of x that is probe costs (rt_sync_delay_q) */
-	_Atomic int64_t acq;          /* exclusive: its holder's acquisition in approximated time
-				       * (ticks less the holder's delay then; 0 never acquired) */
-	/* the rest */
 	const void *owner;            /* rwlock: the thread holding it for writing */
+	/* the rest */
 	_Atomic uint64_t contended;
 	_Atomic uint32_t kind;        /* SPROF_SYNC_* */
 	_Atomic uint32_t flags;       /* SPROF_SYNC_F_* */
@@ -95,9 +93,7 @@ int64_t rt_sync_xq(const struct rt_thread *t);
 void rt_sync_inherit(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t g);
 void rt_sync_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s);
 void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s,
-			 int64_t xq_s, uint64_t t0, int64_t acq);
-void rt_sync_spin_waited(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s,
-			 uint64_t t0, int64_t acq);
+			 int64_t xq_s);
 void rt_sync_thread_start(struct rt_thread *t, int64_t x0, int64_t x0q);
 void rt_sync_thread_exit(struct rt_thread *t);
 void rt_sync_join(struct rt_thread *t, uint64_t thread, uint64_t t0, uint64_t t1);

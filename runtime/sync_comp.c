@@ -77,54 +77,24 @@ void rt_sync_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int
 	waited(t, w, x_r, x_new, w_c, xq_s);
 }
 
-/* A waiter that arrived, in approximated time, before its holder took the lock: it found the
- * lock free (sync_rule_before_hold), its whole wait is delay. */
-static void found_free(struct rt_thread *t, int64_t x_r, uint64_t w, int64_t xq_s)
+/* The same for a mutex: with SONDE_SYNC_RULE=collide, sync_rule_collide with the collision
+ * costs measured at start-up (sync_collide.c); its cases are counted. */
+void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s)
 {
-	waited(t, w, x_r, x_r + (int64_t)w, 0, xq_s);
-}
-
-/*
- * A sleep of w ticks on a mutex that began at t0, released d ticks after it began by a holder
- * that took it at acq (approximated): free if the waiter came first (sync_rule_before_hold), else
- * sync_rule_woken, or with SONDE_SYNC_RULE=collide sync_rule_collide with the collision costs
- * measured at start-up (sync_collide.c), whose cases are counted.
- */
-void rt_sync_mutex_woken(struct rt_thread *t, uint64_t w, uint64_t d, int64_t x_s, int64_t xq_s,
-			 uint64_t t0, int64_t acq)
-{
+	int64_t x_r, w_c, x_new, x_old;
 	uint64_t r = d < w ? d : w; /* the release, after the wait began */
-	int64_t x_r = rt_sync_x(t), w_c, x_new, x_old;
 
-	if (sync_rule_before_hold(x_r, t0, acq, (int64_t)(t0 + r) - x_s)) {
-		if (unlikely(rt_sync_collide_on))
-			rt_sync_collide_count(SYNC_FREE, 0, 0, 0); /* as woken decides it */
-		found_free(t, x_r, w, xq_s);
-		return;
-	}
-	x_old = sync_rule_woken(x_r, w, d, x_s, &w_c);
 	if (likely(!rt_sync_collide_on)) {
-		waited(t, w, x_r, x_old, w_c, xq_s);
+		rt_sync_woken(t, w, d, x_s, xq_s);
 		return;
 	}
+	x_r = rt_sync_x(t);
+	x_old = sync_rule_woken(x_r, w, d, x_s, &w_c);
 	x_new = sync_rule_collide(x_r, w, d, x_s, rt_sync_collide_s, rt_sync_collide_c,
 				  rt_sync_collide_l, &w_c);
 	rt_sync_collide_count(sync_rule_collision(x_r, r, x_s, rt_sync_collide_s), x_new, x_old,
 			      x_r + (int64_t)r - x_s);
 	waited(t, w, x_r, x_new, w_c, xq_s);
-}
-
-/* A spinlock wait of w ticks from t0, ended by the release of a holder that took it at acq
- * (approximated): free if the waiter came first, else sync_rule_wait. */
-void rt_sync_spin_waited(struct rt_thread *t, uint64_t w, int64_t x_s, int64_t xq_s, uint64_t t0,
-			 int64_t acq)
-{
-	int64_t x_r = rt_sync_x(t);
-
-	if (sync_rule_before_hold(x_r, t0, acq, (int64_t)(t0 + w) - x_s))
-		found_free(t, x_r, w, xq_s);
-	else
-		rt_sync_inherit(t, w, x_s, xq_s, 0);
 }
 
 /*

@@ -54,22 +54,6 @@ static inline int64_t sync_rule_woken(int64_t x_r, uint64_t w, uint64_t d, int64
 }
 
 /*
- * Whether a waiter that began to wait at t0 with delay x_r had, without measurement, found the
- * lock free because its holder had not taken it yet: the holder's acquisition in approximated
- * time, acq (its clock less its delay when it took the lock), came after the waiter's
- * approximated arrival (t0 - x_r). The holder's approximated release rel bounds it (acq > rel
- * is a stale or mismatched acquisition: no decision). sync_rule_woken sees only the other way
- * of finding the lock free, the release already done. Unmeasured, the two would have taken the
- * lock in the other order: the waiter's delay keeps its whole wait (x_r' = x_r + w, w' = 0), and
- * the wait the holder would then have had is not charged to it, at most one hold a time
- * (docs/measurement.md, "Acquired later").
- */
-static inline int sync_rule_before_hold(int64_t x_r, uint64_t t0, int64_t acq, int64_t rel)
-{
-	return acq != 0 && acq <= rel && (int64_t)t0 - x_r < acq;
-}
-
-/*
  * What a sleep on a mutex would have been without measurement (sync_rule_collide): the waiter
  * found the lock free, followed the release on its way into the futex sleep, or slept. A
  * fourth case: it slept there but not here (the measured release came within s).

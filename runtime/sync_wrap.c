@@ -146,13 +146,10 @@ static void note_wait(struct rt_sync_obj *o, uint64_t w)
 /* An exclusive acquisition (mutex, spinlock, write lock): the caller holds the lock now. */
 static inline void excl_acquired(struct rt_thread *t, struct rt_sync_obj *o)
 {
-	uint64_t now = rt_now();
-
 	t->sync.ops++;
 	own_add(&o->acquires, 1);
-	atomic_store_explicit(&o->acq, (int64_t)now - rt_sync_delay(t), RELAXED);
 	if (o->depth++ == 0 && unlikely(rt_sync_hold_sample(t)))
-		o->hold_start = now;
+		o->hold_start = rt_now();
 }
 
 /* At a release that may wake a waiter: when, for the waiter's rule (sync_rule_woken). */
@@ -170,40 +167,28 @@ static uint64_t release_after(struct rt_sync_obj *o, uint64_t t0, uint64_t t1)
 	return rel > t0 && rel <= t1 ? rel - t0 : t1 - t0;
 }
 
-/* After waiting from t0 for w ticks for a spinlock: the wait, and the releaser's delay, whose
- * hold began at acq (read before this thread's acquisition replaced it). */
-static void spin_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0, uint64_t w,
-			int64_t acq)
+/* After waiting w ticks for an exclusive lock: the wait, and the releaser's delay. */
+static void excl_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t w)
 {
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
 	own_add(&o->contended, 1);
 	note_wait(o, w);
-	rt_sync_spin_waited(t, w, atomic_load_explicit(&o->x, RELAXED),
-			    atomic_load_explicit(&o->xq, RELAXED), t0, acq);
+	rt_sync_inherit(t, w, atomic_load_explicit(&o->x, RELAXED),
+			atomic_load_explicit(&o->xq, RELAXED), 0);
 }
 
 /*
  * After a mutex wait from t0 to t1: the same, with the time of the unlock that woke it when the
  * releaser noted one within the wait (mutex_released), so that a waiter that would have found
- * the lock free without measurement does not keep its wake-up latency (sync_rule_woken), and
- * the holder's acquisition (acq, read before this thread's replaced it), so that one that came
- * before the holder does not either (sync_rule_before_hold).
+ * the lock free without measurement does not keep its wake-up latency (sync_rule_woken).
  */
-static void mutex_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0, uint64_t t1,
-			 int64_t acq)
+static void mutex_waited(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0, uint64_t t1)
 {
 	TRACE(t, o, STRC_SYNC_DONE, ld(&o->releases));
 	own_add(&o->contended, 1);
 	note_wait(o, t1 - t0);
 	rt_sync_mutex_woken(t, t1 - t0, release_after(o, t0, t1),
-			    atomic_load_explicit(&o->x, RELAXED), atomic_load_explicit(&o->xq, RELAXED),
-			    t0, acq);
-}
-
-/* The approximated acquisition of the hold a waiter waited for, before its own replaces it. */
-static inline int64_t holder_acq(struct rt_sync_obj *o)
-{
-	return atomic_load_explicit(&o->acq, RELAXED);
+			    atomic_load_explicit(&o->x, RELAXED), atomic_load_explicit(&o->xq, RELAXED));
 }
 
 /* An exclusive release, still holding the lock; `count`: an unlock (not a condition wait). */
@@ -300,10 +285,8 @@ static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uint
 	r = real_pthread_mutex_lock(m);
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
-		int64_t acq = holder_acq(o);
-
 		excl_acquired(t, o);
-		mutex_waited(t, o, t0, t1, acq);
+		mutex_waited(t, o, t0, t1);
 	}
 	rt_sync_own(t, t1);
 	return r;
@@ -377,10 +360,8 @@ static int mutex_timed(struct rt_thread *t, pthread_mutex_t *m, struct deadline 
 	r = mutex_timed_real(m, d);
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
-		int64_t acq = holder_acq(o);
-
 		excl_acquired(t, o);
-		mutex_waited(t, o, t0, t1, acq);
+		mutex_waited(t, o, t0, t1);
 	} else if (r == ETIMEDOUT) {
 		timed_out(o, t1 - t0);
 	}
@@ -462,16 +443,12 @@ RT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 	if (r != 0)
 		return r;
 	o = rt_sync_get((const void *)(uintptr_t)l, SPROF_SYNC_SPIN, SITE);
-	if (unlikely(waited)) {
-		int64_t acq = holder_acq(o);
-
-		excl_acquired(t, o);
-		t1 = rt_now();
-		spin_waited(t, o, t0, t1 - t0, acq);
-		rt_sync_own(t, t1);
-		return r;
-	}
 	excl_acquired(t, o);
+	if (unlikely(waited)) {
+		t1 = rt_now();
+		excl_waited(t, o, t1 - t0);
+		rt_sync_own(t, t1);
+	}
 	return r;
 }
 

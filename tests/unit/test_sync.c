@@ -165,25 +165,6 @@ static void test_lock_woken(void **state)
 }
 
 /*
- * A waiter that came before its holder took the lock (sync_rule_before_hold). B (delay 100)
- * waits for a mutex from 1000 to 1050; A took it at 990 with delay 40 (approximated 950) and
- * released it at 1030 with delay 60 (approximated 970). Unmeasured, B arrived at 900, before A's
- * 950: it found the lock free. With delay 30, B arrived at 970, within A's hold (950..970): the
- * wake-up rule decides. An acquisition recorded after the approximated release, or none, decides
- * nothing.
- */
-static void test_lock_before_hold(void **state)
-{
-	(void)state;
-	assert_true(sync_rule_before_hold(100, 1000, 990 - 40, 1030 - 60));
-	assert_false(sync_rule_before_hold(30, 1000, 990 - 40, 1030 - 60));
-	assert_false(sync_rule_before_hold(50, 1000, 990 - 40, 1030 - 60)); /* at 950: not before */
-	assert_true(sync_rule_before_hold(51, 1000, 990 - 40, 1030 - 60));
-	assert_false(sync_rule_before_hold(100, 1000, 980, 970)); /* stale: after the release */
-	assert_false(sync_rule_before_hold(100, 1000, 0, 970));   /* never acquired */
-}
-
-/*
  * The collision rule (sync_rule_collide), with s = 5 (a waiter is on its way into the futex sleep
  * for 5 after its arrival), c = 2 (a release that catches it there costs it 2) and l = 20 (a
  * wake-up). B (delay 100) waits for a mutex from 1000 (900 unmeasured); A unlocks at 1030 and B
@@ -710,7 +691,6 @@ int main(void)
 		cmocka_unit_test(test_handoff),      cmocka_unit_test(test_no_wait),
 		cmocka_unit_test(test_wait_grows),   cmocka_unit_test(test_barrier),
 		cmocka_unit_test(test_barrier_own), cmocka_unit_test(test_lock_woken),
-		cmocka_unit_test(test_lock_before_hold),
 		cmocka_unit_test(test_pairs_price),
 		cmocka_unit_test(test_join),         cmocka_unit_test(test_join_late),
 		cmocka_unit_test(test_join_waited),  cmocka_unit_test(test_read_good),
