@@ -57,6 +57,20 @@ static long involuntary_switches(void)
 	return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : 0;
 }
 
+/* The thread's synchronization counters that a pair's windows must match (insitu_pair_clean). */
+static struct insitu_sync sync_now(const struct rt_thread *t)
+{
+	return (struct insitu_sync){ t->sync.ops, t->sync.waits, t->sync.wakes };
+}
+
+static struct insitu_sync sync_since(const struct rt_thread *t, struct insitu_sync from)
+{
+	struct insitu_sync now = sync_now(t);
+
+	return (struct insitu_sync){ now.ops - from.ops, now.waits - from.waits,
+				     now.wakes - from.wakes };
+}
+
 /* Windows per B window: fewer until the thread's price is usable. */
 static uint32_t period(const struct rt_insitu *s)
 {
@@ -66,8 +80,7 @@ static uint32_t period(const struct rt_insitu *s)
 static void window_start(struct rt_thread *t, struct rt_insitu *s)
 {
 	s->calib0 = t->calib_ticks;
-	s->ops0 = t->sync.ops;
-	s->waits0 = t->sync.waits;
+	s->sync0 = sync_now(t);
 	s->s0 = t->skips;
 	s->t0 = rt_now();
 	s->c0 = rt_thread_cpu_ns(); /* last: the window begins after this check's own work */
@@ -170,8 +183,7 @@ static void begin_b(struct rt_thread *t, struct rt_insitu *s, uint64_t now)
 
 	s->cpu_a = window_ns(t, s, cpu);
 	s->wall_a = now - s->t0;
-	s->ops_a = t->sync.ops - s->ops0;
-	s->waits_a = t->sync.waits - s->waits0;
+	s->sync_a = sync_since(t, s->sync0);
 	if (bare_ready(t, s) && s->bare.nexits &&
 	    rt_bare_begin(&s->bare, (int64_t)rt_probe_window()) == 0) {
 		s->state = WIN_BARE;
@@ -199,8 +211,7 @@ static void end_pair(struct rt_thread *t, struct rt_insitu *s)
 	node_restore(s->node);
 	s->state = IDLE;
 	s->idle = 0;
-	if (!insitu_pair_clean(a, b, s->ops_a, t->sync.ops - s->ops0, s->waits_a,
-			       t->sync.waits - s->waits0)) {
+	if (!insitu_pair_clean(a, b, s->sync_a, sync_since(t, s->sync0))) {
 		s->rejected++;
 		s->done = s->rejected >= MAX_REJECTED;
 		return;
@@ -223,8 +234,7 @@ static void end_bare(struct rt_thread *t, struct rt_insitu *s)
 	s->state = IDLE;
 	s->idle = 0;
 	if (s->strays || s->bare.active ||
-	    !insitu_pair_clean(s->cpu_a, b, s->ops_a, t->sync.ops - s->ops0, s->waits_a,
-			       t->sync.waits - s->waits0)) {
+	    !insitu_pair_clean(s->cpu_a, b, s->sync_a, sync_since(t, s->sync0))) {
 		if (s->bare.active)
 			s->bare.state = -1; /* the code could not be put back */
 		s->rejected++;

@@ -158,6 +158,14 @@ static inline void stamp_release(struct rt_sync_obj *o)
 	atomic_store_explicit(&o->released, rt_now(), RELAXED);
 }
 
+/* A release that wakes a sleeper: stamped, and counted for the in-situ windows, which must
+ * make as many of these system calls to be compared (insitu_pair_clean). */
+static inline void stamp_wake(struct rt_thread *t, struct rt_sync_obj *o)
+{
+	t->sync.wakes++;
+	stamp_release(o);
+}
+
 /* The time from t0 to the object's last stamped release when that fell within the wait (t0, t1],
  * else the whole wait (no release time: sync_rule_woken is then sync_rule_wait). */
 static uint64_t release_after(struct rt_sync_obj *o, uint64_t t0, uint64_t t1)
@@ -262,10 +270,11 @@ static inline int word_waiters(const void *lock)
 
 /* At an unlock: when it will wake a sleeper, when (a clock read only then, beside the system
  * call that wakes it), for the waiter's rule (mutex_waited). */
-static inline void mutex_released(struct rt_sync_obj *o, const pthread_mutex_t *m)
+static inline void mutex_released(struct rt_thread *t, struct rt_sync_obj *o,
+				  const pthread_mutex_t *m)
 {
 	if (unlikely(word_waiters(m)))
-		stamp_release(o);
+		stamp_wake(t, o);
 }
 
 RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
@@ -405,7 +414,7 @@ RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 		struct rt_sync_obj *o = rt_sync_get(m, SPROF_SYNC_MUTEX, SITE);
 
 		excl_release(t, o, 1);
-		mutex_released(o, m);
+		mutex_released(t, o, m);
 	}
 	return REAL(pthread_mutex_unlock)(m);
 }
@@ -773,7 +782,7 @@ RT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 
 		shared_release(t, o, &o->releases);
 		if (cond_waiters(c))
-			stamp_release(o);
+			stamp_wake(t, o);
 	}
 	return REAL(pthread_cond_signal)(c);
 }
@@ -787,7 +796,7 @@ RT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 
 		shared_release(t, o, &o->broadcasts);
 		if (cond_waiters(c))
-			stamp_release(o);
+			stamp_wake(t, o);
 	}
 	return REAL(pthread_cond_broadcast)(c);
 }
@@ -998,7 +1007,7 @@ RT_EXPORT int sem_post(sem_t *s)
 
 		shared_release(t, o, &o->releases);
 		if (sem_waiters(s))
-			stamp_release(o);
+			stamp_wake(t, o);
 	}
 	return REAL(sem_post)(s);
 }
