@@ -269,7 +269,7 @@ static inline int word_waiters(const void *lock)
 }
 
 /* At an unlock: when it will wake a sleeper, when (a clock read only then, beside the system
- * call that wakes it), for the waiter's rule (mutex_waited). */
+ * call that wakes it), for the waiter's rule (mutex_waited), and one wake more (stamp_wake). */
 static inline void mutex_released(struct rt_thread *t, struct rt_sync_obj *o,
 				  const pthread_mutex_t *m)
 {
