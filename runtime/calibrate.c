@@ -86,11 +86,20 @@ static void loop_batches(call_fn volatile *fn, double *v)
 	}
 }
 
+/* The plain loop's cost per call and its spread: the trimmed mean of its batches. */
+struct plain_cost {
+	double ns, sd;
+};
+
 /*
  * o_full: a call of an instrumented empty function minus a call of a plain one, as seen from
- * outside; o_in: what its own node measured per call (it has no body to measure).
+ * outside; o_in: what its own node measured per call (it has no body to measure). Each batch
+ * is held against the plain loop's trimmed mean, not against the plain batch of its own index
+ * (the two ran milliseconds apart): a trimmed mean drops the slow tail only, and a preempted
+ * plain batch made its partner a fast outlier of thousands of ns that pulled o_full to 0 (a
+ * test saw o_full under o_in). The spread adds the plain loop's.
  */
-static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *plain,
+static void pair_cost(struct rt_thread *t, call_fn volatile *fn, struct plain_cost plain,
 		      double *full, double *full_sd, double *in, double *in_sd)
 {
 	double vf[BATCHES], vi[BATCHES];
@@ -112,11 +121,12 @@ static void pair_cost(struct rt_thread *t, call_fn volatile *fn, const double *p
 		for (i = 0; i < PER_BATCH / pairs; i++)
 			(*fn)();
 		vf[b] = (double)(rt_now() - s) / (PER_BATCH / pairs * pairs) / rt_ticks_per_ns() -
-			plain[b];
+			plain.ns;
 		incl0 = rt_trace_on ? rt_trace_exit_ticks(t) : n->incl - incl0;
 		vi[b] = (double)incl0 / (PER_BATCH / pairs * pairs) / rt_ticks_per_ns();
 	}
 	rt_trimmed_stats(vf, BATCHES, full, full_sd);
+	*full_sd = __builtin_sqrt(*full_sd * *full_sd + plain.sd * plain.sd);
 	if (in)
 		rt_trimmed_stats(vi, BATCHES, in, in_sd);
 	/* A cost is never negative: a negative mean is noise (the plain loop's batches were
@@ -258,7 +268,8 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 {
 	struct rt_thread *saved = rt_self, *t;
 	struct rt_func *f;
-	double plain[BATCHES], unused;
+	double plain_batches[BATCHES], unused;
+	struct plain_cost plain;
 	int busy = rt_busy;
 
 	use_dynamic_standins();
@@ -273,7 +284,8 @@ void rt_calibrate(struct sprof_calib *c, int cpu)
 	rt_self = t;
 	if (rt_calib_dyn)
 		rt_busy = 0; /* the points run only for a thread that is not the runtime's */
-	loop_batches(&plain_fn, plain);
+	loop_batches(&plain_fn, plain_batches);
+	rt_trimmed_stats(plain_batches, BATCHES, &plain.ns, &plain.sd);
 	pair_cost(t, &measured_fn, plain, &c->o_full, &c->o_full_sd, &c->o_in, &c->o_in_sd);
 	f = rt_func_get(excluded_addr, SPROF_FUNC, NULL);
 	if (f) {
