@@ -60,15 +60,14 @@ static long involuntary_switches(void)
 /* The thread's synchronization counters that a pair's windows must match (insitu_pair_clean). */
 static struct insitu_sync sync_now(const struct rt_thread *t)
 {
-	return (struct insitu_sync){ t->sync.ops, t->sync.waits, t->sync.wakes };
+	return (struct insitu_sync){ t->sync.ops, t->sync.waits };
 }
 
 static struct insitu_sync sync_since(const struct rt_thread *t, struct insitu_sync from)
 {
 	struct insitu_sync now = sync_now(t);
 
-	return (struct insitu_sync){ now.ops - from.ops, now.waits - from.waits,
-				     now.wakes - from.wakes };
+	return (struct insitu_sync){ now.ops - from.ops, now.waits - from.waits };
 }
 
 /* Windows per B window: fewer until the thread's price is usable. */
@@ -80,6 +79,7 @@ static uint32_t period(const struct rt_insitu *s)
 static void window_start(struct rt_thread *t, struct rt_insitu *s)
 {
 	s->calib0 = t->calib_ticks;
+	s->wake0 = t->sync.wake_ticks;
 	s->sync0 = sync_now(t);
 	s->s0 = t->skips;
 	s->t0 = rt_now();
@@ -87,11 +87,12 @@ static void window_start(struct rt_thread *t, struct rt_insitu *s)
 }
 
 /* A window's CPU time in ns (cpu, read first at its end), less the in-run calibrations that
- * ran in it (probe.c). */
+ * ran in it (probe.c) and the wake-ups its releases made (sync_wrap.c, WAKE_TIMED). */
 static double window_ns(const struct rt_thread *t, const struct rt_insitu *s, uint64_t cpu)
 {
 	double d = (double)(cpu - s->c0),
-	       c = (double)(t->calib_ticks - s->calib0) / rt_ticks_per_ns();
+	       c = (double)(t->calib_ticks - s->calib0 + t->sync.wake_ticks - s->wake0) /
+		   rt_ticks_per_ns();
 
 	return d > c ? d - c : 0;
 }

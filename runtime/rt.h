@@ -228,6 +228,7 @@ struct rt_insitu {
 	uint32_t state;          /* idle, in a measured window (A), in an unmeasured one (B) */
 	uint32_t idle;           /* periodic hits of the node since the last pair */
 	uint64_t t0, c0, s0, calib0; /* the window's start: ticks, CPU ns, skips, calib_ticks */
+	uint64_t wake0;          /* ... and the thread's wake_ticks (--sync) */
 	struct insitu_sync sync0, sync_a; /* --sync's counters at the window's start, in A */
 	uint64_t wall_a;         /* the measured window, ticks (a B window's time limit) */
 	double cpu_a;            /* the measured window's CPU time, ns */

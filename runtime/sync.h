@@ -24,7 +24,8 @@ struct rt_sync_thread {
 	int64_t x0q, shiftq; /* the parts of x0 and shift that are probe costs (xq below) */
 	struct sync_pairs pairs; /* its own probe pairs' cost in the delay (sync_rule.h) */
 	uint64_t waits;      /* waits that took a releaser's delay into account */
-	uint64_t wakes;      /* releases that woke a sleeper (a futex wake: microseconds of CPU) */
+	uint64_t wake_ticks; /* time in the real calls of releases that woke a sleeper (a futex
+			      * wake: microseconds), kept out of the in-situ windows */
 	uint64_t wait;       /* their measured time */
 	int64_t wait_c;      /* their approximated time (sum of w') */
 	uint32_t hold_countdown; /* acquisitions until the next hold-time sample */

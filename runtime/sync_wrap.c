@@ -158,13 +158,16 @@ static inline void stamp_release(struct rt_sync_obj *o)
 	atomic_store_explicit(&o->released, rt_now(), RELAXED);
 }
 
-/* A release that wakes a sleeper: stamped, and counted for the in-situ windows, which must
- * make as many of these system calls to be compared (insitu_pair_clean). */
-static inline void stamp_wake(struct rt_thread *t, struct rt_sync_obj *o)
-{
-	t->sync.wakes++;
-	stamp_release(o);
-}
+/* The real call of a release that wakes a sleeper, timed: the in-situ windows keep its system
+ * call's time out (insitu.c, window_ns), as they price the probes, not the kernel's wake-ups,
+ * whose cost moves with the sleeper's CPU (an idle vCPU must be woken). */
+#define WAKE_TIMED(t, call)                                                                        \
+	({                                                                                         \
+		uint64_t a_ = rt_now();                                                            \
+		int r_ = (call);                                                                   \
+		(t)->sync.wake_ticks += rt_now() - a_;                                             \
+		r_;                                                                                \
+	})
 
 /* The time from t0 to the object's last stamped release when that fell within the wait (t0, t1],
  * else the whole wait (no release time: sync_rule_woken is then sync_rule_wait). */
@@ -268,14 +271,6 @@ static inline int word_waiters(const void *lock)
 	return v == 2 || (v & 0x80000000u);
 }
 
-/* At an unlock: when it will wake a sleeper, when (a clock read only then, beside the system
- * call that wakes it), for the waiter's rule (mutex_waited), and one wake more (stamp_wake). */
-static inline void mutex_released(struct rt_thread *t, struct rt_sync_obj *o,
-				  const pthread_mutex_t *m)
-{
-	if (unlikely(word_waiters(m)))
-		stamp_wake(t, o);
-}
 
 RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
@@ -414,7 +409,12 @@ RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 		struct rt_sync_obj *o = rt_sync_get(m, SPROF_SYNC_MUTEX, SITE);
 
 		excl_release(t, o, 1);
-		mutex_released(t, o, m);
+		/* one that will wake a sleeper reads the clock (beside the system call that wakes,
+		 * 20 ns are nothing), for the waiter's rule (mutex_waited) and the windows */
+		if (unlikely(word_waiters(m))) {
+			stamp_release(o);
+			return WAKE_TIMED(t, REAL(pthread_mutex_unlock)(m));
+		}
 	}
 	return REAL(pthread_mutex_unlock)(m);
 }
@@ -781,8 +781,10 @@ RT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 		struct rt_sync_obj *o = rt_sync_get(c, SPROF_SYNC_COND, SITE);
 
 		shared_release(t, o, &o->releases);
-		if (cond_waiters(c))
-			stamp_wake(t, o);
+		if (cond_waiters(c)) {
+			stamp_release(o);
+			return WAKE_TIMED(t, REAL(pthread_cond_signal)(c));
+		}
 	}
 	return REAL(pthread_cond_signal)(c);
 }
@@ -795,8 +797,10 @@ RT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 		struct rt_sync_obj *o = rt_sync_get(c, SPROF_SYNC_COND, SITE);
 
 		shared_release(t, o, &o->broadcasts);
-		if (cond_waiters(c))
-			stamp_wake(t, o);
+		if (cond_waiters(c)) {
+			stamp_release(o);
+			return WAKE_TIMED(t, REAL(pthread_cond_broadcast)(c));
+		}
 	}
 	return REAL(pthread_cond_broadcast)(c);
 }
@@ -1006,8 +1010,10 @@ RT_EXPORT int sem_post(sem_t *s)
 		struct rt_sync_obj *o = rt_sync_get(s, SPROF_SYNC_SEM, SITE);
 
 		shared_release(t, o, &o->releases);
-		if (sem_waiters(s))
-			stamp_wake(t, o);
+		if (sem_waiters(s)) {
+			stamp_release(o);
+			return WAKE_TIMED(t, REAL(sem_post)(s));
+		}
 	}
 	return REAL(sem_post)(s);
 }
