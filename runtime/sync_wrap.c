@@ -271,7 +271,6 @@ static inline int word_waiters(const void *lock)
 	return v == 2 || (v & 0x80000000u);
 }
 
-
 RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	init_site(m, SPROF_SYNC_MUTEX, SITE);
