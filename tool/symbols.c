@@ -6,7 +6,6 @@
  */
 #include "symbols.h"
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
@@ -15,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef char *(*demangle_fn)(const char *name, char *buf, size_t *len, int *status);
+#include "demangle.h"
 
 /* One cached resolution; 'owned' is the heap string (if any) that info.func points to. */
 struct sym_slot {
@@ -40,9 +39,6 @@ struct module {
 
 struct symtab {
 	struct module *modules;		/* most recently used first */
-	void *cxx;			/* dlopen()ed libstdc++, only for __cxa_demangle */
-	demangle_fn demangle;
-	bool cxx_tried;
 };
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -82,8 +78,6 @@ void symtab__delete(struct symtab *st)
 		st->modules = m->next;
 		module__delete(m);
 	}
-	if (st->cxx)
-		dlclose(st->cxx);
 	free(st);
 }
 
@@ -174,30 +168,6 @@ static struct sym_slot *module__slot(struct module *m, uint64_t vaddr)
 	return slots__find(m->slots, m->nr_slots, vaddr);
 }
 
-/* Demangle C++ names via a dlopen()ed libstdc++, so the tool itself never links against it. */
-static char *symtab__demangle(struct symtab *st, const char *name)
-{
-	char *res;
-	int status = -1;
-
-	if (strncmp(name, "_Z", 2))
-		return NULL;
-	if (!st->cxx_tried) {
-		st->cxx_tried = true;
-		st->cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-		if (st->cxx)
-			st->demangle = (demangle_fn)dlsym(st->cxx, "__cxa_demangle");
-	}
-	if (!st->demangle)
-		return NULL;
-	res = st->demangle(name, NULL, NULL, &status);
-	if (status) {
-		free(res);
-		return NULL;
-	}
-	return res;
-}
-
 /* The CU's top-level subprogram whose code holds 'pc' (file address); 0 when found. */
 static int cu_subprogram(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *out)
 {
@@ -269,7 +239,7 @@ static void slot__fallback(const struct module *m, struct sym_slot *s)
 }
 
 /* Resolve one address the slow way into a fresh cache slot. */
-static void module__resolve(struct symtab *st, struct module *m, struct sym_slot *s)
+static void module__resolve(struct module *m, struct sym_slot *s)
 {
 	Dwarf_Addr addr = s->vaddr + m->bias;
 	const char *name = NULL;
@@ -285,7 +255,7 @@ static void module__resolve(struct symtab *st, struct module *m, struct sym_slot
 		return;
 	}
 	s->ret = 0;
-	s->owned = symtab__demangle(st, name);
+	s->owned = demangle(name);
 	s->info.func = s->owned ? s->owned : name;
 	module__srcinfo(m, addr - off, &s->info);
 }
@@ -305,7 +275,7 @@ int symtab__resolve(struct symtab *st, const char *module_path, uint64_t vaddr,
 		s->used = true;
 		s->vaddr = vaddr;
 		m->nr_used++;
-		module__resolve(st, m, s);
+		module__resolve(m, s);
 	}
 	*out = s->info;
 	return s->ret;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demangle.h"
+
 /* One ELF file, opened once in its own offline Dwfl (addresses are the file's vaddrs). */
 struct sn_module {
 	struct sn_module *next;
@@ -83,6 +85,17 @@ static void strip_suffix(char *s)
 		*dot = 0;
 }
 
+void sync_symbol_name(const char *sym, char *out, size_t cap)
+{
+	char *d;
+
+	snprintf(out, cap, "%s", sym);
+	strip_suffix(out); /* first: a mangled name has no dot of its own */
+	if ((d = demangle(out)))
+		snprintf(out, cap, "%s", d);
+	free(d);
+}
+
 int sync_names_data(struct sync_names *sn, const char *path, uint64_t vaddr, uint64_t elem,
 		    char *out, size_t cap)
 {
@@ -99,8 +112,7 @@ int sync_names_data(struct sync_names *sn, const char *path, uint64_t vaddr, uin
 		return -1;
 	if (off >= (sym.st_size ? sym.st_size : 1))
 		return -1;
-	snprintf(base, sizeof(base), "%s", name);
-	strip_suffix(base);
+	sync_symbol_name(name, base, sizeof(base));
 	if (off == 0 && sym.st_size <= elem)
 		snprintf(out, cap, "%s", base);
 	else if (elem && off % elem == 0 && sym.st_size % elem == 0)
@@ -117,6 +129,7 @@ int sync_names_site(struct sync_names *sn, const char *path, uint64_t vaddr, cha
 	Dwarf_Addr at;
 	Dwfl_Line *line;
 	const char *fn, *src = NULL, *slash;
+	char *name;
 	int lineno = 0;
 
 	if (!m || !m->mod || !vaddr)
@@ -129,9 +142,11 @@ int sync_names_site(struct sync_names *sn, const char *path, uint64_t vaddr, cha
 	if (!fn)
 		return -1;
 	slash = src ? strrchr(src, '/') : NULL;
+	name = demangle(fn);
 	if (src && lineno)
-		snprintf(out, cap, "%s (%s:%d)", fn, slash ? slash + 1 : src, lineno);
+		snprintf(out, cap, "%s (%s:%d)", name ? name : fn, slash ? slash + 1 : src, lineno);
 	else
-		snprintf(out, cap, "%s", fn);
+		snprintf(out, cap, "%s", name ? name : fn);
+	free(name);
 	return 0;
 }

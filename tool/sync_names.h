@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Names of synchronization objects (tool side): a global or static variable from the ELF symbol
- * table of the module holding the address ("hot_lock", "locks[3]", "lock.0" shown as "lock"),
+ * table of the module holding the address ("hot_lock", "locks[3]", "lock.0" shown as "lock",
+ * C++ names demangled),
  * else the call site of the object's initialisation or first use (function, file:line from
  * DWARF), else the address.
  */
@@ -12,6 +13,11 @@
 #include <stdint.h>
 
 struct sync_names;
+
+/* A data symbol's name as the source spells it, into out: demangled ("_ZL3hot": "hot",
+ * "_ZN3app4lockE": "app::lock", "_ZZ1fiE4lock": "f(int)::lock"), a C function's static
+ * "lock.N" as "lock". The watch resources (tool/dyn/sync_vars.c) name variables so too. */
+void sync_symbol_name(const char *sym, char *out, size_t cap);
 
 struct sync_names *sync_names_new(void);
 void sync_names_free(struct sync_names *sn);

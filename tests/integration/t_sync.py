@@ -429,3 +429,27 @@ def t_sync_rule_collide(o):
         lp = os.path.join(d2, 'runtime.log')
         text = open(lp).read() if os.path.exists(lp) else ''
         expect('rule collide' not in text, f'runtime.log: {text!r}')
+
+
+CXX_PHASE = {'hot': 1000, 'app::queue_lock': 100, '(anonymous namespace)::anon_lock': 7,
+             'S::m': 7, 'tick()::local': 7}  # per thread and phase (tests/programs/cxx_sync.cc)
+
+
+@test()
+def t_cxx_sync(o):
+    """C++ sync objects (std::mutex, recursive_mutex, shared_mutex, condition_variable) named
+    as the source spells them: file scope, namespaces, a class's static, a function's static;
+    exact counts over two phases of two threads."""
+    b = build_flags('cxx_sync.cc', '-O0', instrumented=True)
+    p, d = srun(b, opts=['--sync'], stdin=b'a\nb\n')
+    with check('cxx_sync: output and status as a direct run'):
+        same_output(p, direct(b, stdin=b'a\nb\n'), stderr=False)
+    js = report(d)
+    with check('cxx_sync: the objects by their C++ names, exact counts'):
+        by, _ = sync_objs(js)
+        for name, n in CXX_PHASE.items():
+            eq(counts(by[name], 'kind', 'acquires', 'releases'), ('mutex', 4 * n, 4 * n), name)
+        eq(counts(by['rec'], 'kind', 'acquires'), ('mutex', 4 * 7 * 2), 'rec (recursively)')
+        eq(counts(by['rw'], 'kind', 'acquires', 'shared'), ('rwlock', 4, 4 * 7), 'rw')
+        eq(by['cv']['kind'], 'cond', 'cv')
+        expect(not [n for n in by if n.startswith('_Z')], f'mangled names: {sorted(by)}')

@@ -229,3 +229,49 @@ def t_watch_resources_launch(o):
             if sp.poll() is None:
                 sp.kill()
                 sp.communicate()
+
+
+@test()
+def t_watch_cxx_sync(o):
+    """A C++ program's sync objects as watch resources, named as in profiles (std::mutex
+    holds the pthread object alone: its DWARF type is a class), and sync_ops at two of them
+    exactly."""
+    b = build_flags('cxx_sync.cc', '-O2')
+    t = subprocess.Popen([b], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=TMP, preexec_fn=no_core)
+    r = LineReader(t.stderr, 'cxx_sync')
+    done = [0]
+
+    def phase():
+        t.stdin.write(b'x\n')
+        t.stdin.flush()
+        done[0] += 1
+        eq(r.line(), f'done {done[0]}', 'acknowledgement')
+
+    try:
+        eq(r.line(), 'ready', 'first line of cxx_sync')
+        phase()
+        with check('watch --resources: C++ sync objects by their source names'):
+            p = run([SONDE, 'watch', str(t.pid), '--resources'])
+            eq(p.returncode, 0, f'status ({p.stderr.decode()[:300]!r})')
+            out = p.stdout.decode()
+            for name in ['mutex/' + n for n in CXX_PHASE] + ['mutex/rec', 'rwlock/rw', 'cond/cv']:
+                expect(re.search(r'^/SyncObject/' + re.escape(name) + r' +0x[0-9a-f]+ .*cxx_sync',
+                                 out, re.M), f'{name} in {out[:800]!r}')
+            expect('_Z' not in out, f'a mangled name in {out[:800]!r}')
+        for name, ops in (('app::queue_lock', 100), ('tick()::local', 7)):
+            focus = '/SyncObject/mutex/' + name
+            with check(f'watch sync_ops {focus}: exactly its operations'):
+                w = Watch(t.pid, '--metric', 'sync_ops', '--focus', focus)
+                phase()
+                rc, lines, err = w.stop()
+                eq(rc, 0, f'sonde watch status ({err.strip()[:300]!r})')
+                eq(watch_total(lines), 2 * ops, f'sync_ops at {focus}')  # 2 threads, 1 phase
+        with check('watch cxx_sync: the program ends as an untouched run would'):
+            phase()
+            out, _ = t.communicate(b'', timeout=60)
+            eq((t.returncode, out), (0, f'shared {4 * 2272}\n'.encode()), 'status and stdout')
+    finally:
+        if t.poll() is None:
+            t.kill()
+            t.communicate()

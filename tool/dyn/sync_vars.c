@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "resources.h"
+#include "sync_names.h"
 #include "util.h"
 
 #define MAX_DEPTH 64 /* DIE nesting walked (functions' scopes hold their statics) */
@@ -23,6 +24,7 @@ struct sync_file {
 };
 
 struct scan {
+	Dwfl_Module *mod;
 	struct sync_var *v;
 	size_t n, cap;
 };
@@ -90,10 +92,37 @@ static int kind_of_typedef(const char *name)
 	return -1;
 }
 
-/* The sync kind of a type, through qualifiers and typedefs (typedef pthread_mutex_t lock_t). */
+/* The member or base class at offset 0 of a struct or class (its first data), or -1. */
+static int first_data(Dwarf_Die *type, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word at;
+	Dwarf_Die c;
+
+	if (dwarf_child(type, &c) != 0)
+		return -1;
+	do {
+		if ((dwarf_tag(&c) != DW_TAG_member && dwarf_tag(&c) != DW_TAG_inheritance) ||
+		    dwarf_hasattr(&c, DW_AT_declaration)) /* a static member */
+			continue;
+		if (dwarf_attr(&c, DW_AT_data_member_location, &a) &&
+		    (dwarf_formudata(&a, &at) || at != 0))
+			return -1;
+		*out = c;
+		return 0;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return -1;
+}
+
+/*
+ * The sync kind of a type, through qualifiers and typedefs (typedef pthread_mutex_t lock_t),
+ * and through a struct or class that is nothing but its first member or base: C++'s
+ * std::mutex, std::condition_variable and std::shared_mutex hold the pthread object alone.
+ */
 static int sync_kind(Dwarf_Die *type)
 {
-	Dwarf_Die t = *type;
+	Dwarf_Die t = *type, inner;
+	Dwarf_Word outer_size, inner_size;
 	int i, k;
 
 	for (i = 0; i < 16; i++) {
@@ -105,6 +134,14 @@ static int sync_kind(Dwarf_Die *type)
 		case DW_TAG_const_type:
 		case DW_TAG_volatile_type:
 			break;
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+			if (first_data(&t, &inner) || type_of(&inner, &inner) ||
+			    dwarf_aggregate_size(&t, &outer_size) ||
+			    dwarf_aggregate_size(&inner, &inner_size) || inner_size != outer_size)
+				return -1;
+			t = inner;
+			continue;
 		default:
 			return -1;
 		}
@@ -151,16 +188,37 @@ static int static_addr(Dwarf_Die *var, Dwarf_Addr dbias, uint64_t *addr)
 	return 0;
 }
 
+/*
+ * A variable's name: its data symbol's, as sync_names.c shows it in profiles ("app::lock",
+ * "f(int)::lock", C's "lock.0" as "lock"), else its DWARF name (a definition outside its
+ * namespace's DIE has its name through DW_AT_specification).
+ */
+static char *var_name(Dwfl_Module *mod, Dwarf_Die *var, uint64_t addr)
+{
+	GElf_Off off = 1;
+	GElf_Sym sym;
+	Dwarf_Attribute a;
+	const char *s = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	char buf[512];
+
+	if (s && off == 0 && GELF_ST_TYPE(sym.st_info) == STT_OBJECT) {
+		sync_symbol_name(s, buf, sizeof(buf));
+		return xstrdup(buf);
+	}
+	s = dwarf_attr_integrate(var, DW_AT_name, &a) ? dwarf_formstring(&a) : NULL;
+	return s ? xstrdup(s) : NULL;
+}
+
 static void take_var(struct scan *s, Dwarf_Die *var, Dwarf_Addr dbias)
 {
 	Dwarf_Die type, elem;
 	Dwarf_Word size;
-	const char *name = dwarf_diename(var);
+	char *name;
 	uint64_t addr;
 	uint32_t count = 0;
 	int kind;
 
-	if (!name || static_addr(var, dbias, &addr) || type_of(var, &type))
+	if (static_addr(var, dbias, &addr) || type_of(var, &type))
 		return;
 	while (dwarf_tag(&type) == DW_TAG_const_type || dwarf_tag(&type) == DW_TAG_volatile_type)
 		if (type_of(&type, &type))
@@ -171,13 +229,14 @@ static void take_var(struct scan *s, Dwarf_Die *var, Dwarf_Addr dbias)
 			return;
 		type = elem;
 	}
-	if ((kind = sync_kind(&type)) < 0 || dwarf_aggregate_size(&type, &size) || !size)
+	if ((kind = sync_kind(&type)) < 0 || dwarf_aggregate_size(&type, &size) || !size ||
+	    !(name = var_name(s->mod, var, addr)))
 		return;
 	if (s->n == s->cap) {
 		s->cap = s->cap ? 2 * s->cap : 16;
 		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
 	}
-	s->v[s->n++] = (struct sync_var){ xstrdup(name), kind, addr, size, count };
+	s->v[s->n++] = (struct sync_var){ name, kind, addr, size, count };
 }
 
 /* Variables anywhere in a unit: at its top, in functions (statics), in namespaces. */
@@ -206,7 +265,7 @@ static void walk(struct scan *s, Dwarf_Die *die, Dwarf_Addr dbias, int depth)
 
 size_t sync_file_vars(struct sync_file *f, struct sync_var **out)
 {
-	struct scan s = { NULL, 0, 0 };
+	struct scan s = { f->mod, NULL, 0, 0 };
 	Dwarf_Die *cu = NULL;
 	Dwarf_Addr dbias;
 
@@ -218,31 +277,20 @@ size_t sync_file_vars(struct sync_file *f, struct sync_var **out)
 
 /* ---- ELF: data symbols ---- */
 
-/* "name", or a function's static "name.N" (GCC numbers them). */
-static int symbol_is(const char *sym, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(sym, name, n))
-		return 0;
-	if (!sym[n])
-		return 1;
-	if (sym[n] != '.' || !sym[n + 1])
-		return 0;
-	return strspn(sym + n + 1, "0123456789") == strlen(sym + n + 1);
-}
-
 int sync_file_symbol(struct sync_file *f, const char *name, uint64_t *vaddr, uint64_t *size)
 {
 	int i, n = dwfl_module_getsymtab(f->mod);
 	GElf_Sym sym;
 	GElf_Addr addr;
 	const char *s;
+	char shown[512];
 
 	for (i = 1; i < n; i++) {
 		s = dwfl_module_getsym_info(f->mod, i, &sym, &addr, NULL, NULL, NULL);
-		if (!s || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
-		    !symbol_is(s, name))
+		if (!s || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF)
+			continue;
+		sync_symbol_name(s, shown, sizeof(shown));
+		if (strcmp(shown, name))
 			continue;
 		*vaddr = addr;
 		*size = sym.st_size;
