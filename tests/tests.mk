@@ -112,9 +112,9 @@ UNIT_CMDS += --unit "$(UNIT_RESOURCES)"
 
 $(UNIT_RESOURCES): tests/unit/test_resources.c tool/dyn/resources.c tool/dyn/sync_vars.c \
 		$(wildcard tool/inject/*.c tool/inject/*.h) tool/dyn/resources.h tool/dyn/sync_vars.h \
-		tool/util.c
+		tool/util.c tool/sync_names.c tool/demangle.c tool/sync_names.h tool/demangle.h
 	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread
+	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -lpthread -ldl
 
 # Whether a measured process has ended (tool/dyn/proc_state.c): children, threads, /proc.
 UNIT_PROC_STATE := $(TEST_BUILD)/test_proc_state
@@ -221,8 +221,8 @@ $(TEST_BUILD)/test_symbols.o: tests/unit/test_symbols.c tool/symbols.h tool/elfi
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -U_GNU_SOURCE -c -o $@ $<
 
-$(UNIT_SYMBOLS): $(TEST_BUILD)/test_symbols.o tool/symbols.c tool/elfinfo.c tool/symbols.h \
-		tool/elfinfo.h
+$(UNIT_SYMBOLS): $(TEST_BUILD)/test_symbols.o tool/symbols.c tool/elfinfo.c tool/demangle.c \
+		tool/symbols.h tool/elfinfo.h tool/demangle.h
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.o %.c,$^) $(TEST_LIBS)
 
 # The symbol fixtures are built exactly as test_symbols expects (not with the strict flags).
@@ -332,8 +332,9 @@ UNIT_CMDS += --unit "$(UNIT_VG) $(UNIT_CONSULT_MPI)"
 $(UNIT_CONSULT_MPI): tests/unit/test_consult_mpi.c tool/consult/trace_source.c \
 		tool/consult/trace_sync.c tool/consult/trace_mpi.c tool/consult/focus.c \
 		tool/consult/hyp.c tool/mdl/lex.c tool/mdl/cost.c tool/trace_profile.c tool/symbols.c \
-		tool/model_sync.c tool/sync_names.c tool/mpi_match.c tool/util.c format/trace_read.c \
-		format/trace_read_mpi.c format/profile_codec.c $(wildcard tool/consult/*.h) \
+		tool/model_sync.c tool/sync_names.c tool/demangle.c tool/mpi_match.c tool/util.c \
+		format/trace_read.c format/trace_read_mpi.c format/profile_codec.c \
+		$(wildcard tool/consult/*.h) \
 		tool/mpi_match.h format/trace_read.h
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -o $@ $(filter %.c,$^) $(TEST_LIBS) -ldl
