@@ -419,7 +419,7 @@ def comp_errors(pin):
     per rule of BENCH_SYNC_RULES, once with --insitu (unless BENCH_SYNC_INSITU=0) and once more
     with the runtime BENCH_SYNC_COMPARE names, when it names one: {variant: rows}, the first
     rule's as "sync"."""
-    insitu_rows = []
+    insitu_rows, default_rows = [], []
     cmp_rt = os.environ.get("BENCH_SYNC_COMPARE")
     rs = rules()
     names = ["sync"] + ["sync:" + r for r in rs[1:]] + (["sync2"] if cmp_rt else [])
@@ -440,6 +440,12 @@ def comp_errors(pin):
                            RUN_DIR + "-i", "--", os.path.join(B, "sync_comp.inst")] + args,
                 env=dict(env, SONDE_SYNC_RULE=rs[0]),
                 after=lambda o: compensated(o, RUN_DIR + "-i")))
+        if DEFAULTS:
+            variants.append(benchlib.Variant(
+                "defaults", [SONDE, "run", "--sync", "-o", RUN_DIR + "-d", "--",
+                             os.path.join(B, "sync_comp.inst")] + args,
+                env=dict(env, SONDE_SYNC_RULE=rs[0]),
+                after=lambda o: compensated(o, RUN_DIR + "-d")))
         if cmp_rt:
             variants.append(sync_variant("sync2", args, dict(env, SONDE_RUNTIME=cmp_rt,
                                                              SONDE_SYNC_RULE=rs[0]),
@@ -450,6 +456,9 @@ def comp_errors(pin):
         if INSITU:
             insitu_rows.append(comp_row(mode, dict(res, sync=res["insitu"])))
             insitu_rows[-1]["prices"] = insitu_prices(res["insitu"])
+        if DEFAULTS:
+            default_rows.append(comp_row(mode, dict(res, sync=res["defaults"])))
+            default_rows[-1]["prices"] = insitu_prices(res["defaults"])
     if saved is None:
         del os.environ["BENCH_CPU"]
     else:
@@ -464,6 +473,15 @@ def comp_errors(pin):
                   "start-up %.1f ns, CALIB %.1f ns" % (r["mode"], *r["prices"], r["o_full"]))
         print_comp(insitu_rows, pin)
         INSITU_RESULTS.append((pin, insitu_rows))
+    if DEFAULTS:
+        print("\nThe same rounds with sonde run --sync at sonde's defaults (in situ, the throttle"
+              "\non: the hot leaf's throttle waits for its thread's price, then its calls are"
+              "\nunmeasured, priced in situ):")
+        for r in default_rows:
+            print("%-8s in situ %.1f ns (used in %d of %d workers' runs, %d pairs each, median), "
+                  "start-up %.1f ns, CALIB %.1f ns" % (r["mode"], *r["prices"], r["o_full"]))
+        print_comp(default_rows, pin)
+        DEFAULT_RESULTS.append((pin, default_rows))
     for n in names[1:]:
         print("\nThe same rounds with %s:" % (
             "the runtime " + cmp_rt + " (in situ, --sync's default)" if n == "sync2"
@@ -510,6 +528,9 @@ def print_rules(out, names, rs, pin):
 # BENCH_SYNC_INSITU=0: no --insitu runs beside the --sync ones
 INSITU = os.environ.get("BENCH_SYNC_INSITU", "1") != "0"
 INSITU_RESULTS = []
+# BENCH_SYNC_DEFAULTS=0: no runs at sonde's defaults (the throttle on) beside them
+DEFAULTS = os.environ.get("BENCH_SYNC_DEFAULTS", "1") != "0"
+DEFAULT_RESULTS = []
 
 
 def insitu_prices(runs):
@@ -576,6 +597,9 @@ for p, out in results:
 for p, rows in INSITU_RESULTS:
     print("sync (in situ, --sync's default), compensation error (%s): %s" % (
         PLACEMENTS[p], summary(rows)))
+for p, rows in DEFAULT_RESULTS:
+    print("sync at sonde's defaults (in situ, throttle on), compensation error (%s): %s" % (
+        PLACEMENTS[p], summary(rows)))
 for p, out in results:
     for n, rule in zip(["sync"] + ["sync:" + r for r in RULES[1:]], RULES):
         print("sync --no-insitu, verdict (%s; rule %s):" % (PLACEMENTS[p], rule))
@@ -589,3 +613,7 @@ for p, rows in INSITU_RESULTS:
     for r in rows:
         print("  " + (verdict(dict(r, paired=r["paired_fast"])) if r["paired_fast"]
                       else "%-8s no round at the fast speed" % r["mode"]))
+for p, rows in DEFAULT_RESULTS:
+    print("sync at sonde's defaults (in situ, throttle on), verdict (%s):" % PLACEMENTS[p])
+    for r in rows:
+        print("  " + verdict(r))

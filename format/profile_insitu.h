@@ -45,4 +45,15 @@ struct sprof_insitu {
 	double stub_ns;    /* what the bare windows' counting stub costs a call, in a loop */
 };
 
+/*
+ * What a call taken unmeasured (the skip path: throttled, excluded, a B window) costs a thread
+ * whose measured pair costs `price` in situ: the calibration's o_skip scaled as its o_full was,
+ * the model the pairs' estimate itself rests on (docs/measurement.md, "Skipped calls in situ").
+ * o_full and o_skip are the start-up calibration's, as the record keeps them.
+ */
+static inline double sprof_insitu_skip_price(double price, double o_full, double o_skip)
+{
+	return o_full > 0 && o_skip >= 0 ? price * o_skip / o_full : o_skip;
+}
+
 #endif

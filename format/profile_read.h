@@ -198,4 +198,15 @@ static inline double sprof_thread_price(const struct sprof_file *f, uint32_t thr
 	return s && s->status == SPROF_INSITU_USED ? s->price_ns : f->calib.o_full;
 }
 
+/* A thread's price of an unmeasured call: its in-situ price scaled (sprof_insitu_skip_price)
+ * when the runtime used one, else CALIB's. */
+static inline double sprof_thread_skip_price(const struct sprof_file *f, uint32_t thread)
+{
+	const struct sprof_insitu *s = sprof_insitu_of(f, thread);
+
+	if (!s || s->status != SPROF_INSITU_USED)
+		return f->calib.o_skip;
+	return sprof_insitu_skip_price(s->price_ns, s->o_full_ns, s->o_skip_ns);
+}
+
 #endif

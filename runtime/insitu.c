@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 
 #define HOT_CALLS (1u << 16)
+#define HOLD_CALLS (1u << 20) /* the throttle waits for a node's price at most this many calls */
 #define PERIOD 32     /* one B window per PERIOD windows of the hot node's calls, price usable */
 #define PERIOD_FAST 8 /* ... and per PERIOD_FAST until then */
 #define MAX_REJECTED 256
@@ -45,9 +46,55 @@ void rt_insitu_init(void)
 	start_o_skip = rt_calib.o_skip;
 }
 
+/*
+ * Calls that make a leaf the thread's hot one: 2^16, or with the throttle on few enough that the
+ * node is chosen, and holds its function's throttle (hold_update), before the throttle's count
+ * of calls, summed over all threads, can be reached (a sixteenth of it: 16 threads in step).
+ */
+static uint64_t hot_calls(void)
+{
+	uint64_t c = rt_cfg.throttle_calls / 16;
+
+	if (!rt_cfg.throttle_calls || c >= HOT_CALLS)
+		return HOT_CALLS;
+	return c > 1024 ? c : 1024;
+}
+
 static int eligible(const struct rt_node *n)
 {
-	return n->calls >= HOT_CALLS && !n->first_child && !n->off && n->func->kind == SPROF_FUNC;
+	return n->calls >= hot_calls() && !n->first_child && !n->off &&
+	       n->func->kind == SPROF_FUNC;
+}
+
+/*
+ * Until the thread's price is usable, its hot function's throttle waits (probe.c): throttled at
+ * once, its calls would take the skip path before enough pairs could price them, and the
+ * thread's pairs and skipped calls would all be priced by the calibration (in a latency-bound
+ * leaf 4 to 25 times what they cost there: docs/measurement.md, "The throttle"). The hold is
+ * taken when the node is chosen and given back once the price is usable, the windows are done,
+ * the node has made HOLD_CALLS calls, or the thread ends; a forked child starts without any
+ * (rt_insitu_after_fork).
+ */
+static void hold_update(struct rt_insitu *s)
+{
+	int want = rt_cfg.throttle_calls && s->status != SPROF_INSITU_USED && !s->done &&
+		   s->node->calls < HOLD_CALLS;
+
+	if (want == (int)s->holding)
+		return;
+	s->holding = (uint32_t)want;
+	if (want)
+		atomic_fetch_add_explicit(&s->node->func->insitu_hold, 1, memory_order_relaxed);
+	else
+		atomic_fetch_sub_explicit(&s->node->func->insitu_hold, 1, memory_order_relaxed);
+}
+
+static void hold_release(struct rt_insitu *s)
+{
+	if (s->holding) {
+		s->holding = 0;
+		atomic_fetch_sub_explicit(&s->node->func->insitu_hold, 1, memory_order_relaxed);
+	}
 }
 
 static long involuntary_switches(void)
@@ -281,6 +328,7 @@ void rt_insitu_finish(struct rt_thread *t)
 {
 	int saved = errno;
 
+	hold_release(&t->insitu);
 	if (t->insitu.state == WIN_BARE) {
 		rt_bare_end(&t->insitu.bare);
 		t->insitu.state = IDLE;
@@ -305,11 +353,16 @@ void rt_insitu_b_end(struct rt_thread *t)
 static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, uint64_t now,
 		 uintptr_t ret)
 {
-	if (t->scratch || s->done)
+	if (t->scratch)
 		return;
+	if (s->done) {
+		hold_release(s);
+		return;
+	}
 	if (s->node && s->node->off && s->state != WIN_B) { /* throttled or excluded since */
 		s->state = IDLE;
 		s->done = 1;
+		hold_release(s);
 		return;
 	}
 	if (s->state == WIN_B || s->state == WIN_BARE) {
@@ -329,6 +382,7 @@ static void tick(struct rt_thread *t, struct rt_insitu *s, struct rt_node *n, ui
 	}
 	if (n != s->node)
 		return;
+	hold_update(s);
 	if (ret && bare_ready(t, s))
 		rt_bare_note_exit(&s->bare, ret);
 	if (s->state == WIN_A) {
@@ -432,4 +486,6 @@ void rt_insitu_after_fork(struct rt_thread *t)
 	}
 	t->insitu_until = 0;
 	__builtin_memset(&t->insitu, 0, sizeof(t->insitu));
+	for (uint32_t i = 0; i < rt_func_count(); i++) /* the parent's threads' holds */
+		atomic_store_explicit(&rt_func_at(i)->insitu_hold, 0, memory_order_relaxed);
 }

@@ -75,6 +75,8 @@ struct rt_func {
 	const char *name;         /* regions only: the user's string */
 	_Atomic uint8_t traced;   /* its DEF_FUNC is in the trace (trace.c) */
 	_Atomic uint32_t caller;  /* the one thread (index + 1) that calls it; RT_FUNC_MANY */
+	_Atomic uint32_t insitu_hold; /* --insitu: threads whose hot leaf it is and whose price
+				       * is not yet usable: its throttle waits (insitu.c) */
 };
 #define RT_FUNC_MANY 0xffffffffu
 
@@ -234,6 +236,7 @@ struct rt_insitu {
 	double cpu_a;            /* the measured window's CPU time, ns */
 	long ivcsw0;             /* involuntary context switches at the pair's start */
 	uint32_t npairs, rejected, status, done;
+	uint32_t holding;        /* it holds its node's function's throttle (insitu_hold) */
 	uint32_t preempted;      /* pairs that saw an involuntary context switch */
 	uint64_t b_calls;        /* the node's calls left unmeasured in B windows */
 	double price_ns;         /* the live price when judged usable, else 0 */

@@ -23,6 +23,7 @@ struct rt_sync_thread {
 			      * after waits (rt_sync_own): x = x0 + o - shift */
 	int64_t x0q, shiftq; /* the parts of x0 and shift that are probe costs (xq below) */
 	struct sync_pairs pairs; /* its own probe pairs' cost in the delay (sync_rule.h) */
+	struct sync_pairs skips; /* ... and its unmeasured calls' (priced alike) */
 	uint64_t waits;      /* waits that took a releaser's delay into account */
 	uint64_t wake_ticks; /* time in the real calls of releases that woke a sleeper (a futex
 			      * wake: microseconds), kept out of the in-situ windows */
@@ -105,6 +106,7 @@ int rt_sync_hold_sample(struct rt_thread *t);
 void rt_sync_after_fork(struct rt_thread *t);
 extern double rt_sync_o_ns; /* calibrated cost of one wrapped call */
 extern double rt_sync_full_ns; /* the probe pair's cost the delays were computed with */
+extern double rt_sync_skip_ns; /* ... and an unmeasured call's */
 
 /* sync_collide.c: the collision rule's inputs (SONDE_SYNC_RULE=collide) */
 extern int rt_sync_collide_on;

@@ -23,7 +23,7 @@
 #include <string.h>
 
 int rt_sync_on;
-double rt_sync_o_ns, rt_sync_full_ns;
+double rt_sync_o_ns, rt_sync_full_ns, rt_sync_skip_ns;
 
 /* Costs in ticks, fixed point with 16 fraction bits: x costs three multiplications. */
 uint64_t rt_sync_full_fp, rt_sync_skip_fp, rt_sync_op_fp;
@@ -107,10 +107,14 @@ void rt_sync_own(struct rt_thread *t, uint64_t t1)
 	t->sync.shift -= sync_rule_own(t1, rt_now(), clock_ticks);
 }
 
-/* --insitu: the thread's in-situ price, when usable, for its pairs from now on (sync_inline.h). */
+/* --insitu: the thread's in-situ price, when usable, for its pairs and (scaled) its skipped
+ * calls from now on (sync_inline.h). */
 void rt_sync_set_price(struct rt_thread *t, int usable, double ns)
 {
+	double skip = sprof_insitu_skip_price(ns, rt_sync_full_ns, rt_sync_skip_ns);
+
 	sync_pairs_price(&t->sync.pairs, t->probes, rt_sync_full_fp, usable, to_fp(ns));
+	sync_pairs_price(&t->sync.skips, t->skips, rt_sync_skip_fp, usable, to_fp(skip));
 }
 
 /* A new thread starts as late as its creator was when it created it. */
@@ -196,6 +200,7 @@ void rt_sync_init(void)
 	if (scratch)
 		rt_thread_release(scratch);
 	rt_sync_full_ns = rt_calib.o_full;
+	rt_sync_skip_ns = rt_calib.o_skip;
 	rt_sync_full_fp = to_fp(rt_calib.o_full);
 	rt_sync_skip_fp = to_fp(rt_calib.o_skip);
 	rt_sync_op_fp = to_fp(rt_sync_o_ns);

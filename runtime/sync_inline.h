@@ -31,8 +31,9 @@ static inline struct rt_sync_obj *rt_sync_get(const void *addr, uint32_t kind, u
 	return rt_sync_find(addr, kind, site);
 }
 
-/* The thread's own probe pairs in its delay: at the start-up calibration's price, or with
- * --insitu at the thread's in-situ price from when it is usable (sync_pairs, sync_rule.h). The
+/* The thread's own probe pairs in its delay (and its skipped calls, rt_sync_delay): at the
+ * start-up calibration's price, or with --insitu at the thread's in-situ price (scaled for a
+ * skipped call: sprof_insitu_skip_price) from when it is usable (sync_pairs, sync_rule.h). The
  * rules compare threads' delays as they run, so the prices must be right then: at the
  * calibrated 19 ns against 1-7 ns in situ, a barrier took the wrong thread for the last to
  * arrive (docs/measurement.md, "Where it is used"). */
@@ -44,7 +45,7 @@ static inline uint64_t rt_sync_pairs_fp(const struct rt_thread *t)
 /* A thread's delay x = x0 + o - shift, o from its counts (costs in ticks, 16 fraction bits). */
 static inline int64_t rt_sync_delay(const struct rt_thread *t)
 {
-	uint64_t o = (rt_sync_pairs_fp(t) + t->skips * rt_sync_skip_fp +
+	uint64_t o = (rt_sync_pairs_fp(t) + sync_pairs_cost(&t->sync.skips, t->skips, rt_sync_skip_fp) +
 		      t->sync.ops * rt_sync_op_fp) >> 16;
 
 	return t->sync.x0 + (int64_t)(o + t->calib_ticks) - t->sync.shift;
@@ -59,7 +60,7 @@ static inline int64_t rt_sync_delay(const struct rt_thread *t)
 static inline int64_t rt_sync_delay_q(const struct rt_thread *t)
 {
 	uint64_t q = (sync_pairs_q(&t->sync.pairs, t->probes, rt_sync_full_fp) +
-		      t->skips * rt_sync_skip_fp) >> 16;
+		      sync_pairs_q(&t->sync.skips, t->skips, rt_sync_skip_fp)) >> 16;
 
 	return t->sync.x0q + (int64_t)q - t->sync.shiftq;
 }

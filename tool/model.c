@@ -164,13 +164,13 @@ static uint32_t *map_funcs(struct model *m, const struct sprof_file *f, struct s
 
 /* What the thread's INSITU record says, with its function as the model's. */
 static void insitu_of(struct m_insitu *mi, const struct sprof_file *f, uint32_t thread,
-		      const uint32_t *fmap, double price)
+		      const uint32_t *fmap, double price, double skip_price)
 {
 	const struct sprof_insitu *r = sprof_insitu_of(f, thread);
 
 	if (!r)
 		return;
-	*mi = (struct m_insitu){ .has = 1, .rec = *r, .price = price,
+	*mi = (struct m_insitu){ .has = 1, .rec = *r, .price = price, .skip_price = skip_price,
 				 .calib_o_full = f->calib.o_full,
 				 .func = r->func == SPROF_INSITU_NO_FUNC ? UINT32_MAX : fmap[r->func] };
 }
@@ -209,7 +209,7 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 {
 	/* --insitu: the thread's measured pairs at their in-situ price (docs/measurement.md) */
 	struct comp_costs costs = { f->calib.o_in, sprof_thread_price(f, t->index),
-				    f->calib.o_skip };
+				    sprof_thread_skip_price(f, t->index) };
 	struct comp_node *cn = xcalloc(t->nnodes, sizeof(*cn));
 	uint32_t *where = xmalloc(t->nnodes * sizeof(*where)), i;
 	struct m_thread *mt;
@@ -246,7 +246,7 @@ static double merge_thread(struct model *m, const struct sprof_file *f,
 				 .t_a = cn[0].incl > overhead ? cn[0].incl - overhead : 0,
 				 .probes = cn[0].desc_calls, .unmeasured = cn[0].desc_skipped,
 				 .depth_skips = t->depth_skips, .lost_calls = t->lost_calls };
-	insitu_of(&mt->insitu, f, t->index, fmap, costs.o_full);
+	insitu_of(&mt->insitu, f, t->index, fmap, costs.o_full, costs.o_skip);
 	model_thread_err(mt, f, &mt->t_a_err, &mt->t_a_err_low);
 	free(cn);
 	free(where);

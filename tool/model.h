@@ -46,6 +46,7 @@ struct m_insitu {
 	uint32_t func;           /* index in funcs of its hot function; UINT32_MAX none */
 	struct sprof_insitu rec;
 	double price;            /* ns per measured pair its compensation used */
+	double skip_price;       /* ... and per unmeasured call (sprof_thread_skip_price) */
 	double calib_o_full;     /* the file's CALIB price, for comparison */
 };
 

@@ -102,7 +102,8 @@ static void add_threads(struct model_sync *ms, const struct sprof_file *f,
 		struct sprof_calib cal = f->calib;
 		double o, x;
 
-		cal.o_full = sprof_thread_price(f, c->thread); /* --insitu: its own price */
+		cal.o_full = sprof_thread_price(f, c->thread); /* --insitu: its own prices */
+		cal.o_skip = sprof_thread_skip_price(f, c->thread);
 		x = sync_comp_x(c, &cal, &o);
 		if (c->thread == 0) {
 			x_main = x;

@@ -156,12 +156,13 @@ static void print_insitu(FILE *out, const struct model *m)
 		term_text(out, "  probes in situ, pid %u thread %u, in %s: %.1f ± %.1f ns a pair, "
 			       "interquartile mean of %u pairs of %u-call windows (%u preempted, %u "
 			       "rejected); calibrated %.1f at start-up, %.1f in CALIB; %s (%.1f ns "
-			       "charged); %llu of its %llu calls left unmeasured (1 window in %u)",
+			       "charged, %.2f an unmeasured call); %llu of its %llu calls left "
+			       "unmeasured (1 window in %u)",
 			  th->pid, th->index, m->funcs[s->func].name, s->rec.price_ns,
 			  s->rec.spread_ns, s->rec.pairs, s->rec.window, s->rec.preempted,
 			  s->rec.rejected, s->rec.o_full_ns, s->calib_o_full,
 			  insitu_status[s->rec.status < SPROF_INSITU_STATUSES ? s->rec.status : 2],
-			  s->price, (unsigned long long)s->rec.b_calls,
+			  s->price, s->skip_price, (unsigned long long)s->rec.b_calls,
 			  (unsigned long long)(s->rec.b_calls + s->rec.calls), s->rec.period);
 		if (s->rec.bare_pairs)
 			term_text(out, "    %u of the pairs' unmeasured windows bare: the function "

@@ -182,3 +182,43 @@ def t_insitu_bare(o):
         expect(re.search(r'\n    \d+ of the pairs\' unmeasured windows bare: the function ran '
                          r'without its probes \(2 exit sites rewritten', out), out[:1500])
         eq(out.count("unmeasured windows bare"), 2, 'bare lines (two_exits, two_sites)')
+
+
+@test('-O2')
+def t_insitu_throttle(o):
+    """With a throttle (sonde's default is on), the thread's hot leaf is chosen before the
+    throttle's count and its throttle waits until its price is usable (runtime/insitu.c,
+    hold_throttle); its thread's unmeasured calls are priced in situ too
+    (sprof_insitu_skip_price). A throttle of 20,000 calls comes before the 5 pairs a price
+    needs (about 37,000 calls of hot at one pair per 8 windows of 1024)."""
+    b = build('insitu_hot', o)
+    p, d = srun(b, opts=['--insitu', '--throttle', '20000:10'], tag='insitu-thr')
+    with check(f'insitu_hot{o} --insitu, throttled: output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    th, f = insitu_threads(js), funcs(js)
+    w, t = th[1]['insitu'], th[1]
+    with check(f'insitu_hot{o} --insitu, throttled: the throttle waits for the price'):
+        eq(w['function'], 'hot', 'worker hot function')
+        expect(f['hot']['throttled'], 'hot is not throttled')
+        n = f['hot']['throttled_after_calls']
+        expect(w['pairs'] >= 5, f'{w["pairs"]} pairs: the throttle did not wait')
+        # held until the price was usable, or for at most 2^20 calls (and the checks' lag)
+        between(n, 20000 + 4096, 2 ** 20 + 16384, 'hot calls when throttled')
+        expect(w['status'] == 'used' or n >= 2 ** 20, f'{w["status"]} at {n} calls')
+        # every call of hot measured, in a B window or after the throttle: all counted
+        eq(f['hot']['calls'] + t['unmeasured_probes'], 2000000, 'hot measured + unmeasured')
+    with check(f'insitu_hot{o} --insitu, throttled: unmeasured calls priced in situ'):
+        cal = proc(js)['calibration']
+        want = w['price_ns'] * w['o_skip_ns'] / w['o_full_start_ns'] if w['status'] == 'used' \
+            else cal['o_skip_ns']
+        near(w['used_skip_ns'], want, 2e-3, 'price of an unmeasured call')
+        oh = t['probes'] * w['used_ns'] + t['unmeasured_probes'] * w['used_skip_ns']
+        # the JSON's prices have 3 decimals
+        near(t['overhead_ns'], oh, 2 + 5e-4 * (t['probes'] + t['unmeasured_probes']),
+             'the thread\'s overhead at those prices')
+    p, d = srun(b, opts=['--throttle', '20000:10'], tag='thr-plain')
+    with check(f'insitu_hot{o} without --insitu: throttled at the throttle\'s count'):
+        same_output(p, direct(b))
+        n = funcs(report(d))['hot']['throttled_after_calls']
+        between(n, 20001, 20000 + 4096, 'hot calls when throttled')

@@ -339,6 +339,17 @@ static int read_enc(const struct sprof_insitu *s, uint32_t n, uint32_t size,
 	return sprof_read_mem(e.mem, len, f, err, 256);
 }
 
+/* The price of an unmeasured call in situ: o_skip scaled by the pair's in-situ price over o_full;
+ * o_skip itself when the calibration has no o_full to scale by. */
+static void test_skip_price(void **state)
+{
+	(void)state;
+	near(sprof_insitu_skip_price(6, 18, 4.5), 1.5, 1e-12);
+	near(sprof_insitu_skip_price(0, 18, 4.5), 0, 1e-12);
+	near(sprof_insitu_skip_price(36, 18, 4.5), 9, 1e-12);
+	near(sprof_insitu_skip_price(6, 0, 4.5), 4.5, 1e-12);
+}
+
 static void test_read_good(void **state)
 {
 	struct sprof_insitu two[2] = { none, used };
@@ -364,6 +375,9 @@ static void test_read_good(void **state)
 	/* thread 1 is priced in situ, thread 0 (no hot function) at CALIB's price */
 	near(sprof_thread_price(f, 1), 76.5, 1e-12);
 	near(sprof_thread_price(f, 0), 60, 1e-12);
+	/* an unmeasured call: o_skip scaled as o_full was at start-up (76.5 / 63), or CALIB's */
+	near(sprof_thread_skip_price(f, 1), 76.5 * 10 / 63, 1e-12);
+	near(sprof_thread_skip_price(f, 0), 10, 1e-12);
 	sprof_free(f);
 	/* a used price of 0 (probes that cost nothing measurable in situ): read, and used */
 	two[1].price_ns = 0;
@@ -375,6 +389,7 @@ static void test_read_good(void **state)
 	two[1].status = SPROF_INSITU_UNSTABLE;
 	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE, &f, err), 0);
 	near(sprof_thread_price(f, 1), 60, 1e-12);
+	near(sprof_thread_skip_price(f, 1), 10, 1e-12);
 	sprof_free(f);
 	/* a record of before the bare windows (80 bytes): read, none of them */
 	assert_int_equal(read_enc(two, 2, SPROF_INSITU_SIZE_V1, &f, err), 0);
@@ -505,7 +520,7 @@ int main(void)
 		cmocka_unit_test(test_pair),	  cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_median),	  cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_judge_overlapped), cmocka_unit_test(test_estimate_modes),
-		cmocka_unit_test(test_price_per_thread),
+		cmocka_unit_test(test_price_per_thread), cmocka_unit_test(test_skip_price),
 		cmocka_unit_test(test_read_good), cmocka_unit_test(test_read_bad),
 		cmocka_unit_test(test_read_overlap),
 	};
