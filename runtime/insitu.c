@@ -27,7 +27,6 @@
 #include <sys/resource.h>
 
 #define HOT_CALLS (1u << 16)
-#define HOLD_CALLS (1u << 20) /* the throttle waits for a node's price at most this many calls */
 #define PERIOD 32     /* one B window per PERIOD windows of the hot node's calls, price usable */
 #define PERIOD_FAST 8 /* ... and per PERIOD_FAST until then */
 #define MAX_REJECTED 256
@@ -72,13 +71,15 @@ static int eligible(const struct rt_node *n)
  * thread's pairs and skipped calls would all be priced by the calibration (in a latency-bound
  * leaf 4 to 25 times what they cost there: docs/measurement.md, "The throttle"). The hold is
  * taken when the node is chosen and given back once the price is usable, the windows are done,
- * the node has made HOLD_CALLS calls, or the thread ends; a forked child starts without any
- * (rt_insitu_after_fork).
+ * the node has made RT_INSITU_HOLD_TIMES times the throttle's count, or the thread ends; a forked
+ * child starts without any (rt_insitu_after_fork). The throttle itself waits no longer than that
+ * count over all threads, so that a holder which stopped calling the function (it waits, it
+ * works elsewhere) cannot keep the other threads' calls measured.
  */
 static void hold_update(struct rt_insitu *s)
 {
 	int want = rt_cfg.throttle_calls && s->status != SPROF_INSITU_USED && !s->done &&
-		   s->node->calls < HOLD_CALLS;
+		   s->node->calls < RT_INSITU_HOLD_TIMES * rt_cfg.throttle_calls;
 
 	if (want == (int)s->holding)
 		return;

@@ -205,8 +205,11 @@ static void throttle_check(struct rt_node *n, uint64_t now)
 	ticks = atomic_fetch_add(&f->seen_ticks, dt) + dt;
 	if (calls <= rt_cfg.throttle_calls || ticks >= calls * rt_cfg.throttle_ticks)
 		return;
-	if (atomic_load_explicit(&f->insitu_hold, memory_order_relaxed))
-		return; /* --insitu: a thread prices its probes in this function's code first */
+	/* --insitu: a thread prices its probes in this function's code first (a holder that
+	 * stopped calling it cannot keep it measured for long: the bound) */
+	if (atomic_load_explicit(&f->insitu_hold, memory_order_relaxed) &&
+	    calls < RT_INSITU_HOLD_TIMES * rt_cfg.throttle_calls)
+		return;
 	if (atomic_compare_exchange_strong(&f->off, &on, 1)) {
 		f->throttled_at = now - rt_start_ticks;
 		f->throttled_calls = calls;

@@ -79,6 +79,9 @@ struct rt_func {
 				       * is not yet usable: its throttle waits (insitu.c) */
 };
 #define RT_FUNC_MANY 0xffffffffu
+/* --insitu: a function's throttle waits for its holders (insitu_hold) until it has made at most
+ * this many times the throttle's count of calls, all threads together */
+#define RT_INSITU_HOLD_TIMES 16
 
 struct rt_module {
 	uintptr_t bias, lo, hi; /* load bias and the span of its executable segments */

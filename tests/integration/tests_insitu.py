@@ -203,9 +203,10 @@ def t_insitu_throttle(o):
         expect(f['hot']['throttled'], 'hot is not throttled')
         n = f['hot']['throttled_after_calls']
         expect(w['pairs'] >= 5, f'{w["pairs"]} pairs: the throttle did not wait')
-        # held until the price was usable, or for at most 2^20 calls (and the checks' lag)
-        between(n, 20000 + 4096, 2 ** 20 + 16384, 'hot calls when throttled')
-        expect(w['status'] == 'used' or n >= 2 ** 20, f'{w["status"]} at {n} calls')
+        # held until the price was usable, or for at most 16 times the throttle's count (and
+        # the checks' lag)
+        between(n, 20000 + 4096, 16 * 20000 + 4096, 'hot calls when throttled')
+        expect(w['status'] == 'used' or n >= 16 * 20000, f'{w["status"]} at {n} calls')
         # every call of hot measured, in a B window or after the throttle: all counted
         eq(f['hot']['calls'] + t['unmeasured_probes'], 2000000, 'hot measured + unmeasured')
     with check(f'insitu_hot{o} --insitu, throttled: unmeasured calls priced in situ'):
@@ -222,3 +223,28 @@ def t_insitu_throttle(o):
         same_output(p, direct(b))
         n = funcs(report(d))['hot']['throttled_after_calls']
         between(n, 20001, 20000 + 4096, 'hot calls when throttled')
+
+
+@test('-O2')
+def t_insitu_hold_bound(o):
+    """A thread that holds its hot leaf's throttle and then stops calling it (insitu_hold.c:
+    20,000 calls, then a wait while another thread makes 2,000,000) keeps the function measured
+    no longer than 16 times the throttle's count of its calls, all threads together."""
+    b = build('insitu_hold', o)
+    p, d = srun(b, opts=['--insitu', '--throttle', '20000:10'], tag='insitu-hold')
+    with check(f'insitu_hold{o} --insitu, throttled: output as a direct run'):
+        same_output(p, direct(b))
+    js = report(d)
+    f = funcs(js)['leaf']
+    with check(f'insitu_hold{o} --insitu: a holder that stopped calling cannot hold for long'):
+        expect(f['throttled'], 'leaf is not throttled')
+        between(f['throttled_after_calls'], 16 * 20000, 16 * 20000 + 2 * 4096,
+                'leaf calls when throttled (over both threads)')
+        # thread A (its leaf calls, measured and in B windows, are 20,000) chose leaf, and its
+        # calls could not price it
+        ins = [t['insitu'] for t in insitu_threads(js).values()]
+        a = [s for s in ins if s['function'] == 'leaf' and
+             s['calls'] + s['unmeasured_calls'] == 20000]
+        eq(len(a), 1, 'threads whose hot leaf is leaf, with 20,000 calls of it')
+        a = a[0]
+        expect(a['status'] != 'used', f'thread A priced leaf: {a}')
