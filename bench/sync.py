@@ -571,6 +571,46 @@ def wake_costs():
         print("%-10s %10.2f us %9.2f us" % (us, int(w) / 1e3, int(lat) / 1e3))
 
 
+def sensitivity():
+    """How each program's elapsed time answers a small disturbance that is not sonde's: the plain
+    build against sync_comp.disturb (two clock reads every 1024 steps, timed by the program), in
+    the same rounds; the disturbed run's error, and what is left once the longer-disturbed
+    worker's disturbance is taken off, the best any compensation of it could do (the fork-join
+    model's T_m - max overhead). A program whose error stays well above its disturbance is one
+    whose time the disturbance changed, not just lengthened (docs/measurement.md, "What
+    compensation cannot remove")."""
+    print("\nSensitivity: the plain program with two clock reads every 1024 steps (the disturbance,"
+          "\nthe workers' own time in them), paired medians of %d rounds per placement: elapsed"
+          "\nerror, and the error left with the longer-disturbed worker's disturbance removed" % comp_runs())
+    print("%-8s %-9s %10s %10s %12s %12s" % ("program", "placement", "plain ms", "disturb %",
+                                            "err disturbed", "err removed"))
+    saved = os.environ.get("BENCH_CPU")
+    os.environ["BENCH_CPU"] = "none"  # the threads must run in parallel
+    for pin in pins:
+        env = {"SYNC_COMP_PIN": pin}
+        for mode in PROGRAMS:
+            args = [mode, ROUNDS, WORK]
+            res = benchlib.rounds([
+                benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env),
+                benchlib.Variant("disturb", [os.path.join(B, "sync_comp.disturb")] + args,
+                                 env=env)], comp_runs(), progress=False)
+            errs, left, share, plains = [], [], [], []
+            for (_, po), (_, do) in zip(res["plain"], res["disturb"]):
+                p, d = elapsed(po), elapsed(do)
+                dist = max(int(v) for v in re.findall(r"disturb_ns (\d+)", do))
+                errs.append(pct(d, p))
+                left.append(pct(d - dist, p))
+                share.append(100.0 * dist / d)
+                plains.append(p / 1e6)
+            print("%-8s %-9s %10.2f %9.1f%% %11.1f%% %11.1f%%" % (
+                mode, pin, statistics.median(plains), statistics.median(share),
+                statistics.median(errs), statistics.median(left)))
+    if saved is None:
+        del os.environ["BENCH_CPU"]
+    else:
+        os.environ["BENCH_CPU"] = saved
+
+
 def loadavg():
     try:
         with open("/proc/loadavg") as f:
@@ -582,7 +622,10 @@ def loadavg():
 load_start = loadavg()
 figs = {} if os.environ.get("BENCH_SYNC_PAIR") == "0" else pair_costs()
 wake_costs()
-results = [(p, comp_errors(p)) for p in pins]
+if os.environ.get("BENCH_SYNC_SENSITIVITY", "1") != "0":
+    sensitivity()
+# BENCH_SYNC_COMP=0: no compensation runs (the pair costs, wake-ups and sensitivity alone)
+results = [(p, comp_errors(p)) for p in pins] if os.environ.get("BENCH_SYNC_COMP") != "0" else []
 RULES = rules()
 print("\nload average (1, 5, 15 min): %s at the start, %s at the end (2 vCPUs here: above ~1.5"
       "\nother processes share the CPUs with the runs)" % (load_start, loadavg()))

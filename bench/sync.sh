@@ -20,13 +20,17 @@
 #   the paired errors (sync against the plain run of the same round) give the median, the
 #   interquartile range, the median's 95 % interval and one verdict line per program against
 #   the 5 % target, beside the same for the hooks run (the machine's noise).
-#   bench/sync_wake.c: what a futex wake-up costs.
+#   bench/sync_wake.c: what a futex wake-up costs. BENCH_SYNC_SENSITIVITY=0: no runs of
+#   sync_comp.disturb (the plain program with two clock reads every 1024 steps: how its elapsed
+#   time answers a small disturbance that is not sonde's); BENCH_SYNC_COMP=0: no compensation
+#   runs.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 bench_setup sync.sh
 "$SONDE" cc -- $CC -O2 -o "$B/sync_pair" bench/sync_pair.c -lpthread
 $CC -O2 -o "$B/sync_comp.base" bench/sync_comp.c -lpthread
+$CC -O2 -DSYNC_COMP_DISTURB=1024 -o "$B/sync_comp.disturb" bench/sync_comp.c -lpthread
 $CC -O2 -o "$B/sync_wake" bench/sync_wake.c -lpthread
 "$SONDE" cc -- $CC -O2 -o "$B/sync_comp.inst" bench/sync_comp.c -lpthread
 exec python3 bench/sync.py "$B" "$SONDE" "${BENCH_SYNC_ROUNDS:-5000}" "${BENCH_SYNC_WORK:-200}"

@@ -16,6 +16,10 @@
  * CPU ("shared": the two threads took turns on one CPU instead of running in parallel, which
  * the compensation's model does not cover). SYNC_COMP_PIN=apart pins worker i to CPU i,
  * SYNC_COMP_PIN=together both to the last CPU (bench/sync.py compares the placements).
+ * Built with -DSYNC_COMP_DISTURB=N (bench/sync.sh's sync_comp.disturb), each worker also reads
+ * its CPU-time clock and the monotonic clock every N steps (what an in-situ window's boundary
+ * does, runtime/insitu.c) and prints "disturb_ns", the time those reads took: how the program's
+ * elapsed time answers a small uniform disturbance that is not sonde's, for bench/sync.py.
  * Each thread calls a short function `step` many times, so probes cost a good share of the run,
  * and synchronizes with the others:
  *   handoff   2 threads take turns through one mutex (a token passed with a condition variable)
@@ -103,12 +107,37 @@ __attribute__((noinline)) static unsigned long step(unsigned long x)
 	return x;
 }
 
+#ifdef SYNC_COMP_DISTURB
+static long long disturb_ns[THREADS];
+static __thread unsigned long steps;
+static __thread int worker_id;
+
+/* Every SYNC_COMP_DISTURB steps: two clock reads, timed (the timing's own reads are vDSO ones). */
+__attribute__((no_instrument_function)) static void disturb(void)
+{
+	struct timespec c;
+	long long t0;
+
+	if (++steps % SYNC_COMP_DISTURB)
+		return;
+	t0 = now_ns();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+	disturb_ns[worker_id] += now_ns() - t0;
+}
+#else
+__attribute__((no_instrument_function)) static void disturb(void)
+{
+}
+#endif
+
 static unsigned long compute(long n, unsigned long x)
 {
 	long i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		x = step(x);
+		disturb();
+	}
 	return x;
 }
 
@@ -228,6 +257,9 @@ static void *worker(void *arg)
 	struct timespec c;
 
 	pin(id);
+#ifdef SYNC_COMP_DISTURB
+	worker_id = id;
+#endif
 	q0 = runq_delay();
 	t0 = now_ns();
 
@@ -352,5 +384,9 @@ int main(int argc, char **argv)
 		printf("worker %ld cpu_ns %lld runq_ns %lld shared %ld life_ns %lld blocked %ld "
 		       "blocked_ns %lld\n", i, cpu_ns[i], runq_ns[i], shared_rounds[i], life_ns[i],
 		       blocked[i], blocked_ns[i]);
+#ifdef SYNC_COMP_DISTURB
+	for (i = 0; i < THREADS; i++)
+		printf("worker %ld disturb_ns %lld every %d\n", i, disturb_ns[i], SYNC_COMP_DISTURB);
+#endif
 	return 0;
 }
