@@ -48,15 +48,16 @@ void rt_insitu_init(void)
 /*
  * Calls that make a leaf the thread's hot one: 2^16, or with the throttle on few enough that the
  * node is chosen, and holds its function's throttle (hold_update), before the throttle's count
- * of calls, summed over all threads, can be reached (a sixteenth of it: 16 threads in step).
+ * of calls, summed over all threads, can be reached (a sixteenth of it: 16 threads in step; two
+ * windows' calls at the least).
  */
 static uint64_t hot_calls(void)
 {
-	uint64_t c = rt_cfg.throttle_calls / 16;
+	uint64_t c = rt_cfg.throttle_calls / 16, least = 2 * rt_probe_window();
 
 	if (!rt_cfg.throttle_calls || c >= HOT_CALLS)
 		return HOT_CALLS;
-	return c > 1024 ? c : 1024;
+	return c > least ? c : least; /* two windows' calls at least */
 }
 
 static int eligible(const struct rt_node *n)

@@ -786,6 +786,11 @@ def t_million(o):
         t = funcs(js)['tiny']
         eq(t['throttled'], True, 'tiny throttled')
         between(t['calls'], 1000, 1200, 'tiny measured calls')
+    with check(f'{name} --throttle 1000:10: the calibration\'s stand-ins are not throttled'):
+        # throttled, they timed the skip path: o_full 3.7 ns where it is 17-20 here
+        small, dflt = proc(js)['calibration'], proc(report(srun(b, tag='throttle-d')[1]))
+        full = dflt['calibration']['o_full_ns']
+        between(small['o_full_ns'], 0.6 * full, 1.6 * full, 'o_full with 1000 calls')
 
 
 @test()
