@@ -414,6 +414,15 @@ def sync_variant(name, args, env, run_dir, prices="--no-insitu"):
         env=env, after=lambda out: compensated(out, run_dir))
 
 
+def print_priced(what, rows, pin):
+    """The rows of a variant that prices in situ: its workers' prices, then its tables."""
+    print("\nThe same rounds with " + what + ":")
+    for r in rows:
+        print("%-8s in situ %.1f ns (used in %d of %d workers' runs, %d pairs each, median), "
+              "start-up %.1f ns, CALIB %.1f ns" % (r["mode"], *r["prices"], r["o_full"]))
+    print_comp(rows, pin)
+
+
 def comp_errors(pin):
     """One placement's rows: every program plain, hooks and sync, side by side, the sync run once
     per rule of BENCH_SYNC_RULES, once with --insitu (unless BENCH_SYNC_INSITU=0) and once more
@@ -465,22 +474,15 @@ def comp_errors(pin):
         os.environ["BENCH_CPU"] = saved
     print_comp(out["sync"], pin)
     if INSITU:
-        print("\nThe same rounds with sonde run --sync --insitu (each thread's probe pairs at the"
-              "\nprice measured in its own code; workers' in-situ price, median over the rounds and"
-              "\nthe workers, against the start-up calibration's and the run's CALIB o_full):")
-        for r in insitu_rows:
-            print("%-8s in situ %.1f ns (used in %d of %d workers' runs, %d pairs each, median), "
-                  "start-up %.1f ns, CALIB %.1f ns" % (r["mode"], *r["prices"], r["o_full"]))
-        print_comp(insitu_rows, pin)
+        print_priced("sonde run --sync --insitu (each thread's probe pairs at the\nprice measured "
+                     "in its own code; workers' in-situ price, median over the rounds and\nthe "
+                     "workers, against the start-up calibration's and the run's CALIB o_full)",
+                     insitu_rows, pin)
         INSITU_RESULTS.append((pin, insitu_rows))
     if DEFAULTS:
-        print("\nThe same rounds with sonde run --sync at sonde's defaults (in situ, the throttle"
-              "\non: the hot leaf's throttle waits for its thread's price, then its calls are"
-              "\nunmeasured, priced in situ):")
-        for r in default_rows:
-            print("%-8s in situ %.1f ns (used in %d of %d workers' runs, %d pairs each, median), "
-                  "start-up %.1f ns, CALIB %.1f ns" % (r["mode"], *r["prices"], r["o_full"]))
-        print_comp(default_rows, pin)
+        print_priced("sonde run --sync at sonde's defaults (in situ, the throttle\non: the hot "
+                     "leaf's throttle waits for its thread's price, then its calls are\n"
+                     "unmeasured, priced in situ)", default_rows, pin)
         DEFAULT_RESULTS.append((pin, default_rows))
     for n in names[1:]:
         print("\nThe same rounds with %s:" % (
