@@ -583,7 +583,8 @@ def sensitivity():
     compensation cannot remove")."""
     print("\nSensitivity: the plain program with two clock reads every 1024 steps (the disturbance,"
           "\nthe workers' own time in them), paired medians of %d rounds per placement: elapsed"
-          "\nerror, and the error left with the longer-disturbed worker's disturbance removed" % comp_runs())
+          "\nerror, and the error left with the longer-disturbed worker's disturbance removed"
+          % comp_runs())
     print("%-8s %-9s %10s %10s %12s %12s" % ("program", "placement", "plain ms", "disturb %",
                                             "err disturbed", "err removed"))
     saved = os.environ.get("BENCH_CPU")

@@ -15,7 +15,8 @@
 #   runs take turns in the same rounds, the first one's the main tables, then the rules side by
 #   side (paired verdicts, per-round differences, the collision calibration and cases);
 #   BENCH_SYNC_DEFAULTS=0: no runs at sonde's defaults (--sync alone: in situ, the throttle on)
-#   beside the --throttle off ones; BENCH_SYNC_PAIR=0: no lock/unlock pair costs; BENCH_SYNC_RUNS: rounds of the compensation
+#   beside the --throttle off ones; BENCH_SYNC_PAIR=0: no lock/unlock pair costs;
+#   BENCH_SYNC_RUNS: rounds of the compensation
 #   programs (default BENCH_RUNS, at least 21), each round one run of every variant in turn:
 #   the paired errors (sync against the plain run of the same round) give the median, the
 #   interquartile range, the median's 95 % interval and one verdict line per program against

@@ -48,7 +48,8 @@ struct sprof_insitu {
 /*
  * What a call taken unmeasured (the skip path: throttled, excluded, a B window) costs a thread
  * whose measured pair costs `price` in situ: the calibration's o_skip scaled as its o_full was,
- * the model the pairs' estimate itself rests on (docs/measurement.md, "Skipped calls in situ").
+ * the model the pairs' estimate itself rests on (docs/measurement.md, "The throttle and
+ * `--insitu`").
  * o_full and o_skip are the start-up calibration's, as the record keeps them.
  */
 static inline double sprof_insitu_skip_price(double price, double o_full, double o_skip)

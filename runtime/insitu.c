@@ -70,7 +70,8 @@ static int eligible(const struct rt_node *n)
  * Until the thread's price is usable, its hot function's throttle waits (probe.c): throttled at
  * once, its calls would take the skip path before enough pairs could price them, and the
  * thread's pairs and skipped calls would all be priced by the calibration (in a latency-bound
- * leaf 4 to 25 times what they cost there: docs/measurement.md, "The throttle"). The hold is
+ * leaf 4 to 25 times what they cost there: docs/measurement.md, "The throttle and `--insitu`").
+ * The hold is
  * taken when the node is chosen and given back once the price is usable, the windows are done,
  * the node has made RT_INSITU_HOLD_TIMES times the throttle's count, or the thread ends; a forked
  * child starts without any (rt_insitu_after_fork). The throttle itself waits no longer than that
@@ -478,6 +479,8 @@ void rt_insitu_write(struct writer *w)
 
 void rt_insitu_after_fork(struct rt_thread *t)
 {
+	uint32_t i;
+
 	if (t->insitu.state == WIN_B)
 		node_restore(t->insitu.node);
 	if (t->insitu.state == WIN_BARE) { /* the child's copy of the code */
@@ -488,6 +491,6 @@ void rt_insitu_after_fork(struct rt_thread *t)
 	}
 	t->insitu_until = 0;
 	__builtin_memset(&t->insitu, 0, sizeof(t->insitu));
-	for (uint32_t i = 0; i < rt_func_count(); i++) /* the parent's threads' holds */
+	for (i = 0; i < rt_func_count(); i++) /* the parent's threads' holds */
 		atomic_store_explicit(&rt_func_at(i)->insitu_hold, 0, memory_order_relaxed);
 }

@@ -45,7 +45,8 @@ static inline uint64_t rt_sync_pairs_fp(const struct rt_thread *t)
 /* A thread's delay x = x0 + o - shift, o from its counts (costs in ticks, 16 fraction bits). */
 static inline int64_t rt_sync_delay(const struct rt_thread *t)
 {
-	uint64_t o = (rt_sync_pairs_fp(t) + sync_pairs_cost(&t->sync.skips, t->skips, rt_sync_skip_fp) +
+	uint64_t o = (rt_sync_pairs_fp(t) +
+		      sync_pairs_cost(&t->sync.skips, t->skips, rt_sync_skip_fp) +
 		      t->sync.ops * rt_sync_op_fp) >> 16;
 
 	return t->sync.x0 + (int64_t)(o + t->calib_ticks) - t->sync.shift;

@@ -187,8 +187,8 @@ static inline int64_t sync_rule_own(uint64_t t1, uint64_t t_end, int64_t clock)
 
 /*
  * A thread's own probe pairs in its delay (fixed point, as rt_sync_full_fp), or its own skipped
- * calls (as rt_sync_skip_fp: the same segments, priced alike), counted in segments: those up to `mark` at the prices they had (o_fold; q_fold the part at the start-up
- * price), those since at `fp` when priced (--insitu: the thread's in-situ price, usable), else at
+ * calls (as rt_sync_skip_fp, priced alike), counted in segments: those up to `mark` at the
+ * prices they had (o_fold; q_fold the part at the start-up price), those since at `fp` when priced (--insitu: the thread's in-situ price, usable), else at
  * the start-up price. A new price counts from the moment it comes: pairs already counted keep
  * theirs, so that a delay never jumps (docs/measurement.md, "Where it is used").
  */

@@ -84,7 +84,8 @@ static void json_insitu(FILE *out, const struct model *m, const struct m_insitu 
 		s->rec.window, s->rec.pairs, s->rec.rejected, s->rec.preempted, s->rec.period,
 		(unsigned long long)s->rec.b_calls, (unsigned long long)s->rec.calls,
 		s->rec.price_ns, s->rec.spread_ns, s->rec.o_full_ns, s->calib_o_full,
-		s->rec.o_skip_ns, s->price, s->skip_price, s->rec.bare_pairs, s->rec.bare_exits, s->rec.stub_ns);
+		s->rec.o_skip_ns, s->price, s->skip_price, s->rec.bare_pairs, s->rec.bare_exits,
+		s->rec.stub_ns);
 }
 
 static void json_threads(FILE *out, const struct model *m, uint32_t proc)
