@@ -416,6 +416,14 @@ double rt_insitu_price(const struct rt_thread *t)
 	return t->insitu.status == SPROF_INSITU_USED ? t->insitu.price_ns : rt_calib.o_full;
 }
 
+/* ... and of an unmeasured call: scaled as the pair was (sprof_insitu_skip_price), live. */
+double rt_insitu_skip_price(const struct rt_thread *t)
+{
+	if (t->insitu.status != SPROF_INSITU_USED)
+		return rt_calib.o_skip;
+	return sprof_insitu_skip_price(t->insitu.price_ns, start_o_full, start_o_skip);
+}
+
 double rt_insitu_final_price(const struct rt_thread *t)
 {
 	return t->insitu.status == SPROF_INSITU_USED ? t->insitu.price_ns : rt_calib.o_full;

@@ -60,9 +60,10 @@ double sonde_rt_mpi_overhead_ns(void)
 
 	if (!t)
 		return 0;
-	/* --insitu: the thread's probe pairs at their in-situ price once it is known (insitu.c) */
+	/* --insitu: the thread's probe pairs and unmeasured calls at their in-situ prices once
+	 * they are known (insitu.c) */
 	o = (double)t->probes * (rt_insitu_on ? rt_insitu_price(t) : rt_calib.o_full) +
-	    (double)t->skips * rt_calib.o_skip;
+	    (double)t->skips * (rt_insitu_on ? rt_insitu_skip_price(t) : rt_calib.o_skip);
 	/* called twice per piggybacked message: no division unless there is something to divide */
 	return t->calib_ticks ? o + (double)t->calib_ticks / rt_ticks_per_ns() : o;
 }

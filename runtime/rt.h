@@ -322,6 +322,7 @@ void rt_insitu_init(void);
 void rt_insitu_tick(struct rt_thread *t, struct rt_node *n, uint64_t now, uintptr_t ret);
 void rt_insitu_b_end(struct rt_thread *t);
 double rt_insitu_price(const struct rt_thread *t); /* ns per measured pair, live */
+double rt_insitu_skip_price(const struct rt_thread *t); /* ns per unmeasured call, live */
 double rt_insitu_final_price(const struct rt_thread *t); /* as written in INSITU, or CALIB's */
 double rt_insitu_mean_price(void); /* over the threads, weighted by their measured pairs */
 uint64_t rt_probe_window(void); /* calls between two periodic checks of a node */
