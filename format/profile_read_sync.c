@@ -58,7 +58,7 @@ int sprof_read_sync_comp(struct sprof_file *f, struct sprof_buf *b, char *err, s
 		return snprintf(err, errlen, "too many SYNC_COMP records"), -1;
 	c = &f->sync_comps[f->nsync_comps - 1];
 	c->thread = sprof_get_u32(b);
-	sprof_get_u32(b);
+	c->wakes_unneeded = sprof_get_u32(b);
 	c->probes = sprof_get_u64(b);
 	c->skips = sprof_get_u64(b);
 	c->ops = sprof_get_u64(b);

@@ -50,6 +50,8 @@ struct sprof_sync {
 /* One thread's compensation inputs and result (MODELS §2.4, shared memory). */
 struct sprof_sync_comp {
 	uint32_t thread;      /* THREAD record index */
+	uint32_t wakes_unneeded; /* wake-ups it paid that the measurement caused, in its delay
+				  * (0 in files of before 2026-12-01) */
 	uint64_t probes;      /* measured probe pairs run by the thread (each cost o_full) */
 	uint64_t skips;       /* unmeasured probe pairs (each cost o_skip) */
 	uint64_t ops;         /* wrapped synchronization calls (each cost o_sync) */

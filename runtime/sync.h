@@ -27,6 +27,7 @@ struct rt_sync_thread {
 	uint64_t waits;      /* waits that took a releaser's delay into account */
 	uint64_t wake_ticks; /* time in the real calls of releases that woke a sleeper (a futex
 			      * wake: microseconds), kept out of the in-situ windows */
+	uint64_t wakes_unneeded; /* of those, wakes that measurement caused, in its delay */
 	uint64_t wait;       /* their measured time */
 	int64_t wait_c;      /* their approximated time (sum of w') */
 	uint32_t hold_countdown; /* acquisitions until the next hold-time sample */
@@ -63,6 +64,8 @@ struct rt_sync_obj {
 	_Atomic uint64_t ended;       /* thread: ticks when it ended (its delay is in x) */
 	_Atomic uint64_t released;    /* ticks of the last release that may wake a waiter: an unlock
 					 * that found waiters, a signal, a post, an rwlock unlock */
+	_Atomic int64_t arrival;      /* mutex: the latest waiter's approximated arrival, ticks;
+					 * SYNC_NO_ARRIVAL when none noted it (sync_rule_wake_unneeded) */
 } __attribute__((aligned(64)));
 
 #define RT_SYNC_DEAD ((uintptr_t)1)

@@ -54,6 +54,21 @@ static inline int64_t sync_rule_woken(int64_t x_r, uint64_t w, uint64_t d, int64
 }
 
 /*
+ * A release at t_rel, by a thread of delay x_s, that woke a waiter of approximated arrival arr
+ * (its clock before the lock call less its delay then): without measurement the release came
+ * before that arrival, the waiter found the lock free and nobody slept, so the wake-up that the
+ * release paid (a futex wake: microseconds of the waker's CPU) is the measurement's cost, and goes
+ * into the waker's delay. The waiter's rule decides the same case alike (sync_rule_woken:
+ * x_r + d <= x_s). SYNC_NO_ARRIVAL: no waiter noted its arrival (a fresh object's 0).
+ */
+#define SYNC_NO_ARRIVAL 0
+
+static inline int sync_rule_wake_unneeded(int64_t arr, uint64_t t_rel, int64_t x_s)
+{
+	return arr != SYNC_NO_ARRIVAL && (int64_t)t_rel - x_s <= arr;
+}
+
+/*
  * What a sleep on a mutex would have been without measurement (sync_rule_collide): the waiter
  * found the lock free, followed the release on its way into the futex sleep, or slept. A
  * fourth case: it slept there but not here (the measured release came within s).

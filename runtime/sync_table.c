@@ -165,7 +165,7 @@ static void write_comp(struct writer *w, const struct rt_thread *t)
 	double shift = sync_reprice((double)s->shift, (double)s->shiftq, k);
 
 	sprof_put_u32(b, t->index);
-	sprof_put_u32(b, 0);
+	sprof_put_u32(b, (uint32_t)(s->wakes_unneeded < UINT32_MAX ? s->wakes_unneeded : UINT32_MAX));
 	sprof_put_u64(b, t->probes);
 	sprof_put_u64(b, t->skips);
 	sprof_put_u64(b, s->ops);

@@ -153,9 +153,12 @@ static inline void excl_acquired(struct rt_thread *t, struct rt_sync_obj *o)
 }
 
 /* At a release that may wake a waiter: when, for the waiter's rule (sync_rule_woken). */
-static inline void stamp_release(struct rt_sync_obj *o)
+static inline uint64_t stamp_release(struct rt_sync_obj *o)
 {
-	atomic_store_explicit(&o->released, rt_now(), RELAXED);
+	uint64_t now = rt_now();
+
+	atomic_store_explicit(&o->released, now, RELAXED);
+	return now;
 }
 
 /* The real call of a release that wakes a sleeper, timed: the in-situ windows keep its system
@@ -277,6 +280,31 @@ RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 	return REAL(pthread_mutex_init)(m, a);
 }
 
+/* A mutex waiter about to block at t0: its approximated arrival, for the release that will wake
+ * it (mutex_wake). */
+static void note_arrival(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0)
+{
+	atomic_store_explicit(&o->arrival, (int64_t)t0 - rt_sync_x(t), RELAXED);
+}
+
+/*
+ * An unlock that will wake a sleeper: the real call timed (WAKE_TIMED), and when the waiter's
+ * noted arrival says it would have found the lock free without measurement, the wake-up's time
+ * goes into this thread's delay (sync_rule_wake_unneeded; docs/measurement.md, "Wake-ups").
+ */
+static RT_COLD int mutex_wake(struct rt_thread *t, struct rt_sync_obj *o, pthread_mutex_t *m)
+{
+	uint64_t rel = stamp_release(o), before = t->sync.wake_ticks;
+	int64_t arr = atomic_exchange_explicit(&o->arrival, SYNC_NO_ARRIVAL, RELAXED);
+	int r = WAKE_TIMED(t, REAL(pthread_mutex_unlock)(m));
+
+	if (sync_rule_wake_unneeded(arr, rel, atomic_load_explicit(&o->x, RELAXED))) {
+		t->sync.shift -= (int64_t)(t->sync.wake_ticks - before);
+		t->sync.wakes_unneeded++;
+	}
+	return r;
+}
+
 static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uintptr_t site)
 {
 	struct rt_sync_obj *o = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
@@ -285,6 +313,7 @@ static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uint
 
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
+	note_arrival(t, o, t0);
 	r = real_pthread_mutex_lock(m);
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
@@ -360,6 +389,7 @@ static int mutex_timed(struct rt_thread *t, pthread_mutex_t *m, struct deadline 
 	}
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
+	note_arrival(t, o, t0);
 	r = mutex_timed_real(m, d);
 	t1 = rt_now();
 	if (r == 0 || r == EOWNERDEAD) {
@@ -410,10 +440,8 @@ RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 		excl_release(t, o, 1);
 		/* one that will wake a sleeper reads the clock (beside the system call that wakes,
 		 * 20 ns are nothing), for the waiter's rule (mutex_waited) and the windows */
-		if (unlikely(word_waiters(m))) {
-			stamp_release(o);
-			return WAKE_TIMED(t, REAL(pthread_mutex_unlock)(m));
-		}
+		if (unlikely(word_waiters(m)))
+			return mutex_wake(t, o, m);
 	}
 	return REAL(pthread_mutex_unlock)(m);
 }

@@ -116,7 +116,8 @@ static void add_threads(struct model_sync *ms, const struct sprof_file *f,
 					      .t_m = (double)t->nodes[0].incl, .o = o,
 					      .x0 = (double)c->x0_ns, .x = x, .waits = c->waits,
 					      .ops = c->ops, .wait = (double)c->wait_ns,
-					      .wait_c = (double)c->wait_c_ns };
+					      .wait_c = (double)c->wait_c_ns,
+					      .wakes_unneeded = c->wakes_unneeded };
 		mt->t_local = mt->t_m - o;
 		mt->t_par = mt->t_m - (x - mt->x0);
 	}

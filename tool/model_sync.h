@@ -31,6 +31,7 @@ struct m_sync_thread {
 	double t_par;          /* t_m - (x - x0) */
 	uint64_t waits, ops;
 	double wait, wait_c;
+	uint32_t wakes_unneeded; /* wake-ups the measurement caused (SYNC_COMP) */
 };
 
 struct m_sync_proc {

@@ -168,10 +168,10 @@ void report_sync_json(FILE *out, const struct model *m)
 		fprintf(out, "%s{\"pid\":%u,\"thread\":%u,\"T_m_ns\":%.0f,\"local_c_ns\":%.0f,"
 			     "\"parallel_c_ns\":%.0f,\"overhead_ns\":%.0f,\"delay0_ns\":%.0f,"
 			     "\"delay_ns\":%.0f,\"ops\":%llu,\"waits\":%llu,\"wait_ns\":%.0f,"
-			     "\"wait_c_ns\":%.0f}",
+			     "\"wait_c_ns\":%.0f,\"wakes_unneeded\":%u}",
 			i ? "," : "", t->pid, t->index, t->t_m, t->t_local, t->t_par, t->o, t->x0,
 			t->x, (unsigned long long)t->ops, (unsigned long long)t->waits, t->wait,
-			t->wait_c);
+			t->wait_c, t->wakes_unneeded);
 	}
 	fprintf(out, "],\"processes\":[");
 	for (i = 0; i < ms->nprocs; i++)

@@ -453,3 +453,36 @@ def t_cxx_sync(o):
         eq(counts(by['rw'], 'kind', 'acquires', 'shared'), ('rwlock', 4, 4 * 7), 'rw')
         eq(by['cv']['kind'], 'cond', 'cv')
         expect(not [n for n in by if n.startswith('_Z')], f'mangled names: {sorted(by)}')
+
+
+@test('-O2')
+def t_sync_wake_unneeded(o):
+    """A wake-up only the measurement causes goes into the waker's delay (tests/programs/
+    wake_unneeded.c, runtime/sync_wrap.c mutex_wake): main holds a mutex for 600,000 calls of an
+    empty function while its waiter, after 5 ms of uninstrumented work, sleeps on it; without
+    the probes main would have released before the waiter came (main preempted for 5 ms of its
+    hold would make it the program's). Main's unlock is counted as such a wake-up, and the
+    waiter's wait is judged free, by the same line. Holding it for 12 ms of work instead, the
+    wake-up is the program's. A waiter that came too late to sleep (a
+    loaded machine) makes the run go again, five in all."""
+    b = build('wake_unneeded', o)
+    for mode, unneeded in (('probes', 1), ('work', 0)):
+        for attempt in range(5):
+            p, d = srun(b, args=[mode], opts=['--sync', '--no-insitu', '--throttle', 'off'],
+                        tag='wake-' + mode)
+            with check(f'wake_unneeded {mode}: output as a direct run'):
+                same_output(p, direct(b, [mode]))
+            th = {t['thread']: t for t in report(d)['sync']['threads']}
+            if th[1]['waits'] == 1 and th[1]['wait_ns'] > 1000000:
+                break
+            print(f'# wake_unneeded {mode}: the waiter did not sleep ({th[1]}): run again')
+        else:
+            print(f'# wake_unneeded {mode}: the waiter never slept in 5 runs: not checked')
+            continue
+        with check(f'wake_unneeded {mode}: {unneeded} wake-up caused by the measurement'):
+            eq(th[0]['wakes_unneeded'], unneeded, 'main\'s wakes_unneeded')
+            eq(th[1]['wakes_unneeded'], 0, 'the waiter\'s (it woke nobody)')
+            if unneeded:
+                eq(th[1]['wait_c_ns'], 0, 'the waiter\'s wait, judged free')
+            else:
+                near(th[1]['wait_c_ns'], th[1]['wait_ns'], 1, 'the waiter\'s wait, kept')

@@ -165,6 +165,28 @@ static void test_lock_woken(void **state)
 }
 
 /*
+ * The same two cases from the releaser's side: its release at 1047 (delay 129, 918 in
+ * approximated time) woke B. B noted its arrival at 1030 - 100 = 930: unmeasured, the lock was
+ * free by then, nobody slept, and A's wake-up is the measurement's. Noted at 1010 - 100 = 910,
+ * B slept unmeasured too: the wake-up is the program's. The same line as B's own rule.
+ */
+static void test_wake_unneeded(void **state)
+{
+	int64_t w_c;
+
+	(void)state;
+	assert_true(sync_rule_wake_unneeded(930, 1047, 129));
+	assert_int_equal(sync_rule_woken(100, 1122 - 1030, 1047 - 1030, 129, &w_c), 100 + 92);
+	assert_false(sync_rule_wake_unneeded(910, 1047, 129));
+	assert_int_equal(sync_rule_woken(100, 1122 - 1010, 1047 - 1010, 129, &w_c), 129);
+	/* at the line itself (arrival at the approximated release): free, both sides */
+	assert_true(sync_rule_wake_unneeded(918, 1047, 129));
+	assert_int_equal(sync_rule_woken(100, 1122 - 1018, 1047 - 1018, 129, &w_c), 100 + 104);
+	/* no arrival noted */
+	assert_false(sync_rule_wake_unneeded(SYNC_NO_ARRIVAL, 1047, 129));
+}
+
+/*
  * The collision rule (sync_rule_collide), with s = 5 (a waiter is on its way into the futex sleep
  * for 5 after its arrival), c = 2 (a release that catches it there costs it 2) and l = 20 (a
  * wake-up). B (delay 100) waits for a mutex from 1000 (900 unmeasured); A unlocks at 1030 and B
@@ -479,7 +501,7 @@ static size_t encode(struct enc *e, const struct sync_vals *v)
 		sprof_put_u64(&e->b, 0);
 	rec(e, SPROF_REC_SYNC_COMP, SPROF_SYNC_COMP_SIZE);
 	sprof_put_u32(&e->b, v->comp_thread);
-	sprof_put_u32(&e->b, 0);
+	sprof_put_u32(&e->b, 7); /* wakes_unneeded */
 	sprof_put_u64(&e->b, 1000);
 	sprof_put_u64(&e->b, 10);
 	sprof_put_u64(&e->b, 200);
@@ -525,6 +547,7 @@ static void test_read_good(void **state)
 	assert_int_equal(f->syncs[0].site_module, -1);
 	assert_int_equal(f->nsync_comps, 1);
 	assert_int_equal(f->sync_comps[0].probes, 1000);
+	assert_int_equal(f->sync_comps[0].wakes_unneeded, 7);
 	assert_int_equal(f->sync_comps[0].shift_ns, -40);
 	assert_float_equal(f->sync_comps[0].o_sync_ns, 6.5, 1e-12);
 	sprof_free(f);
@@ -691,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_handoff),      cmocka_unit_test(test_no_wait),
 		cmocka_unit_test(test_wait_grows),   cmocka_unit_test(test_barrier),
 		cmocka_unit_test(test_barrier_own), cmocka_unit_test(test_lock_woken),
+		cmocka_unit_test(test_wake_unneeded),
 		cmocka_unit_test(test_pairs_price),
 		cmocka_unit_test(test_join),         cmocka_unit_test(test_join_late),
 		cmocka_unit_test(test_join_waited),  cmocka_unit_test(test_read_good),
