@@ -281,10 +281,21 @@ RT_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 }
 
 /* A mutex waiter about to block at t0: its approximated arrival, for the release that will wake
- * it (mutex_wake). */
-static void note_arrival(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0)
+ * it (mutex_wake); returned, for arrival_done. */
+static int64_t note_arrival(struct rt_thread *t, struct rt_sync_obj *o, uint64_t t0)
 {
-	atomic_store_explicit(&o->arrival, (int64_t)t0 - rt_sync_x(t), RELAXED);
+	int64_t arr = (int64_t)t0 - rt_sync_x(t);
+
+	atomic_store_explicit(&o->arrival, arr, RELAXED);
+	return arr;
+}
+
+/* The waiter has the lock (or gave up): its note, when no release took it (the lock came free
+ * before it slept, a timeout), must not stand for the next waiter's. */
+static void arrival_done(struct rt_sync_obj *o, int64_t arr)
+{
+	atomic_compare_exchange_strong_explicit(&o->arrival, &arr, SYNC_NO_ARRIVAL, RELAXED,
+						RELAXED);
 }
 
 /*
@@ -296,9 +307,10 @@ static RT_COLD int mutex_wake(struct rt_thread *t, struct rt_sync_obj *o, pthrea
 {
 	uint64_t rel = stamp_release(o), before = t->sync.wake_ticks;
 	int64_t arr = atomic_exchange_explicit(&o->arrival, SYNC_NO_ARRIVAL, RELAXED);
+	int64_t x_s = atomic_load_explicit(&o->x, RELAXED); /* ours: read while we hold it */
 	int r = WAKE_TIMED(t, REAL(pthread_mutex_unlock)(m));
 
-	if (sync_rule_wake_unneeded(arr, rel, atomic_load_explicit(&o->x, RELAXED))) {
+	if (sync_rule_wake_unneeded(arr, rel, x_s)) {
 		t->sync.shift -= (int64_t)(t->sync.wake_ticks - before);
 		t->sync.wakes_unneeded++;
 	}
@@ -309,13 +321,15 @@ static RT_COLD int mutex_lock_wait(struct rt_thread *t, pthread_mutex_t *m, uint
 {
 	struct rt_sync_obj *o = rt_sync_get(m, SPROF_SYNC_MUTEX, site);
 	uint64_t t0, t1;
+	int64_t arr;
 	int r;
 
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
-	note_arrival(t, o, t0);
+	arr = note_arrival(t, o, t0);
 	r = real_pthread_mutex_lock(m);
 	t1 = rt_now();
+	arrival_done(o, arr);
 	if (r == 0 || r == EOWNERDEAD) {
 		excl_acquired(t, o);
 		mutex_waited(t, o, t0, t1);
@@ -378,6 +392,7 @@ static int mutex_timed(struct rt_thread *t, pthread_mutex_t *m, struct deadline 
 {
 	struct rt_sync_obj *o;
 	uint64_t t0, t1;
+	int64_t arr;
 	int r = REAL(pthread_mutex_trylock)(m);
 
 	if (r != EBUSY && r != 0 && r != EOWNERDEAD)
@@ -389,9 +404,10 @@ static int mutex_timed(struct rt_thread *t, pthread_mutex_t *m, struct deadline 
 	}
 	TRACE(t, o, STRC_SYNC_WAIT, 0);
 	t0 = rt_now();
-	note_arrival(t, o, t0);
+	arr = note_arrival(t, o, t0);
 	r = mutex_timed_real(m, d);
 	t1 = rt_now();
+	arrival_done(o, arr);
 	if (r == 0 || r == EOWNERDEAD) {
 		excl_acquired(t, o);
 		mutex_waited(t, o, t0, t1);
