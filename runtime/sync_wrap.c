@@ -306,7 +306,9 @@ static void arrival_done(struct rt_sync_obj *o, int64_t arr)
 static RT_COLD int mutex_wake(struct rt_thread *t, struct rt_sync_obj *o, pthread_mutex_t *m)
 {
 	uint64_t rel = stamp_release(o), before = t->sync.wake_ticks;
-	int64_t arr = atomic_exchange_explicit(&o->arrival, SYNC_NO_ARRIVAL, RELAXED);
+	/* a recursive mutex still held (depth left) wakes nobody: the note stays for its release */
+	int64_t arr = o->depth ? SYNC_NO_ARRIVAL
+			       : atomic_exchange_explicit(&o->arrival, SYNC_NO_ARRIVAL, RELAXED);
 	int64_t x_s = atomic_load_explicit(&o->x, RELAXED); /* ours: read while we hold it */
 	int r = WAKE_TIMED(t, REAL(pthread_mutex_unlock)(m));
 
