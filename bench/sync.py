@@ -423,55 +423,65 @@ def print_priced(what, rows, pin):
     print_comp(rows, pin)
 
 
+class parallel_runs:
+    """Within it, benchlib pins no run (BENCH_CPU=none): the threads must run in parallel."""
+
+    def __enter__(self):
+        self.saved = os.environ.get("BENCH_CPU")
+        os.environ["BENCH_CPU"] = "none"
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            del os.environ["BENCH_CPU"]
+        else:
+            os.environ["BENCH_CPU"] = self.saved
+
+
 def comp_errors(pin):
     """One placement's rows: every program plain, hooks and sync, side by side, the sync run once
-    per rule of BENCH_SYNC_RULES, once with --insitu (unless BENCH_SYNC_INSITU=0) and once more
-    with the runtime BENCH_SYNC_COMPARE names, when it names one: {variant: rows}, the first
-    rule's as "sync"."""
+    per rule of BENCH_SYNC_RULES, once with --insitu (unless BENCH_SYNC_INSITU=0), once at sonde's
+    defaults (unless BENCH_SYNC_DEFAULTS=0) and once more with the runtime BENCH_SYNC_COMPARE
+    names, when it names one: {variant: rows}, the first rule's as "sync"."""
     insitu_rows, default_rows = [], []
     cmp_rt = os.environ.get("BENCH_SYNC_COMPARE")
     rs = rules()
     names = ["sync"] + ["sync:" + r for r in rs[1:]] + (["sync2"] if cmp_rt else [])
     out = {n: [] for n in names}
-    saved = os.environ.get("BENCH_CPU")
-    os.environ["BENCH_CPU"] = "none"  # the threads must run in parallel
-    env = {"SYNC_COMP_PIN": pin}
-    for mode in PROGRAMS:
-        args = [mode, ROUNDS, WORK]
-        variants = [benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env),
-                    benchlib.Variant("hooks", [os.path.join(B, "sync_comp.inst")] + args, env=env)]
-        for name, rule in zip(names, rs):
-            variants.append(sync_variant(name, args, dict(env, SONDE_SYNC_RULE=rule),
-                                         RUN_DIR + "-" + rule))
-        if INSITU:
-            variants.append(benchlib.Variant(
-                "insitu", [SONDE, "run", "--sync", "--insitu", "--throttle", "off", "-o",
-                           RUN_DIR + "-i", "--", os.path.join(B, "sync_comp.inst")] + args,
-                env=dict(env, SONDE_SYNC_RULE=rs[0]),
-                after=lambda o: compensated(o, RUN_DIR + "-i")))
-        if DEFAULTS:
-            variants.append(benchlib.Variant(
-                "defaults", [SONDE, "run", "--sync", "-o", RUN_DIR + "-d", "--",
-                             os.path.join(B, "sync_comp.inst")] + args,
-                env=dict(env, SONDE_SYNC_RULE=rs[0]),
-                after=lambda o: compensated(o, RUN_DIR + "-d")))
-        if cmp_rt:
-            variants.append(sync_variant("sync2", args, dict(env, SONDE_RUNTIME=cmp_rt,
-                                                             SONDE_SYNC_RULE=rs[0]),
-                                         RUN_DIR + "-2", "--insitu"))
-        res = benchlib.rounds(variants, comp_runs())
-        for n in names:
-            out[n].append(comp_row(mode, dict(res, sync=res[n])))
-        if INSITU:
-            insitu_rows.append(comp_row(mode, dict(res, sync=res["insitu"])))
-            insitu_rows[-1]["prices"] = insitu_prices(res["insitu"])
-        if DEFAULTS:
-            default_rows.append(comp_row(mode, dict(res, sync=res["defaults"])))
-            default_rows[-1]["prices"] = insitu_prices(res["defaults"])
-    if saved is None:
-        del os.environ["BENCH_CPU"]
-    else:
-        os.environ["BENCH_CPU"] = saved
+    with parallel_runs():  # the threads must run in parallel
+        env = {"SYNC_COMP_PIN": pin}
+        for mode in PROGRAMS:
+            args = [mode, ROUNDS, WORK]
+            variants = [
+                benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env),
+                benchlib.Variant("hooks", [os.path.join(B, "sync_comp.inst")] + args, env=env)]
+            for name, rule in zip(names, rs):
+                variants.append(sync_variant(name, args, dict(env, SONDE_SYNC_RULE=rule),
+                                             RUN_DIR + "-" + rule))
+            if INSITU:
+                variants.append(benchlib.Variant(
+                    "insitu", [SONDE, "run", "--sync", "--insitu", "--throttle", "off", "-o",
+                               RUN_DIR + "-i", "--", os.path.join(B, "sync_comp.inst")] + args,
+                    env=dict(env, SONDE_SYNC_RULE=rs[0]),
+                    after=lambda o: compensated(o, RUN_DIR + "-i")))
+            if DEFAULTS:
+                variants.append(benchlib.Variant(
+                    "defaults", [SONDE, "run", "--sync", "-o", RUN_DIR + "-d", "--",
+                                 os.path.join(B, "sync_comp.inst")] + args,
+                    env=dict(env, SONDE_SYNC_RULE=rs[0]),
+                    after=lambda o: compensated(o, RUN_DIR + "-d")))
+            if cmp_rt:
+                variants.append(sync_variant("sync2", args, dict(env, SONDE_RUNTIME=cmp_rt,
+                                                                 SONDE_SYNC_RULE=rs[0]),
+                                             RUN_DIR + "-2", "--insitu"))
+            res = benchlib.rounds(variants, comp_runs())
+            for n in names:
+                out[n].append(comp_row(mode, dict(res, sync=res[n])))
+            if INSITU:
+                insitu_rows.append(comp_row(mode, dict(res, sync=res["insitu"])))
+                insitu_rows[-1]["prices"] = insitu_prices(res["insitu"])
+            if DEFAULTS:
+                default_rows.append(comp_row(mode, dict(res, sync=res["defaults"])))
+                default_rows[-1]["prices"] = insitu_prices(res["defaults"])
     print_comp(out["sync"], pin)
     if INSITU:
         print_priced("sonde run --sync --insitu (each thread's probe pairs at the\nprice measured "
@@ -587,31 +597,26 @@ def sensitivity():
           % comp_runs())
     print("%-8s %-9s %10s %10s %12s %12s" % ("program", "placement", "plain ms", "disturb %",
                                             "err disturbed", "err removed"))
-    saved = os.environ.get("BENCH_CPU")
-    os.environ["BENCH_CPU"] = "none"  # the threads must run in parallel
-    for pin in pins:
-        env = {"SYNC_COMP_PIN": pin}
-        for mode in PROGRAMS:
-            args = [mode, ROUNDS, WORK]
-            res = benchlib.rounds([
-                benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env),
-                benchlib.Variant("disturb", [os.path.join(B, "sync_comp.disturb")] + args,
-                                 env=env)], comp_runs(), progress=False)
-            errs, left, share, plains = [], [], [], []
-            for (_, po), (_, do) in zip(res["plain"], res["disturb"]):
-                p, d = elapsed(po), elapsed(do)
-                dist = max(int(v) for v in re.findall(r"disturb_ns (\d+)", do))
-                errs.append(pct(d, p))
-                left.append(pct(d - dist, p))
-                share.append(100.0 * dist / d)
-                plains.append(p / 1e6)
-            print("%-8s %-9s %10.2f %9.1f%% %11.1f%% %11.1f%%" % (
-                mode, pin, statistics.median(plains), statistics.median(share),
-                statistics.median(errs), statistics.median(left)))
-    if saved is None:
-        del os.environ["BENCH_CPU"]
-    else:
-        os.environ["BENCH_CPU"] = saved
+    with parallel_runs():  # the threads must run in parallel
+        for pin in pins:
+            env = {"SYNC_COMP_PIN": pin}
+            for mode in PROGRAMS:
+                args = [mode, ROUNDS, WORK]
+                res = benchlib.rounds([
+                    benchlib.Variant("plain", [os.path.join(B, "sync_comp.base")] + args, env=env),
+                    benchlib.Variant("disturb", [os.path.join(B, "sync_comp.disturb")] + args,
+                                     env=env)], comp_runs(), progress=False)
+                errs, left, share, plains = [], [], [], []
+                for (_, po), (_, do) in zip(res["plain"], res["disturb"]):
+                    p, d = elapsed(po), elapsed(do)
+                    dist = max(int(v) for v in re.findall(r"disturb_ns (\d+)", do))
+                    errs.append(pct(d, p))
+                    left.append(pct(d - dist, p))
+                    share.append(100.0 * dist / d)
+                    plains.append(p / 1e6)
+                print("%-8s %-9s %10.2f %9.1f%% %11.1f%% %11.1f%%" % (
+                    mode, pin, statistics.median(plains), statistics.median(share),
+                    statistics.median(errs), statistics.median(left)))
 
 
 def loadavg():

@@ -71,32 +71,30 @@ static int eligible(const struct rt_node *n)
  * once, its calls would take the skip path before enough pairs could price them, and the
  * thread's pairs and skipped calls would all be priced by the calibration (in a latency-bound
  * leaf 4 to 25 times what they cost there: docs/measurement.md, "The throttle and `--insitu`").
- * The hold is
- * taken when the node is chosen and given back once the price is usable, the windows are done,
- * the node has made RT_INSITU_HOLD_TIMES times the throttle's count, or the thread ends; a forked
- * child starts without any (rt_insitu_after_fork). The throttle itself waits no longer than that
- * count over all threads, so that a holder which stopped calling the function (it waits, it
- * works elsewhere) cannot keep the other threads' calls measured.
+ * The hold is taken when the node is chosen and given back once the price is usable, the windows
+ * are done, the node has made RT_INSITU_HOLD_TIMES times the throttle's count, or the thread
+ * ends; a forked child starts without any (rt_insitu_after_fork). The throttle itself waits no
+ * longer than that count over all threads, so that a holder which stopped calling the function
+ * (it waits, it works elsewhere) cannot keep the other threads' calls measured.
  */
-static void hold_update(struct rt_insitu *s)
-{
-	int want = rt_cfg.throttle_calls && s->status != SPROF_INSITU_USED && !s->done &&
-		   s->node->calls < RT_INSITU_HOLD_TIMES * rt_cfg.throttle_calls;
-
-	if (want == (int)s->holding)
-		return;
-	s->holding = (uint32_t)want;
-	if (want)
-		atomic_fetch_add_explicit(&s->node->func->insitu_hold, 1, memory_order_relaxed);
-	else
-		atomic_fetch_sub_explicit(&s->node->func->insitu_hold, 1, memory_order_relaxed);
-}
-
 static void hold_release(struct rt_insitu *s)
 {
 	if (s->holding) {
 		s->holding = 0;
 		atomic_fetch_sub_explicit(&s->node->func->insitu_hold, 1, memory_order_relaxed);
+	}
+}
+
+static void hold_update(struct rt_insitu *s)
+{
+	if (!rt_cfg.throttle_calls || s->status == SPROF_INSITU_USED || s->done ||
+	    s->node->calls >= RT_INSITU_HOLD_TIMES * rt_cfg.throttle_calls) {
+		hold_release(s);
+		return;
+	}
+	if (!s->holding) {
+		s->holding = 1;
+		atomic_fetch_add_explicit(&s->node->func->insitu_hold, 1, memory_order_relaxed);
 	}
 }
 
